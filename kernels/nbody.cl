@@ -1,0 +1,130 @@
+/*
+ * nbody.cl: gravitational N-body, all pairs, kick-drift-kick leapfrog.
+ *
+ * Force kernel after Nyland, Harris & Prins, "Fast N-Body Simulation with
+ * CUDA", GPU Gems 3, ch. 31 (2007): each work-group loads a tile of positions
+ * into __local memory, synchronises, and every work-item accumulates the tile's
+ * pull on its own bodies. Softened (Plummer) gravity:
+ *     a_i = G * sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)
+ * The j = i term contributes exactly zero (dx = 0); padding bodies beyond N have
+ * mass 0 and contribute exactly zero too (eps > 0 keeps r^2 > 0), so any N works.
+ *
+ * Compile-time knobs (host passes -D):
+ *   NBODY_WG   work-group size = tile length
+ *   NBODY_BPI  bodies per work-item (each tile entry read once, used NBODY_BPI times)
+ *   EDDY_NATIVE_RSQRT  use native_rsqrt (fast, implementation-defined accuracy)
+ */
+#ifndef NBODY_WG
+#define NBODY_WG EDDY_NBODY_DEFAULT_WG
+#endif
+#ifndef NBODY_BPI
+#define NBODY_BPI EDDY_NBODY_DEFAULT_BPI
+#endif
+#ifdef EDDY_NATIVE_RSQRT
+#define NBODY_RSQRT native_rsqrt
+#else
+#define NBODY_RSQRT rsqrt
+#endif
+
+/* Phase "gravity": a(x) for every body, then the closing half kick v += a dt/2.
+ * With half_dt = 0 it only computes accelerations (start-up). */
+__kernel __attribute__((reqd_work_group_size(NBODY_WG, 1, 1)))
+void nbody_gravity(__global const float4* restrict pos,
+                   __global float4* restrict vel,
+                   __global float4* restrict acc,
+                   const uint n, const float G, const float eps2,
+                   const float half_dt)
+{
+    __local float4 tile[NBODY_WG];
+    const uint lid = get_local_id(0);
+    const uint first = get_group_id(0) * (NBODY_WG * NBODY_BPI) + lid;
+
+    float px[NBODY_BPI], py[NBODY_BPI], pz[NBODY_BPI];
+    float ax[NBODY_BPI], ay[NBODY_BPI], az[NBODY_BPI];
+#pragma unroll
+    for (int k = 0; k < NBODY_BPI; ++k) {
+        const uint i = first + (uint)k * NBODY_WG;
+        const float4 p = i < n ? pos[i] : (float4)(0.0f);
+        px[k] = p.x; py[k] = p.y; pz[k] = p.z;
+        ax[k] = 0.0f; ay[k] = 0.0f; az[k] = 0.0f;
+    }
+
+    for (uint t = 0; t < n; t += NBODY_WG) {
+        const uint j = t + lid;
+        tile[lid] = j < n ? pos[j] : (float4)(0.0f);  /* mass 0: no pull */
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll 8
+        for (int jj = 0; jj < NBODY_WG; ++jj) {
+            const float4 q = tile[jj];
+#pragma unroll
+            for (int k = 0; k < NBODY_BPI; ++k) {
+                const float dx = q.x - px[k], dy = q.y - py[k], dz = q.z - pz[k];
+                const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+                const float inv = NBODY_RSQRT(r2);
+                const float s = q.w * inv * inv * inv;
+                ax[k] = fma(dx, s, ax[k]);
+                ay[k] = fma(dy, s, ay[k]);
+                az[k] = fma(dz, s, az[k]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+#pragma unroll
+    for (int k = 0; k < NBODY_BPI; ++k) {
+        const uint i = first + (uint)k * NBODY_WG;
+        if (i < n) {
+            const float4 a = (float4)(G * ax[k], G * ay[k], G * az[k], 0.0f);
+            acc[i] = a;
+            float4 v = vel[i];
+            v.xyz += half_dt * a.xyz;
+            vel[i] = v;
+        }
+    }
+}
+
+/* Phase "drift": opening half kick with the stored a(x_n), then the drift
+ * x_{n+1} = x_n + v dt into the other position buffer (mass copied along). */
+__kernel void nbody_drift(__global const float4* restrict pos_in,
+                          __global float4* restrict pos_out,
+                          __global float4* restrict vel,
+                          __global const float4* restrict acc,
+                          const uint n, const float dt)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    float4 v = vel[i];
+    v.xyz += (0.5f * dt) * acc[i].xyz;
+    vel[i] = v;
+    float4 p = pos_in[i];
+    p.xyz += dt * v.xyz;
+    pos_out[i] = p;
+}
+
+/* Phase "potential" (diagnostics only): phi_i = -sum_{j != i} m_j / sqrt(r^2 + eps^2),
+ * the same softening as the force. Accumulated in double where the device has
+ * cl_khr_fp64 (EDDY_FP64 defined by the host), else in float. */
+#ifdef EDDY_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real_t;
+#else
+typedef float real_t;
+#endif
+__kernel void nbody_potential(__global const float4* restrict pos,
+                              __global real_t* restrict phi,
+                              const uint n, const float eps2)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const float4 pi = pos[i];
+    real_t sum = 0;
+    for (uint j = 0; j < n; ++j) {
+        if (j == i) continue;
+        const float4 q = pos[j];
+        const real_t dx = (real_t)q.x - (real_t)pi.x;
+        const real_t dy = (real_t)q.y - (real_t)pi.y;
+        const real_t dz = (real_t)q.z - (real_t)pi.z;
+        sum -= (real_t)q.w / sqrt(dx * dx + dy * dy + dz * dz + (real_t)eps2);
+    }
+    phi[i] = sum;
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package eddy needs to build, test and run, if missing.
+# Safe to run repeatedly; needs root (or sudo) only when something is missing.
+set -euo pipefail
+pkgs=(
+  build-essential cmake pkg-config git
+  ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
+  libglfw3-dev python3-glad libglm-dev libimgui-dev libstb-dev
+  libgtest-dev nlohmann-json3-dev
+  xvfb xauth
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "eddy: installing missing packages: ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,280 @@
+#include "cl.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace eddy::kernels {
+std::string_view source(std::string_view name);
+}
+
+namespace eddy {
+
+std::string clErrorName(cl_int code) {
+  switch (code) {
+#define EDDY_CASE(c) case c: return #c;
+    EDDY_CASE(CL_SUCCESS)
+    EDDY_CASE(CL_DEVICE_NOT_FOUND)
+    EDDY_CASE(CL_DEVICE_NOT_AVAILABLE)
+    EDDY_CASE(CL_COMPILER_NOT_AVAILABLE)
+    EDDY_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    EDDY_CASE(CL_OUT_OF_RESOURCES)
+    EDDY_CASE(CL_OUT_OF_HOST_MEMORY)
+    EDDY_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+    EDDY_CASE(CL_MEM_COPY_OVERLAP)
+    EDDY_CASE(CL_IMAGE_FORMAT_MISMATCH)
+    EDDY_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    EDDY_CASE(CL_BUILD_PROGRAM_FAILURE)
+    EDDY_CASE(CL_MAP_FAILURE)
+    EDDY_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    EDDY_CASE(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    EDDY_CASE(CL_COMPILE_PROGRAM_FAILURE)
+    EDDY_CASE(CL_LINKER_NOT_AVAILABLE)
+    EDDY_CASE(CL_LINK_PROGRAM_FAILURE)
+    EDDY_CASE(CL_DEVICE_PARTITION_FAILED)
+    EDDY_CASE(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    EDDY_CASE(CL_INVALID_VALUE)
+    EDDY_CASE(CL_INVALID_DEVICE_TYPE)
+    EDDY_CASE(CL_INVALID_PLATFORM)
+    EDDY_CASE(CL_INVALID_DEVICE)
+    EDDY_CASE(CL_INVALID_CONTEXT)
+    EDDY_CASE(CL_INVALID_QUEUE_PROPERTIES)
+    EDDY_CASE(CL_INVALID_COMMAND_QUEUE)
+    EDDY_CASE(CL_INVALID_HOST_PTR)
+    EDDY_CASE(CL_INVALID_MEM_OBJECT)
+    EDDY_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    EDDY_CASE(CL_INVALID_IMAGE_SIZE)
+    EDDY_CASE(CL_INVALID_SAMPLER)
+    EDDY_CASE(CL_INVALID_BINARY)
+    EDDY_CASE(CL_INVALID_BUILD_OPTIONS)
+    EDDY_CASE(CL_INVALID_PROGRAM)
+    EDDY_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+    EDDY_CASE(CL_INVALID_KERNEL_NAME)
+    EDDY_CASE(CL_INVALID_KERNEL_DEFINITION)
+    EDDY_CASE(CL_INVALID_KERNEL)
+    EDDY_CASE(CL_INVALID_ARG_INDEX)
+    EDDY_CASE(CL_INVALID_ARG_VALUE)
+    EDDY_CASE(CL_INVALID_ARG_SIZE)
+    EDDY_CASE(CL_INVALID_KERNEL_ARGS)
+    EDDY_CASE(CL_INVALID_WORK_DIMENSION)
+    EDDY_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    EDDY_CASE(CL_INVALID_WORK_ITEM_SIZE)
+    EDDY_CASE(CL_INVALID_GLOBAL_OFFSET)
+    EDDY_CASE(CL_INVALID_EVENT_WAIT_LIST)
+    EDDY_CASE(CL_INVALID_EVENT)
+    EDDY_CASE(CL_INVALID_OPERATION)
+    EDDY_CASE(CL_INVALID_GL_OBJECT)
+    EDDY_CASE(CL_INVALID_BUFFER_SIZE)
+    EDDY_CASE(CL_INVALID_MIP_LEVEL)
+    EDDY_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+    EDDY_CASE(CL_INVALID_PROPERTY)
+    EDDY_CASE(CL_INVALID_IMAGE_DESCRIPTOR)
+    EDDY_CASE(CL_INVALID_COMPILER_OPTIONS)
+    EDDY_CASE(CL_INVALID_LINKER_OPTIONS)
+    EDDY_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef EDDY_CASE
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL_UNKNOWN_ERROR(" + std::to_string(code) + ")";
+  }
+}
+
+std::string describe(const cl::Error& e) {
+  return std::string(e.what()) + " failed: " + clErrorName(e.err()) + " (" +
+         std::to_string(e.err()) + ")";
+}
+
+std::string DeviceInfo::typeName() const {
+  if (type & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (type & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+namespace {
+
+const char* kNoPlatform =
+    "no OpenCL platform found. Install an OpenCL driver: on Debian "
+    "'apt-get install pocl-opencl-icd' gives a CPU device; for a GPU install "
+    "your vendor's ICD (e.g. nvidia-opencl-icd, mesa-opencl-icd, intel-opencl-icd).";
+
+std::vector<cl::Platform> platforms() {
+  std::vector<cl::Platform> ps;
+  try {
+    cl::Platform::get(&ps);
+  } catch (const cl::Error& e) {
+    if (e.err() == -1001 || e.err() == CL_PLATFORM_NOT_FOUND_KHR) throw Error(kNoPlatform);
+    throw Error("listing OpenCL platforms: " + describe(e));
+  }
+  if (ps.empty()) throw Error(kNoPlatform);
+  return ps;
+}
+
+bool hasExtension(const std::string& list, std::string_view ext) {
+  std::istringstream in(list);
+  std::string word;
+  while (in >> word)
+    if (word == ext) return true;
+  return false;
+}
+
+DeviceInfo describeDevice(const cl::Platform& p, const cl::Device& d, unsigned pi, unsigned di) {
+  DeviceInfo info;
+  info.platformIndex = pi;
+  info.deviceIndex = di;
+  info.platformName = p.getInfo<CL_PLATFORM_NAME>();
+  info.platformVersion = p.getInfo<CL_PLATFORM_VERSION>();
+  info.name = d.getInfo<CL_DEVICE_NAME>();
+  info.vendor = d.getInfo<CL_DEVICE_VENDOR>();
+  info.driverVersion = d.getInfo<CL_DRIVER_VERSION>();
+  info.openclC = d.getInfo<CL_DEVICE_OPENCL_C_VERSION>();
+  info.type = d.getInfo<CL_DEVICE_TYPE>();
+  info.computeUnits = d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+  info.globalMem = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  info.maxAlloc = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  info.localMem = d.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  info.maxWorkGroup = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  const std::string ext = d.getInfo<CL_DEVICE_EXTENSIONS>();
+  info.fp64 = hasExtension(ext, "cl_khr_fp64");
+  info.glSharing = hasExtension(ext, "cl_khr_gl_sharing");
+  // Trim the trailing NULs some drivers leave in info strings.
+  for (std::string* s : {&info.platformName, &info.platformVersion, &info.name, &info.vendor,
+                         &info.driverVersion, &info.openclC})
+    while (!s->empty() && (s->back() == '\0' || s->back() == ' ')) s->pop_back();
+  return info;
+}
+
+cl::Device deviceAt(unsigned pi, unsigned di) {
+  auto ps = platforms();
+  std::vector<cl::Device> ds;
+  ps.at(pi).getDevices(CL_DEVICE_TYPE_ALL, &ds);
+  return ds.at(di);
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> enumerateDevices() {
+  std::vector<DeviceInfo> out;
+  const auto ps = platforms();
+  for (unsigned pi = 0; pi < ps.size(); ++pi) {
+    std::vector<cl::Device> ds;
+    try {
+      ps[pi].getDevices(CL_DEVICE_TYPE_ALL, &ds);
+    } catch (const cl::Error&) {
+      continue;  // a platform without devices (CL_DEVICE_NOT_FOUND) is not an error
+    }
+    for (unsigned di = 0; di < ds.size(); ++di) out.push_back(describeDevice(ps[pi], ds[di], pi, di));
+  }
+  return out;
+}
+
+std::string formatDeviceList(const std::vector<DeviceInfo>& devices) {
+  std::ostringstream o;
+  int lastPlatform = -1;
+  for (const auto& d : devices) {
+    if (static_cast<int>(d.platformIndex) != lastPlatform) {
+      o << "Platform " << d.platformIndex << ": " << d.platformName << " (" << d.platformVersion
+        << ")\n";
+      lastPlatform = static_cast<int>(d.platformIndex);
+    }
+    o << "  " << d.platformIndex << ':' << d.deviceIndex << "  " << d.typeName() << "  " << d.name
+      << "\n        compute units " << d.computeUnits << ", global memory "
+      << (d.globalMem >> 20) << " MiB (max allocation " << (d.maxAlloc >> 20)
+      << " MiB), local memory " << (d.localMem >> 10) << " KiB, max work-group "
+      << d.maxWorkGroup << "\n        " << d.openclC << ", driver " << d.driverVersion
+      << ", fp64 " << (d.fp64 ? "yes" : "no") << ", cl_khr_gl_sharing "
+      << (d.glSharing ? "yes" : "no") << '\n';
+  }
+  if (devices.empty()) o << "OpenCL platforms exist but offer no device.\n";
+  return o.str();
+}
+
+DeviceInfo selectDevice(std::string_view spec) {
+  const auto all = enumerateDevices();
+  if (all.empty()) throw Error("no OpenCL device found (platforms exist but offer no device)");
+  auto firstOf = [&](cl_device_type t) -> const DeviceInfo* {
+    for (const auto& d : all)
+      if (d.type & t) return &d;
+    return nullptr;
+  };
+  if (spec.empty() || spec == "default") {
+    if (auto d = firstOf(CL_DEVICE_TYPE_GPU)) return *d;
+    if (auto d = firstOf(CL_DEVICE_TYPE_CPU)) return *d;
+    return all.front();
+  }
+  if (spec == "gpu" || spec == "cpu") {
+    const auto t = spec == "gpu" ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU;
+    if (auto d = firstOf(t)) return *d;
+    throw Error("--device " + std::string(spec) + ": no " + std::string(spec) +
+                " device found; available:\n" + formatDeviceList(all));
+  }
+  const auto colon = spec.find(':');
+  if (colon != std::string_view::npos) {
+    const std::string p(spec.substr(0, colon)), d(spec.substr(colon + 1));
+    auto isNum = [](const std::string& s) {
+      return !s.empty() && s.size() < 6 && s.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (isNum(p) && isNum(d)) {
+      const unsigned pi = std::stoul(p), di = std::stoul(d);
+      for (const auto& dev : all)
+        if (dev.platformIndex == pi && dev.deviceIndex == di) return dev;
+      throw Error("--device " + std::string(spec) + ": no such platform:device; available:\n" +
+                  formatDeviceList(all));
+    }
+  }
+  throw Error("--device '" + std::string(spec) +
+              "': expected gpu, cpu or P:D (platform:device indices, see 'eddy-cli devices')");
+}
+
+Context::Context(std::string_view deviceSpec) : Context(selectDevice(deviceSpec)) {}
+
+Context::Context(const DeviceInfo& info) : info_(info) {
+  try {
+    device_ = deviceAt(info.platformIndex, info.deviceIndex);
+    context_ = cl::Context(device_);
+    queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+  } catch (const cl::Error& e) {
+    throw Error("opening OpenCL device '" + info.name + "': " + describe(e));
+  }
+}
+
+std::string kernelSource(std::string_view file) {
+  if (const char* dir = std::getenv("EDDY_KERNEL_DIR"); dir && *dir) {
+    const std::string path = std::string(dir) + "/" + std::string(file);
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::ostringstream s;
+      s << in.rdbuf();
+      return s.str();
+    }
+    // fall through to the embedded copy when the override folder lacks this file
+  }
+  const auto s = kernels::source(file);
+  if (s.empty()) throw Error("kernel source '" + std::string(file) + "' is not embedded");
+  return std::string(s);
+}
+
+cl::Program Context::buildProgram(std::string_view file, const std::string& options) {
+  const std::string src = kernelSource("eddy_shared.h") + "\n#line 1\n" + kernelSource(file);
+  cl::Program program(context_, src);
+  std::string opts = "-cl-std=CL1.2 " + options;
+  if (info_.fp64) opts += " -DEDDY_FP64";
+  try {
+    program.build(std::vector<cl::Device>{device_}, opts.c_str());
+  } catch (const cl::BuildError& e) {
+    std::string log;
+    for (const auto& [dev, l] : e.getBuildLog())
+      log += "--- build log for " + dev.getInfo<CL_DEVICE_NAME>() + ":\n" + l + "\n";
+    throw Error("building kernel program '" + std::string(file) + "' (options: " + opts +
+                ") failed: " + clErrorName(e.err()) + "\n" + log);
+  } catch (const cl::Error& e) {
+    std::string log;
+    try {
+      log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+    } catch (const cl::Error&) {
+    }
+    throw Error("building kernel program '" + std::string(file) + "': " + describe(e) + "\n" + log);
+  }
+  return program;
+}
+
+}  // namespace eddy

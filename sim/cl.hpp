@@ -1,0 +1,78 @@
+// cl.hpp: the one place that configures the Khronos C++ bindings for eddy.
+#pragma once
+
+#define CL_HPP_ENABLE_EXCEPTIONS
+#define CL_HPP_MINIMUM_OPENCL_VERSION 120
+#define CL_HPP_TARGET_OPENCL_VERSION 120
+#include <CL/opencl.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace eddy {
+
+// Every failure the core reports: a message meant for the user.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "CL_OUT_OF_RESOURCES" for -5, "CL_UNKNOWN_ERROR(-1234)" for unknown codes.
+std::string clErrorName(cl_int code);
+// "clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES (-5)"
+std::string describe(const cl::Error& e);
+
+struct DeviceInfo {
+  unsigned platformIndex = 0, deviceIndex = 0;
+  std::string platformName, platformVersion, name, vendor, driverVersion, openclC;
+  cl_device_type type = 0;
+  unsigned computeUnits = 0;
+  cl_ulong globalMem = 0, maxAlloc = 0, localMem = 0;
+  size_t maxWorkGroup = 0;
+  bool fp64 = false, glSharing = false;
+  std::string typeName() const;
+};
+
+// Every device of every platform. Throws eddy::Error (with the package to
+// install) when no OpenCL platform exists at all.
+std::vector<DeviceInfo> enumerateDevices();
+std::string formatDeviceList(const std::vector<DeviceInfo>& devices);
+
+// "gpu", "cpu", "P:D" (platform:device indices), or "" = first GPU, else first CPU,
+// else the first device. Throws eddy::Error naming what was asked and what exists.
+DeviceInfo selectDevice(std::string_view spec);
+
+// A device with its context and one in-order, profiling-enabled queue.
+class Context {
+ public:
+  explicit Context(std::string_view deviceSpec = {});
+  explicit Context(const DeviceInfo& info);
+
+  const DeviceInfo& info() const { return info_; }
+  cl::Context& context() { return context_; }
+  cl::Device& device() { return device_; }
+  cl::CommandQueue& queue() { return queue_; }
+
+  // Builds a program from embedded sources (eddy_shared.h is prepended) with
+  // the given -D options. With EDDY_KERNEL_DIR set, sources are read from that
+  // folder instead (kernel development without a rebuild). On a build failure
+  // throws eddy::Error holding the device's full build log.
+  cl::Program buildProgram(std::string_view file, const std::string& options = {});
+
+ private:
+  DeviceInfo info_;
+  cl::Device device_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+};
+
+// Source text of a kernel file: EDDY_KERNEL_DIR/<file> if that variable is set,
+// else the copy embedded at build time. Throws if neither exists.
+std::string kernelSource(std::string_view file);
+
+// Round n up to a multiple of m.
+inline size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+}  // namespace eddy

@@ -1,0 +1,30 @@
+// factory.hpp: building a simulation from names (CLI, GUI, config files).
+#pragma once
+
+#include "simulation.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace eddy {
+
+struct SceneSpec {
+  std::string sim = "nbody";  // "nbody" | "sph"
+  std::string scene;          // "" = the simulation's default scene
+  size_t n = 0;               // body count (N-body); 0 = default
+  std::string icPath;         // N-body: initial conditions CSV instead of a scene
+};
+
+const std::vector<std::string>& simulationNames();
+// Throws eddy::Error for an unknown simulation name.
+const std::vector<ParamDesc>& paramDecl(std::string_view sim);
+std::vector<std::string> sceneNames(std::string_view sim);
+std::string defaultScene(std::string_view sim);
+size_t defaultCount(std::string_view sim);
+
+// Builds the scene and the simulation with the given parameter values.
+std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
+                                           const Params& params);
+
+}  // namespace eddy

@@ -1,0 +1,234 @@
+#include "nbody.hpp"
+
+#include "eddy_shared.h"
+
+#include <cmath>
+
+namespace eddy {
+
+const std::vector<ParamDesc>& nbodyParamDecl() {
+  static const std::vector<ParamDesc> decl = {
+      {"dt", "Time step", "Integration", "model time", 1e-6, 1.0, 1e-3,
+       "Fixed step of the kick-drift-kick leapfrog (symplectic, second order).", false, false,
+       true},
+      {"G", "Gravitational constant", "Physics", "model units", 0.0, 100.0, 1.0,
+       "Newton's constant in model units (Henon units: G = M = 1, E = -1/4).", false, false,
+       false},
+      {"softening", "Softening length", "Physics", "model length", 1e-6, 10.0, 0.01,
+       "Plummer softening eps: forces and potential use 1/sqrt(r^2 + eps^2).", false, false,
+       true},
+      {"seed", "Random seed", "Scene", "", 0, 4294967295.0, 1,
+       "Seed of the scene's random sampling; the same seed gives the same bodies.", true, true,
+       false},
+  };
+  return decl;
+}
+
+namespace {
+cl_float4 f4(double x, double y, double z, double w) {
+  cl_float4 v;
+  v.s[0] = float(x);
+  v.s[1] = float(y);
+  v.s[2] = float(z);
+  v.s[3] = float(w);
+  return v;
+}
+}  // namespace
+
+cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
+  if (cfg.wg == 0 || (cfg.wg & (cfg.wg - 1)) || cfg.wg > ctx.info().maxWorkGroup)
+    throw Error("N-body: work-group size " + std::to_string(cfg.wg) +
+                " must be a power of two <= " + std::to_string(ctx.info().maxWorkGroup));
+  if (cfg.bpi == 0 || cfg.bpi > 16) throw Error("N-body: bodies per work-item must be 1..16");
+  std::string opts =
+      "-DNBODY_WG=" + std::to_string(cfg.wg) + " -DNBODY_BPI=" + std::to_string(cfg.bpi);
+  if (cfg.nativeRsqrt) opts += " -DEDDY_NATIVE_RSQRT";
+  return ctx.buildProgram("nbody.cl", opts);
+}
+
+NBodySim::NBodySim(Context& ctx, const Params& params, const std::vector<Body>& bodies,
+                   NBodyKernelConfig cfg)
+    : Simulation(ctx, nbodyParamDecl()),
+      n_(bodies.size()),
+      cfg_(cfg),
+      program_(buildProgram(ctx, cfg)) {
+  params_ = params;
+  if (n_ == 0) throw Error("N-body: no bodies");
+  if (n_ > 0x7fffffffu) throw Error("N-body: too many bodies (limit 2^31 - 1)");
+  const size_t vecBytes = n_ * sizeof(cl_float4);
+  const size_t phiBytes = n_ * (ctx.info().fp64 ? sizeof(double) : sizeof(float));
+  checkDeviceMemory(ctx.info(), 4 * vecBytes + phiBytes, vecBytes,
+                    std::to_string(n_) + " bodies");
+
+  try {
+    std::vector<cl_float4> p(n_), v(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      const Body& b = bodies[i];
+      p[i] = f4(b.x, b.y, b.z, b.m);
+      v[i] = f4(b.vx, b.vy, b.vz, 0);
+    }
+    auto& c = ctx.context();
+    pos_[0] = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
+    pos_[1] = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
+    vel_ = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
+    acc_ = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
+    phi_ = cl::Buffer(c, CL_MEM_READ_WRITE, phiBytes);
+    auto& q = ctx.queue();
+    q.enqueueWriteBuffer(pos_[0], CL_TRUE, 0, vecBytes, p.data());
+    q.enqueueWriteBuffer(pos_[1], CL_TRUE, 0, vecBytes, p.data());
+    q.enqueueWriteBuffer(vel_, CL_TRUE, 0, vecBytes, v.data());
+  } catch (const cl::Error& e) {
+    throw Error("N-body setup: " + describe(e));
+  }
+  syncParams();
+  computeAccelerations();
+}
+
+void NBodySim::syncParams() {
+  if (params_.version() == paramsSeen_) return;
+  const float G = float(params_.get("G"));
+  const double eps = params_.get("softening");
+  const float eps2 = float(eps * eps);
+  const bool forceChanged = paramsSeen_ != ~0ull && (G != G_ || eps2 != eps2_);
+  G_ = G;
+  eps2_ = eps2;
+  dtExact_ = params_.get("dt");
+  dt_ = float(dtExact_);
+  paramsSeen_ = params_.version();
+  // The stored a(x_n) drives the next opening kick: keep it consistent.
+  if (forceChanged) computeAccelerations();
+}
+
+void NBodySim::computeAccelerations() {
+  const size_t groups = (n_ + size_t(cfg_.wg) * cfg_.bpi - 1) / (size_t(cfg_.wg) * cfg_.bpi);
+  try {
+    cl::Event e = gravity_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(groups * cfg_.wg),
+                                           cl::NDRange(cfg_.wg)),
+                           pos_[cur_], vel_, acc_, cl_uint(n_), G_, eps2_, 0.0f);
+    profiler_.record("gravity", e);
+  } catch (const cl::Error& e) {
+    throw Error("N-body gravity kernel: " + describe(e));
+  }
+}
+
+void NBodySim::step() {
+  syncParams();
+  const size_t groups = (n_ + size_t(cfg_.wg) * cfg_.bpi - 1) / (size_t(cfg_.wg) * cfg_.bpi);
+  const int next = 1 - cur_;
+  try {
+    auto& q = ctx_.queue();
+    cl::Event e1 = drift_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+                                          cl::NDRange(EDDY_LINEAR_WG)),
+                          pos_[cur_], pos_[next], vel_, acc_, cl_uint(n_), dt_);
+    profiler_.record("drift", e1);
+    cl::Event e2 = gravity_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg), cl::NDRange(cfg_.wg)),
+                            pos_[next], vel_, acc_, cl_uint(n_), G_, eps2_, 0.5f * dt_);
+    profiler_.record("gravity", e2);
+  } catch (const cl::Error& e) {
+    throw Error("N-body step " + std::to_string(steps_) + ": " + describe(e));
+  }
+  cur_ = next;
+  time_ += dtExact_;
+  ++steps_;
+  profiler_.endStep();
+  throttle();
+}
+
+static std::vector<cl_float4> readBuffer4(cl::CommandQueue& q, const cl::Buffer& b, size_t n) {
+  std::vector<cl_float4> out(n);
+  q.enqueueReadBuffer(b, CL_TRUE, 0, n * sizeof(cl_float4), out.data());
+  return out;
+}
+
+std::vector<cl_float4> NBodySim::readPositions() { return readBuffer4(ctx_.queue(), pos_[cur_], n_); }
+std::vector<cl_float4> NBodySim::readVelocities() { return readBuffer4(ctx_.queue(), vel_, n_); }
+std::vector<cl_float4> NBodySim::readAccelerations() { return readBuffer4(ctx_.queue(), acc_, n_); }
+
+NBodyDiagnostics NBodySim::diagnostics() {
+  NBodyDiagnostics d;
+  const auto p = readPositions();
+  const auto v = readVelocities();
+  std::vector<double> phi(n_);
+  try {
+    cl::Event e = potential_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+                                             cl::NDRange(EDDY_LINEAR_WG)),
+                             pos_[cur_], phi_, cl_uint(n_), eps2_);
+    profiler_.record("potential", e);
+    if (ctx_.info().fp64) {
+      ctx_.queue().enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(double), phi.data());
+    } else {
+      std::vector<float> f(n_);
+      ctx_.queue().enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(float), f.data());
+      for (size_t i = 0; i < n_; ++i) phi[i] = f[i];
+    }
+  } catch (const cl::Error& e) {
+    throw Error("N-body diagnostics: " + describe(e));
+  }
+  double W = 0;
+  for (size_t i = 0; i < n_; ++i) {
+    const double m = p[i].s[3];
+    const double x = p[i].s[0], y = p[i].s[1], z = p[i].s[2];
+    const double vx = v[i].s[0], vy = v[i].s[1], vz = v[i].s[2];
+    d.kinetic += 0.5 * m * (vx * vx + vy * vy + vz * vz);
+    W += 0.5 * m * phi[i];
+    d.momentum[0] += m * vx;
+    d.momentum[1] += m * vy;
+    d.momentum[2] += m * vz;
+    d.angularMomentum[0] += m * (y * vz - z * vy);
+    d.angularMomentum[1] += m * (z * vx - x * vz);
+    d.angularMomentum[2] += m * (x * vy - y * vx);
+  }
+  d.potential = double(G_) * W;
+  d.total = d.kinetic + d.potential;
+  d.virialRatio = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0;
+  return d;
+}
+
+std::vector<std::string> NBodySim::diagColumns() const {
+  return {"step", "time", "kinetic", "potential", "total", "px", "py", "pz", "lx", "ly", "lz"};
+}
+
+std::vector<double> NBodySim::diagRow() {
+  const auto d = diagnostics();
+  return {double(steps_),         time_,
+          d.kinetic,              d.potential,
+          d.total,                d.momentum[0],
+          d.momentum[1],          d.momentum[2],
+          d.angularMomentum[0],   d.angularMomentum[1],
+          d.angularMomentum[2]};
+}
+
+std::vector<std::string> NBodySim::stateColumns() const {
+  return {"x", "y", "z", "vx", "vy", "vz", "m"};
+}
+
+std::vector<std::vector<double>> NBodySim::stateRows() {
+  const auto p = readPositions();
+  const auto v = readVelocities();
+  std::vector<std::vector<double>> rows(n_);
+  for (size_t i = 0; i < n_; ++i)
+    rows[i] = {p[i].s[0], p[i].s[1], p[i].s[2], v[i].s[0], v[i].s[1], v[i].s[2], p[i].s[3]};
+  return rows;
+}
+
+std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,
+                                                          double G, double eps) {
+  const size_t n = pos.size();
+  std::vector<std::array<double, 3>> a(n, {0, 0, 0});
+  const double eps2 = eps * eps;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const double dx = double(pos[j].s[0]) - pos[i].s[0];
+      const double dy = double(pos[j].s[1]) - pos[i].s[1];
+      const double dz = double(pos[j].s[2]) - pos[i].s[2];
+      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+      const double s = G * double(pos[j].s[3]) / (r2 * std::sqrt(r2));
+      a[i][0] += dx * s;
+      a[i][1] += dy * s;
+      a[i][2] += dz * s;
+    }
+  return a;
+}
+
+}  // namespace eddy

@@ -1,0 +1,93 @@
+// nbody.hpp: gravitational N-body, all pairs on the device, KDK leapfrog.
+#pragma once
+
+#include "simulation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eddy {
+
+struct Body {
+  double x = 0, y = 0, z = 0, vx = 0, vy = 0, vz = 0, m = 0;
+};
+
+// Declared N-body parameters: dt, G, softening, seed.
+const std::vector<ParamDesc>& nbodyParamDecl();
+// Scene names accepted by makeNBodyScene.
+const std::vector<std::string>& nbodySceneNames();
+
+// Seeded, reproducible initial conditions (model units, G = 1):
+//  plummer  - Plummer sphere, Aarseth-Henon-Wielen (1974) sampling, Henon units
+//  galaxies - two disk galaxies with bulges on a collision course
+//  collapse - cold uniform sphere of radius 1
+std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed);
+
+// Reads a CSV with header x,y,z,vx,vy,vz,m. Throws eddy::Error naming the file
+// and line for anything malformed (missing/extra columns, non-numbers,
+// non-finite values, negative mass, no bodies).
+std::vector<Body> readBodiesCsv(const std::string& path);
+
+struct NBodyKernelConfig {
+  unsigned wg = 256;        // work-group size = tile length
+  unsigned bpi = 1;         // bodies per work-item
+  bool nativeRsqrt = true;  // native_rsqrt in the force loop
+};
+
+struct NBodyDiagnostics {
+  double kinetic = 0, potential = 0, total = 0;
+  std::array<double, 3> momentum{}, angularMomentum{};
+  double virialRatio = 0;  // 2K/|W|
+};
+
+class NBodySim : public Simulation {
+ public:
+  NBodySim(Context& ctx, const Params& params, const std::vector<Body>& bodies,
+           NBodyKernelConfig cfg = {});
+
+  std::string kind() const override { return "nbody"; }
+  size_t size() const override { return n_; }
+  void step() override;
+
+  std::vector<std::string> diagColumns() const override;
+  std::vector<double> diagRow() override;
+  std::vector<std::string> stateColumns() const override;
+  std::vector<std::vector<double>> stateRows() override;
+  const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
+
+  // Recomputes accelerations from the current positions (no kick).
+  void computeAccelerations();
+  std::vector<cl_float4> readPositions();
+  std::vector<cl_float4> readVelocities();
+  std::vector<cl_float4> readAccelerations();
+  // Double-precision diagnostics (potential with the force's softening).
+  NBodyDiagnostics diagnostics();
+  const NBodyKernelConfig& kernelConfig() const { return cfg_; }
+
+ private:
+  void syncParams();
+  static cl::Program buildProgram(Context& ctx, const NBodyKernelConfig& cfg);
+
+  size_t n_;
+  NBodyKernelConfig cfg_;
+  cl::Program program_;
+  cl::Buffer pos_[2], vel_, acc_, phi_;
+  int cur_ = 0;
+  unsigned long long paramsSeen_ = ~0ull;
+  float G_ = 1, eps2_ = 0, dt_ = 0;
+  double dtExact_ = 0;  // the parameter as given, for the simulated clock
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float, cl_float>
+      gravity_{program_, "nbody_gravity"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float> drift_{
+      program_, "nbody_drift"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float> potential_{program_,
+                                                                          "nbody_potential"};
+};
+
+// Double-precision all-pairs accelerations (CPU reference for tests).
+std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,
+                                                          double G, double eps);
+
+}  // namespace eddy

@@ -1,0 +1,108 @@
+#include "params.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace eddy {
+
+bool parseDouble(std::string_view text, double& out) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
+    text.remove_suffix(1);
+  if (text.empty()) return false;
+  if (text.front() == '+') text.remove_prefix(1);
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) return false;
+  out = v;
+  return true;
+}
+
+bool parseUnsigned(std::string_view text, unsigned long long& out) {
+  if (text.empty()) return false;
+  unsigned long long v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return false;
+  out = v;
+  return true;
+}
+
+Params::Params(const std::vector<ParamDesc>& decl) : decl_(&decl) {
+  values_.reserve(decl.size());
+  for (const auto& d : decl) values_.push_back(d.def);
+}
+
+const ParamDesc* Params::find(std::string_view name) const {
+  if (!decl_) return nullptr;
+  for (const auto& d : *decl_)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::string Params::knownKeys() const {
+  std::string keys;
+  if (decl_)
+    for (const auto& d : *decl_) keys += (keys.empty() ? "" : ", ") + d.name;
+  return keys;
+}
+
+double Params::get(std::string_view name) const {
+  for (size_t i = 0; decl_ && i < decl_->size(); ++i)
+    if ((*decl_)[i].name == name) return values_[i];
+  throw ParamError("unknown parameter '" + std::string(name) + "'");
+}
+
+long long Params::getInt(std::string_view name) const { return std::llround(get(name)); }
+
+std::string Params::rangeText(const ParamDesc& d) const {
+  std::ostringstream o;
+  o << "[" << d.min << ", " << d.max << "]";
+  if (!d.unit.empty()) o << " " << d.unit;
+  if (d.integer) o << " (integer)";
+  return o.str();
+}
+
+void Params::set(std::string_view name, double value) {
+  for (size_t i = 0; decl_ && i < decl_->size(); ++i) {
+    const ParamDesc& d = (*decl_)[i];
+    if (d.name != name) continue;
+    if (!std::isfinite(value))
+      throw ParamError("parameter '" + d.name + "': value must be a finite number");
+    if (d.integer && value != std::floor(value))
+      throw ParamError("parameter '" + d.name + "' must be a whole number in " + rangeText(d));
+    if (value < d.min || value > d.max) {
+      std::ostringstream o;
+      o << "parameter '" << d.name << "' = " << value << " is out of range: allowed "
+        << rangeText(d);
+      throw ParamError(o.str());
+    }
+    values_[i] = value;
+    ++version_;
+    return;
+  }
+  throw ParamError("unknown parameter '" + std::string(name) + "'; known parameters: " +
+                   knownKeys());
+}
+
+double Params::parseValue(const ParamDesc& d, std::string_view text) {
+  double v = 0;
+  if (!parseDouble(text, v))
+    throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
+                     "' is not a finite number");
+  return v;
+}
+
+void Params::setAssignment(std::string_view a) {
+  const auto eq = a.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw ParamError("--set expects key=value, got '" + std::string(a) + "'");
+  const std::string_view key = a.substr(0, eq), text = a.substr(eq + 1);
+  const ParamDesc* d = find(key);
+  if (!d)
+    throw ParamError("unknown parameter '" + std::string(key) + "'; known parameters: " +
+                     knownKeys());
+  set(key, parseValue(*d, text));
+}
+
+}  // namespace eddy

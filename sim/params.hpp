@@ -1,0 +1,68 @@
+// params.hpp: the declared parameter registry.
+//
+// Every tunable of a simulation is declared once, as a ParamDesc (name, label,
+// group, unit, range, default, description). The CLI's --set, config files and
+// the GUI panel are all generated from these declarations (after SPlisHSPlasH's
+// GenParam), so a parameter is never described twice.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cl.hpp"  // eddy::Error
+
+namespace eddy {
+
+struct ParamDesc {
+  std::string name;         // key for --set, config files; stable interface
+  std::string label;        // human label (GUI)
+  std::string group;        // GUI section
+  std::string unit;         // SI unit or "" (dimensionless / model units)
+  double min, max, def;     // closed range, default
+  std::string description;  // tooltip / --help text
+  bool integer = false;     // only whole numbers
+  bool rebuild = false;     // changing it rebuilds the scene (not live)
+  bool logScale = false;    // GUI hint: logarithmic slider
+};
+
+class ParamError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Values for one declared list. Copyable; setting checks name, type and range.
+class Params {
+ public:
+  Params() = default;
+  explicit Params(const std::vector<ParamDesc>& decl);
+
+  const std::vector<ParamDesc>& declarations() const { return *decl_; }
+  const ParamDesc* find(std::string_view name) const;
+
+  double get(std::string_view name) const;
+  long long getInt(std::string_view name) const;
+  // Throws ParamError naming the key and its allowed range (or the known keys).
+  void set(std::string_view name, double value);
+  // "key=value" as given to --set.
+  void setAssignment(std::string_view assignment);
+  // Parses a value as the declaration wants it (integer or real, finite).
+  static double parseValue(const ParamDesc& d, std::string_view text);
+
+  // Monotonic counter bumped on every successful set (GUI/sim hand-off).
+  unsigned long long version() const { return version_; }
+  std::string rangeText(const ParamDesc& d) const;
+  std::string knownKeys() const;
+
+ private:
+  const std::vector<ParamDesc>* decl_ = nullptr;
+  std::vector<double> values_;
+  unsigned long long version_ = 0;
+};
+
+// Strict number parsing shared by the CLI, the CSV readers and config files.
+// Returns false for anything but a complete, finite number.
+bool parseDouble(std::string_view text, double& out);
+bool parseUnsigned(std::string_view text, unsigned long long& out);
+
+}  // namespace eddy

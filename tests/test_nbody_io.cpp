@@ -1,0 +1,98 @@
+// Scenes and the --ic CSV reader.
+#include "nbody.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace eddy;
+
+namespace {
+
+std::string errorOf(const std::string& text) {
+  static int k = 0;
+  const std::string path = test::tempDir() + "/ic" + std::to_string(k++) + ".csv";
+  test::writeFile(path, text);
+  try {
+    readBodiesCsv(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(InitialConditions, ReadsAWellFormedFile) {
+  const std::string path = test::tempDir() + "/good.csv";
+  test::writeFile(path, "# comment\nx,y,z,vx,vy,vz,m\n1,2,3,4,5,6,0.5\r\n-1e-3, 0,0,0,0,0,2\n");
+  const auto b = readBodiesCsv(path);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].z, 3.0);
+  EXPECT_EQ(b[0].m, 0.5);
+  EXPECT_EQ(b[1].x, -1e-3);
+}
+
+TEST(InitialConditions, MalformedFilesNameFileLineAndProblem) {
+  EXPECT_NE(errorOf("").find("empty file"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z\n1,2,3\n").find(":1: expected the header"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n").find("no bodies"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3\n").find(":2: expected 7 values"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,7,8\n").find("got 8"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,abc,4,5,6,7\n").find("column 'z'"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,nan\n").find("not a finite"), std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,-1\n").find("mass must be positive"),
+            std::string::npos);
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,\n").find("column 'm'"), std::string::npos);
+  try {
+    readBodiesCsv(test::tempDir() + "/does-not-exist.csv");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
+  }
+}
+
+TEST(Scenes, EveryNamedSceneBuildsAnyCountReproducibly) {
+  for (const auto& name : nbodySceneNames())
+    for (size_t n : {1u, 2u, 7u, 1001u}) {
+      const auto a = makeNBodyScene(name, n, 42), b = makeNBodyScene(name, n, 42);
+      ASSERT_EQ(a.size(), n) << name;
+      double M = 0;
+      for (size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(a[i].x, b[i].x);
+        EXPECT_TRUE(std::isfinite(a[i].x) && std::isfinite(a[i].vx)) << name;
+        EXPECT_GT(a[i].m, 0) << name;
+        M += a[i].m;
+      }
+      EXPECT_NEAR(M, 1.0, 1e-9) << name << " n=" << n;
+    }
+  EXPECT_THROW(makeNBodyScene("nope", 10, 1), Error);
+  EXPECT_THROW(makeNBodyScene("plummer", 0, 1), Error);
+}
+
+TEST(Scenes, CollapseIsColdAndUniform) {
+  const auto b = makeNBodyScene("collapse", 5000, 1);
+  size_t inner = 0;
+  for (const auto& p : b) {
+    EXPECT_EQ(p.vx, 0.0);
+    const double r = std::sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
+    EXPECT_LE(r, 1.0);
+    inner += r < 0.5;
+  }
+  EXPECT_NEAR(double(inner) / 5000, 0.125, 0.02);  // uniform: (1/2)^3 of the mass inside r = 1/2
+}
+
+TEST(Scenes, GalaxiesAreTwoRotatingDisks) {
+  const auto b = makeNBodyScene("galaxies", 4000, 1);
+  // Galaxy 1 (first half) spins about +z: its angular momentum about its own centre.
+  double cx = 0, cy = 0, cvx = 0, cvy = 0, m = 0;
+  for (size_t i = 0; i < 2000; ++i) {
+    cx += b[i].m * b[i].x; cy += b[i].m * b[i].y; cvx += b[i].m * b[i].vx; cvy += b[i].m * b[i].vy;
+    m += b[i].m;
+  }
+  cx /= m; cy /= m; cvx /= m; cvy /= m;
+  double lz = 0;
+  for (size_t i = 0; i < 2000; ++i)
+    lz += b[i].m * ((b[i].x - cx) * (b[i].vy - cvy) - (b[i].y - cy) * (b[i].vx - cvx));
+  EXPECT_GT(lz, 0.01);
+  EXPECT_LT(cx, -1.0);  // the two galaxies start apart along x
+}

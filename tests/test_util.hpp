@@ -1,0 +1,70 @@
+// Shared helpers for the test suite: one OpenCL context (PoCL's CPU device by
+// default; EDDY_TEST_DEVICE overrides) and a CLI runner.
+#pragma once
+
+#include "cl.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace eddy::test {
+
+inline Context& context() {
+  static Context ctx([] {
+    const char* d = std::getenv("EDDY_TEST_DEVICE");
+    return std::string(d && *d ? d : "cpu");
+  }());
+  return ctx;
+}
+
+// A seed that differs per run (fresh random inputs) but is printed so that a
+// failure can be replayed with EDDY_TEST_SEED.
+inline unsigned freshSeed() {
+  if (const char* s = std::getenv("EDDY_TEST_SEED")) return unsigned(std::strtoul(s, nullptr, 10));
+  static const unsigned seed = std::random_device{}();
+  return seed;
+}
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::string tempDir() {
+  static std::string dir = [] {
+    char tmpl[] = "/tmp/eddy-test-XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    return std::string(d ? d : "/tmp");
+  }();
+  return dir;
+}
+
+inline void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// Runs a binary with the arguments (a shell-quoted string) and captures output.
+inline Result run(const std::string& binary, const std::string& args) {
+  static int counter = 0;
+  const std::string base = tempDir() + "/run" + std::to_string(counter++);
+  const std::string cmd = binary + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  return r;
+}
+
+}  // namespace eddy::test
