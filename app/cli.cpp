@@ -53,6 +53,8 @@ bench options:
   --n LIST                     comma-separated counts (default 4096,16384,65536,262144 on a
                                GPU; 1024,4096,16384 on a CPU)
   --wg LIST, --bpi LIST        work-group sizes / bodies per work-item to try (default 256 / 1)
+  --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
+  --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
   --device, --json             as for run
 )";
@@ -310,7 +312,8 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   if (args.done()) throw UsageError("bench: which benchmark? 'bench nbody'");
   const std::string what = args.next();
   if (what != "nbody") throw UsageError("bench: unknown benchmark '" + what + "' (known: nbody)");
-  std::vector<unsigned long long> ns, wgs{256}, bpis{1};
+  std::vector<unsigned long long> ns, wgs{256}, bpis{1}, unrolls{8};
+  std::vector<std::string> clOptions;
   std::string device;
   unsigned long long steps = 0;
   bool asJson = false;
@@ -319,6 +322,8 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
     if (a == "--n") ns = args.list(a, 1, 1ull << 31);
     else if (a == "--wg") wgs = args.list(a, 1, 4096);
     else if (a == "--bpi") bpis = args.list(a, 1, 16);
+    else if (a == "--unroll") unrolls = args.list(a, 0, 1024);
+    else if (a == "--cl-options") clOptions.push_back(args.value(a));
     else if (a == "--steps") steps = args.count(a, 1, 100000);
     else if (a == "--device") device = args.value(a);
     else if (a == "--json") asJson = true;
@@ -326,23 +331,28 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   }
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
+  if (clOptions.empty()) clOptions.push_back(kDefaultNBodyClOptions);
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{4096, 16384, 65536, 262144}
                            : std::vector<unsigned long long>{1024, 4096, 16384};
   json rows = json::array();
   if (!asJson) {
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
         << ctx.info().driverVersion << ")\n";
-    out << "         N    wg bpi  steps  gravity_ms   step_ms      pairs/s\n";
+    out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
   }
   for (const auto n : ns)
     for (const auto wg : wgs)
-      for (const auto bpi : bpis) {
+      for (const auto bpi : bpis)
+      for (const auto unroll : unrolls)
+      for (const auto& clopt : clOptions) {
         Params params(nbodyParamDecl());
         params.set("dt", 1e-4);
         auto bodies = makeNBodyScene("plummer", n, 1);
         NBodyKernelConfig cfg;
         cfg.wg = unsigned(wg);
         cfg.bpi = unsigned(bpi);
+        cfg.unroll = unsigned(unroll);
+        cfg.extraOptions = clopt;
         NBodySim sim(ctx, params, bodies, cfg);
         // Warm-up (kernel compilation caches, clocks), also sizes the run.
         const auto w0 = Clock::now();
@@ -364,13 +374,14 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         }
         const double pairs = double(n) * double(n) / (gravityMs * 1e-3);
         if (asJson) {
-          rows.push_back({{"n", n}, {"wg", wg}, {"bpi", bpi}, {"steps", s},
+          rows.push_back({{"n", n}, {"wg", wg}, {"bpi", bpi}, {"unroll", unroll},
+                          {"cl_options", clopt}, {"steps", s},
                           {"gravity_ms", gravityMs}, {"step_ms", stepMs},
                           {"pair_interactions_per_s", pairs}});
         } else {
           char line[160];
-          std::snprintf(line, sizeof line, "%10llu %5llu %3llu %6llu %11.4f %9.4f %12.4e\n", n, wg,
-                        bpi, s, gravityMs, stepMs, pairs);
+          std::snprintf(line, sizeof line, "%10llu %5llu %3llu %6llu %6llu %11.4f %9.4f %12.4e  %s\n",
+                        n, wg, bpi, unroll, s, gravityMs, stepMs, pairs, clopt.c_str());
           out << line << std::flush;
         }
       }

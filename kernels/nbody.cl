@@ -12,6 +12,7 @@
  * Compile-time knobs (host passes -D):
  *   NBODY_WG   work-group size = tile length
  *   NBODY_BPI  bodies per work-item (each tile entry read once, used NBODY_BPI times)
+ *   NBODY_UNROLL  unroll factor of the loop over a tile (0 = full)
  *   EDDY_NATIVE_RSQRT  use native_rsqrt (fast, implementation-defined accuracy)
  */
 #ifndef NBODY_WG
@@ -19,6 +20,16 @@
 #endif
 #ifndef NBODY_BPI
 #define NBODY_BPI EDDY_NBODY_DEFAULT_BPI
+#endif
+#ifndef NBODY_UNROLL
+#define NBODY_UNROLL 8
+#endif
+#define NBODY_STR2(x) #x
+#define NBODY_STR(x) NBODY_STR2(x)
+#if NBODY_UNROLL == 0
+#define NBODY_PRAGMA_UNROLL _Pragma("unroll")
+#else
+#define NBODY_PRAGMA_UNROLL _Pragma(NBODY_STR(unroll NBODY_UNROLL))
 #endif
 #ifdef EDDY_NATIVE_RSQRT
 #define NBODY_RSQRT native_rsqrt
@@ -53,7 +64,7 @@ void nbody_gravity(__global const float4* restrict pos,
         const uint j = t + lid;
         tile[lid] = j < n ? pos[j] : (float4)(0.0f);  /* mass 0: no pull */
         barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll 8
+        NBODY_PRAGMA_UNROLL
         for (int jj = 0; jj < NBODY_WG; ++jj) {
             const float4 q = tile[jj];
 #pragma unroll

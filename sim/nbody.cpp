@@ -40,8 +40,10 @@ cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
     throw Error("N-body: work-group size " + std::to_string(cfg.wg) +
                 " must be a power of two <= " + std::to_string(ctx.info().maxWorkGroup));
   if (cfg.bpi == 0 || cfg.bpi > 16) throw Error("N-body: bodies per work-item must be 1..16");
-  std::string opts =
-      "-DNBODY_WG=" + std::to_string(cfg.wg) + " -DNBODY_BPI=" + std::to_string(cfg.bpi);
+  if (cfg.unroll > 1024) throw Error("N-body: unroll factor must be 0 (full) .. 1024");
+  std::string opts = "-DNBODY_WG=" + std::to_string(cfg.wg) +
+                     " -DNBODY_BPI=" + std::to_string(cfg.bpi) +
+                     " -DNBODY_UNROLL=" + std::to_string(cfg.unroll) + " " + cfg.extraOptions;
   if (cfg.nativeRsqrt) opts += " -DEDDY_NATIVE_RSQRT";
   return ctx.buildProgram("nbody.cl", opts);
 }
