@@ -3,6 +3,7 @@
 #include "factory.hpp"
 #include "io.hpp"
 #include "nbody.hpp"
+#include "nbody_multi.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,10 @@ run options:
   --steps N                    steps to run (default 1000)
   --until T                    run until simulated time T instead of --steps
   --device gpu|cpu|P:D         device (default: first GPU, else a CPU device)
+  --devices LIST               nbody: split the bodies over several devices: all, gpu, cpu
+                               (every device of that kind) or P:D,P:D,...
+  --shares W,W,...             with --devices: relative share of each device (default:
+                               measured speed of each device)
   --set key=value              set a declared parameter (repeatable; see 'params')
   --ic FILE.csv                nbody initial conditions, header x,y,z,vx,vy,vz,m
   --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
@@ -57,6 +62,11 @@ bench options:
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
   --device, --json             as for run
+  --devices LIST               time whole steps split over these devices (repeatable: each
+                               list is one configuration, the first is the baseline of the
+                               speedup column); reports pair interactions/s per device and
+                               in total and the fraction of the step spent exchanging
+  --shares W,W,...             as for run (applies to every list of that length)
 )";
 
 // Cursor over the arguments with typed accessors that name the flag on error.
@@ -91,6 +101,23 @@ class Args {
       throw UsageError(o.str());
     }
     return d;
+  }
+  std::vector<double> reals(const std::string& flag, double min, double max) {
+    const std::string v = value(flag);
+    std::vector<double> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      double d = 0;
+      if (!parseDouble(item, d) || d < min || d > max) {
+        std::ostringstream o;
+        o << flag << ": '" << item << "' is not a number in [" << min << ", " << max << "]";
+        throw UsageError(o.str());
+      }
+      out.push_back(d);
+    }
+    if (out.empty() || v.back() == ',') throw UsageError(flag + ": empty list item in '" + v + "'");
+    return out;
   }
   std::vector<unsigned long long> list(const std::string& flag, unsigned long long min,
                                        unsigned long long max) {
@@ -130,6 +157,48 @@ json profileJson(const Profiler& p) {
   return a;
 }
 
+// Syntax of a --devices value (the devices themselves are resolved later):
+// all | gpu | cpu | P:D[,P:D...], no device listed twice.
+std::string checkDeviceList(const std::string& flag, const std::string& v) {
+  if (v == "all" || v == "gpu" || v == "cpu") return v;
+  std::vector<std::string> seen;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto colon = item.find(':');
+    unsigned long long p = 0, d = 0;
+    if (colon == std::string::npos || !parseUnsigned(item.substr(0, colon), p) ||
+        !parseUnsigned(item.substr(colon + 1), d))
+      throw UsageError(flag + ": '" + item + "' is not P:D (platform:device, see 'eddy-cli " +
+                       "devices'); expected all, gpu, cpu or a list like 0:0,0:1");
+    const std::string norm = std::to_string(p) + ":" + std::to_string(d);
+    if (std::find(seen.begin(), seen.end(), norm) != seen.end())
+      throw UsageError(flag + ": device " + norm + " is listed twice");
+    seen.push_back(norm);
+  }
+  if (seen.empty() || v.back() == ',') throw UsageError(flag + ": empty item in '" + v + "'");
+  return v;
+}
+
+// Opens every device of a --devices list; a failure names the device.
+std::vector<std::unique_ptr<Context>> openDevices(const std::string& list) {
+  std::vector<std::unique_ptr<Context>> out;
+  for (const auto& info : selectDevices(list)) {
+    try {
+      out.push_back(std::make_unique<Context>(info));
+    } catch (const Error& e) {
+      throw Error("device " + deviceTag(info) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+std::vector<Context*> pointers(const std::vector<std::unique_ptr<Context>>& v) {
+  std::vector<Context*> out;
+  for (const auto& c : v) out.push_back(c.get());
+  return out;
+}
+
 int cmdDevices(std::ostream& out) {
   out << formatDeviceList(enumerateDevices());
   return 0;
@@ -156,7 +225,8 @@ struct RunOptions {
   std::vector<std::string> sets;
   unsigned long long steps = 1000;
   std::optional<double> until;
-  std::string device, diagPath, outPath;
+  std::string device, devices, diagPath, outPath;
+  std::vector<double> shares;
   unsigned long long diagEvery = 10;
   bool json = false, quiet = false;
 };
@@ -172,6 +242,8 @@ RunOptions parseRun(Args& args) {
     else if (a == "--steps") { o.steps = args.count(a, 0, 1ull << 40); stepsGiven = true; }
     else if (a == "--until") o.until = args.real(a, 0, 1e12);
     else if (a == "--device") o.device = args.value(a);
+    else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
+    else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
     else if (a == "--set") o.sets.push_back(args.value(a));
     else if (a == "--ic") o.spec.icPath = args.value(a);
     else if (a == "--diag") o.diagPath = args.value(a);
@@ -182,6 +254,11 @@ RunOptions parseRun(Args& args) {
     else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
   }
   if (o.until && stepsGiven) throw UsageError("run: give either --steps or --until, not both");
+  if (!o.device.empty() && !o.devices.empty())
+    throw UsageError("run: give either --device or --devices, not both");
+  if (!o.shares.empty() && o.devices.empty()) throw UsageError("--shares needs --devices");
+  if (!o.devices.empty() && o.spec.sim != "nbody")
+    throw UsageError("--devices: only --sim nbody runs on several devices");
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end()) {
     std::string known;
@@ -214,9 +291,30 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
   }
-  Context ctx(o.device);
-  if (!o.quiet) err << "eddy: device " << ctx.info().name << " (" << ctx.info().platformName << ")\n";
-  auto sim = makeSimulation(ctx, o.spec, params);
+  std::vector<std::unique_ptr<Context>> devices;
+  if (o.devices.empty()) devices.push_back(std::make_unique<Context>(o.device));
+  else devices = openDevices(o.devices);
+  if (!o.shares.empty() && o.shares.size() != devices.size())
+    throw UsageError("--shares: " + std::to_string(o.shares.size()) + " values for " +
+                     std::to_string(devices.size()) + " devices (--devices " + o.devices + ")");
+  if (!o.quiet)
+    for (const auto& c : devices)
+      err << "eddy: device " << deviceTag(c->info()) << " " << c->info().name << " ("
+          << c->info().platformName << ")\n";
+  MultiNBodyOptions multi;
+  multi.shares = o.shares;
+  auto sim = makeSimulation(pointers(devices), o.spec, params, multi);
+  Context& ctx = sim->context();
+  auto* msim = dynamic_cast<MultiNBodySim*>(sim.get());
+  if (msim && !o.quiet)
+    for (const auto& sh : msim->shares()) {
+      char rate[64] = "";
+      if (sh.rate > 0) std::snprintf(rate, sizeof rate, ", calibrated %.3g pairs/s", sh.rate);
+      char line[256];
+      std::snprintf(line, sizeof line, "eddy: device %s integrates %zu bodies [%zu, %zu) (share %.1f%%%s)\n",
+                    sh.tag.c_str(), sh.count, sh.first, sh.first + sh.count, 100 * sh.weight, rate);
+      err << line;
+    }
   const std::string scene = o.spec.icPath.empty()
                                 ? (o.spec.scene.empty() ? defaultScene(o.spec.sim) : o.spec.scene)
                                 : "ic:" + o.spec.icPath;
@@ -251,7 +349,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
           << std::setprecision(4) << double(sim->steps()) / secs << " steps/s\n";
     }
   }
-  sim->context().queue().finish();
+  sim->finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   sim->profiler().collect(true);
   const std::vector<double> last = sim->diagRow();
@@ -265,6 +363,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     if (columns[i] == "total" && first[i] != 0) dE = (last[i] - first[i]) / std::fabs(first[i]);
   std::optional<double> virial;
   if (auto* nb = dynamic_cast<NBodySim*>(sim.get())) virial = nb->diagnostics().virialRatio;
+  if (msim) virial = msim->diagnostics().virialRatio;
 
   if (o.json) {
     json j;
@@ -274,6 +373,19 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     j["steps"] = sim->steps();
     j["time"] = sim->time();
     j["device"] = deviceJson(ctx.info());
+    if (msim) {
+      json ds = json::array();
+      for (size_t i = 0; i < msim->shares().size(); ++i) {
+        const auto& sh = msim->shares()[i];
+        json d = deviceJson(devices[i]->info());
+        d["bodies"] = sh.count;
+        d["first"] = sh.first;
+        d["share"] = sh.weight;
+        d["calibrated_pairs_per_s"] = sh.rate;
+        ds.push_back(d);
+      }
+      j["devices"] = ds;
+    }
     j["wall_s"] = wall;
     j["steps_per_s"] = wall > 0 ? double(sim->steps()) / wall : 0.0;
     json a = json::object(), b = json::object();
@@ -294,8 +406,14 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
         << sim->steps() << " steps to t = " << sim->time() << " in " << std::setprecision(4)
         << wall << " s (" << double(sim->steps()) / std::max(wall, 1e-9) << " steps/s)\n";
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
-        << ctx.info().driverVersion << ")\n\n";
-    out << "per-kernel device time (window of the last " << 128 << " launches):\n"
+        << ctx.info().driverVersion << ")\n";
+    if (msim)
+      for (size_t i = 0; i < msim->shares().size(); ++i) {
+        const auto& sh = msim->shares()[i];
+        out << "  " << sh.tag << "  " << sh.name << " (driver " << devices[i]->info().driverVersion
+            << "): bodies " << sh.count << " [" << sh.first << ", " << sh.first + sh.count << ")\n";
+      }
+    out << "\nper-kernel device time (window of the last " << 128 << " launches):\n"
         << sim->profiler().table() << '\n';
     out << std::setprecision(10);
     out << "diagnostics        initial              final\n";
