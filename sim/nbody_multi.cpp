@@ -408,6 +408,7 @@ void MultiNBodySim::step() {
             clRetainEvent(u);
             notice->users.push_back(u);
           }
+        const std::vector<cl_event> handedOver = notice->users;  // notice may be gone below
         callbacksPending_.fetch_add(1);
         const cl_int rc = clSetEventCallback(sent(), CL_COMPLETE, onSent, notice);
         if (rc != CL_SUCCESS) {
@@ -416,7 +417,7 @@ void MultiNBodySim::step() {
           callbacksPending_.fetch_sub(1);
           throw cl::Error(rc, "clSetEventCallback");
         }
-        for (const cl_event u : notice->users)
+        for (const cl_event u : handedOver)
           unsignalled.erase(std::find(unsignalled.begin(), unsignalled.end(), u));
       }
     }
