@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <numeric>
 #include <thread>
@@ -455,14 +456,42 @@ void MultiNBodySim::step() {
   // device busy, and each step holds user events and callbacks.
   profiler_.collect(false);
   const size_t maxPending = std::min<size_t>(4096, 8 * eventsPerStep_);
-  if (profiler_.pending() > maxPending) {
+  if (profiler_.pending() > maxPending)
+    pollUntil([&] {
+      profiler_.collect(false);
+      return profiler_.pending() <= maxPending / 2;
+    });
+}
+
+// Waits by polling, flushing every queue on each round: a command held by a
+// user event may need a flush after the event is set on some drivers, and a
+// blocking wait on one queue would never give it one.
+void MultiNBodySim::pollUntil(const std::function<bool()>& done) {
+  while (!done()) {
     flushAll();
-    profiler_.drainTo(maxPending / 2);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
 
 void MultiNBodySim::finish() {
-  flushAll();
+  std::vector<std::pair<const Dev*, cl::Event>> marks;
+  for (auto& dv : devs_)
+    onDevice(dv->ctx->info(), "finishing", [&] {
+      for (cl::CommandQueue* q : {&dv->ctx->queue(), &dv->xfer}) {
+        cl::Event m;
+        q->enqueueMarkerWithWaitList(nullptr, &m);
+        marks.emplace_back(dv.get(), m);
+      }
+    });
+  pollUntil([&] {
+    for (const auto& [dv, m] : marks) {
+      const cl_int st = m.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+      if (st < 0)
+        throw Error(devLabel(dv->ctx->info()) + ": a queued command failed: " + clErrorName(st));
+      if (st != CL_COMPLETE) return false;
+    }
+    return true;
+  });
   for (auto& dv : devs_)
     onDevice(dv->ctx->info(), "finishing", [&] {
       dv->ctx->queue().finish();
@@ -471,6 +500,7 @@ void MultiNBodySim::finish() {
 }
 
 std::vector<cl_float4> MultiNBodySim::readPositions() {
+  finish();  // every block has arrived on the primary device
   Dev& p = *devs_.front();
   std::vector<cl_float4> out(n_);
   onDevice(p.ctx->info(), "reading positions", [&] {
@@ -480,6 +510,7 @@ std::vector<cl_float4> MultiNBodySim::readPositions() {
 }
 
 std::vector<cl_float4> MultiNBodySim::readVelocities() {
+  finish();
   std::vector<cl_float4> out(n_);
   for (auto& dv : devs_)
     onDevice(dv->ctx->info(), "reading velocities", [&] {
@@ -489,6 +520,7 @@ std::vector<cl_float4> MultiNBodySim::readVelocities() {
 }
 
 std::vector<cl_float4> MultiNBodySim::readAccelerations() {
+  finish();
   std::vector<cl_float4> out(n_);
   for (auto& dv : devs_)
     onDevice(dv->ctx->info(), "reading accelerations", [&] {

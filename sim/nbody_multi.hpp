@@ -13,6 +13,7 @@
 #include "nbody.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,6 +98,7 @@ class MultiNBodySim : public Simulation {
                        cl_uint flags, float halfDt);
   void gravity(float halfDt);  // all blocks, no exchange: positions are complete
   void flushAll();
+  void pollUntil(const std::function<bool()>& done);
   void signalAbandoned(std::vector<cl_event>& users);
 
   size_t n_;
