@@ -52,7 +52,8 @@ run options:
 bench options:
   --n LIST                     comma-separated counts (default 4096,16384,65536,262144 on a
                                GPU; 1024,4096,16384 on a CPU)
-  --wg LIST, --bpi LIST        work-group sizes / bodies per work-item to try (default 256 / 1)
+  --wg LIST, --bpi LIST        work-group sizes / bodies per work-item to try (default: the
+                               layout a run picks for each N)
   --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
@@ -312,7 +313,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   if (args.done()) throw UsageError("bench: which benchmark? 'bench nbody'");
   const std::string what = args.next();
   if (what != "nbody") throw UsageError("bench: unknown benchmark '" + what + "' (known: nbody)");
-  std::vector<unsigned long long> ns, wgs{256}, bpis{1}, unrolls{8};
+  std::vector<unsigned long long> ns, wgs, bpis, unrolls{8};
   std::vector<std::string> clOptions;
   std::string device;
   unsigned long long steps = 0;
@@ -331,7 +332,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   }
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
-  if (clOptions.empty()) clOptions.push_back(kDefaultNBodyClOptions);
+  if (clOptions.empty()) clOptions.push_back("");
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{4096, 16384, 65536, 262144}
                            : std::vector<unsigned long long>{1024, 4096, 16384};
   json rows = json::array();
@@ -340,9 +341,13 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         << ctx.info().driverVersion << ")\n";
     out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
   }
-  for (const auto n : ns)
-    for (const auto wg : wgs)
-      for (const auto bpi : bpis)
+  for (const auto n : ns) {
+    // Without --wg/--bpi: the layout the simulation picks for this N.
+    const auto autoCfg = NBodyKernelConfig::automatic(ctx.info(), n);
+    const std::vector<unsigned long long> wgList = wgs.empty() ? std::vector{(unsigned long long)autoCfg.wg} : wgs;
+    const std::vector<unsigned long long> bpiList = bpis.empty() ? std::vector{(unsigned long long)autoCfg.bpi} : bpis;
+    for (const auto wg : wgList)
+      for (const auto bpi : bpiList)
       for (const auto unroll : unrolls)
       for (const auto& clopt : clOptions) {
         Params params(nbodyParamDecl());
@@ -353,7 +358,17 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         cfg.bpi = unsigned(bpi);
         cfg.unroll = unsigned(unroll);
         cfg.extraOptions = clopt;
-        NBodySim sim(ctx, params, bodies, cfg);
+        std::unique_ptr<NBodySim> simPtr;
+        try {
+          simPtr = std::make_unique<NBodySim>(ctx, params, bodies, cfg);
+        } catch (const Error& e) {
+          // One configuration failing to build must not end a sweep.
+          std::string what = e.what();
+          err << "bench: N=" << n << " wg=" << wg << " bpi=" << bpi << " options '" << clopt
+              << "' skipped: " << what.substr(0, what.find('\n')) << '\n';
+          continue;
+        }
+        NBodySim& sim = *simPtr;
         // Warm-up (kernel compilation caches, clocks), also sizes the run.
         const auto w0 = Clock::now();
         sim.step();
@@ -385,8 +400,8 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
           out << line << std::flush;
         }
       }
+  }
   if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"nbody", rows}}.dump(2) << '\n';
-  (void)err;
   return 0;
 }
 

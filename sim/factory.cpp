@@ -41,7 +41,8 @@ std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
             ? makeNBodyScene(spec.scene.empty() ? defaultScene("nbody") : spec.scene, n,
                              uint64_t(params.getInt("seed")))
             : readBodiesCsv(spec.icPath);
-    return std::make_unique<NBodySim>(ctx, params, bodies);
+    return std::make_unique<NBodySim>(ctx, params, bodies,
+                                      NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
   }
   throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
 }
