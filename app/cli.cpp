@@ -254,8 +254,8 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   }
   sim->context().queue().finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  sim->profiler().collect(true);
   const std::vector<double> last = sim->diagRow();
+  sim->profiler().collect(true);
   if (diag && (sim->steps() % o.diagEvery != 0)) diag->stream() << joinCsv(last) << '\n';
   if (diag) diag->commit();
   if (!o.outPath.empty()) writeCsv(o.outPath, sim->stateColumns(), sim->stateRows());
