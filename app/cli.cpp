@@ -58,7 +58,8 @@ run options:
 bench options:
   --n LIST                     comma-separated counts (default 4096,16384,65536,262144 on a
                                GPU; 1024,4096,16384 on a CPU)
-  --wg LIST, --bpi LIST        work-group sizes / bodies per work-item to try (default 256 / 1)
+  --wg LIST, --bpi LIST        work-group sizes / bodies per work-item to try (default: the
+                               layout a run picks for each N)
   --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
@@ -359,8 +360,8 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   }
   sim->finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  sim->profiler().collect(true);
   const std::vector<double> last = sim->diagRow();
+  sim->profiler().collect(true);
   if (diag && (sim->steps() % o.diagEvery != 0)) diag->stream() << joinCsv(last) << '\n';
   if (diag) diag->commit();
   if (!o.outPath.empty()) writeCsv(o.outPath, sim->stateColumns(), sim->stateRows());
@@ -438,7 +439,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
 // split over each device list; per device the kernel rate, the exchange time
 // and the time its compute queue had nothing to do.
 int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long long> ns,
-                 const std::vector<double>& shares, const NBodyKernelConfig& cfg,
+                 const std::vector<double>& shares, const std::optional<NBodyKernelConfig>& cfg,
                  unsigned long long steps, bool asJson, std::ostream& out) {
   std::map<std::string, std::unique_ptr<Context>> opened;  // one context per device, shared
   std::vector<std::vector<Context*>> setDevices;
@@ -473,8 +474,13 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
     for (const auto& [tag, c] : opened)
       out << "device " << tag << ": " << c->info().name << " (" << c->info().platformName
           << ", driver " << c->info().driverVersion << ")\n";
-    out << "plummer, dt 1e-4, wg " << cfg.wg << ", bpi " << cfg.bpi << ", unroll " << cfg.unroll
-        << ", cl-options '" << cfg.extraOptions << "'; pairs/s = N^2 / wall-clock step time\n";
+    out << "plummer, dt 1e-4, kernel ";
+    if (cfg)
+      out << "wg " << cfg->wg << ", bpi " << cfg->bpi << ", unroll " << cfg->unroll
+          << ", cl-options '" << cfg->extraOptions << "'";
+    else
+      out << "layout per device and share (automatic)";
+    out << "; pairs/s = N^2 / wall-clock step time\n";
   }
   json rows = json::array();
   for (const auto n : ns) {
@@ -488,12 +494,14 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
       std::unique_ptr<Simulation> sim;
       MultiNBodySim* multi = nullptr;
       if (devs.size() == 1) {
-        sim = std::make_unique<NBodySim>(*devs[0], params, bodies, cfg);
+        sim = std::make_unique<NBodySim>(
+            *devs[0], params, bodies,
+            cfg ? *cfg : NBodyKernelConfig::automatic(devs[0]->info(), bodies.size()));
       } else {
         checkMultiNBodyMemory(devs, n);
         MultiNBodyOptions o;
         o.shares = shares;
-        o.kernels = {cfg};
+        if (cfg) o.kernels = {*cfg};
         auto m = std::make_unique<MultiNBodySim>(devs, params, bodies, o);
         multi = m.get();
         sim = std::move(m);
@@ -573,7 +581,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   if (args.done()) throw UsageError("bench: which benchmark? 'bench nbody'");
   const std::string what = args.next();
   if (what != "nbody") throw UsageError("bench: unknown benchmark '" + what + "' (known: nbody)");
-  std::vector<unsigned long long> ns, wgs{256}, bpis{1}, unrolls{8};
+  std::vector<unsigned long long> ns, wgs, bpis, unrolls{8};
   std::vector<std::string> clOptions, deviceSets;
   std::vector<double> shares;
   std::string device;
@@ -599,16 +607,20 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
     if (!device.empty()) throw UsageError("bench: give either --device or --devices, not both");
     if (wgs.size() > 1 || bpis.size() > 1 || unrolls.size() > 1 || clOptions.size() > 1)
       throw UsageError("bench: with --devices give one --wg, --bpi, --unroll and --cl-options");
-    NBodyKernelConfig cfg;
-    cfg.wg = unsigned(wgs[0]);
-    cfg.bpi = unsigned(bpis[0]);
-    cfg.unroll = unsigned(unrolls[0]);
-    if (!clOptions.empty()) cfg.extraOptions = clOptions[0];
+    // Default: the layout each device picks for its share (NBodyKernelConfig::automatic).
+    std::optional<NBodyKernelConfig> cfg;
+    if (!wgs.empty() || !bpis.empty() || unrolls[0] != 8 || !clOptions.empty()) {
+      cfg.emplace();
+      if (!wgs.empty()) cfg->wg = unsigned(wgs[0]);
+      if (!bpis.empty()) cfg->bpi = unsigned(bpis[0]);
+      cfg->unroll = unsigned(unrolls[0]);
+      if (!clOptions.empty()) cfg->extraOptions = clOptions[0];
+    }
     return benchDevices(deviceSets, ns, shares, cfg, steps, asJson, out);
   }
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
-  if (clOptions.empty()) clOptions.push_back(kDefaultNBodyClOptions);
+  if (clOptions.empty()) clOptions.push_back("");
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{4096, 16384, 65536, 262144}
                            : std::vector<unsigned long long>{1024, 4096, 16384};
   json rows = json::array();
@@ -617,9 +629,13 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         << ctx.info().driverVersion << ")\n";
     out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
   }
-  for (const auto n : ns)
-    for (const auto wg : wgs)
-      for (const auto bpi : bpis)
+  for (const auto n : ns) {
+    // Without --wg/--bpi: the layout the simulation picks for this N.
+    const auto autoCfg = NBodyKernelConfig::automatic(ctx.info(), n);
+    const std::vector<unsigned long long> wgList = wgs.empty() ? std::vector{(unsigned long long)autoCfg.wg} : wgs;
+    const std::vector<unsigned long long> bpiList = bpis.empty() ? std::vector{(unsigned long long)autoCfg.bpi} : bpis;
+    for (const auto wg : wgList)
+      for (const auto bpi : bpiList)
       for (const auto unroll : unrolls)
       for (const auto& clopt : clOptions) {
         Params params(nbodyParamDecl());
@@ -630,7 +646,17 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         cfg.bpi = unsigned(bpi);
         cfg.unroll = unsigned(unroll);
         cfg.extraOptions = clopt;
-        NBodySim sim(ctx, params, bodies, cfg);
+        std::unique_ptr<NBodySim> simPtr;
+        try {
+          simPtr = std::make_unique<NBodySim>(ctx, params, bodies, cfg);
+        } catch (const Error& e) {
+          // One configuration failing to build must not end a sweep.
+          std::string what = e.what();
+          err << "bench: N=" << n << " wg=" << wg << " bpi=" << bpi << " options '" << clopt
+              << "' skipped: " << what.substr(0, what.find('\n')) << '\n';
+          continue;
+        }
+        NBodySim& sim = *simPtr;
         // Warm-up (kernel compilation caches, clocks), also sizes the run.
         const auto w0 = Clock::now();
         sim.step();
@@ -662,8 +688,8 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
           out << line << std::flush;
         }
       }
+  }
   if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"nbody", rows}}.dump(2) << '\n';
-  (void)err;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "cl.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -308,6 +309,22 @@ cl::Program Context::buildProgram(std::string_view file, const std::string& opti
     } catch (const cl::Error&) {
     }
     throw Error("building kernel program '" + std::string(file) + "': " + describe(e) + "\n" + log);
+  }
+  // Developer aids: EDDY_BUILD_LOG=1 prints the (successful) build log, e.g.
+  // with -cl-nv-verbose register counts; EDDY_DUMP_BINARIES=DIR writes the
+  // device binary (PTX on NVIDIA) of every program built.
+  if (const char* v = std::getenv("EDDY_BUILD_LOG"); v && *v == '1') {
+    std::fprintf(stderr, "--- build log for %s (%s):\n%s\n", std::string(file).c_str(), opts.c_str(),
+                 program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_).c_str());
+  }
+  if (const char* dir = std::getenv("EDDY_DUMP_BINARIES"); dir && *dir) {
+    const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+    static int counter = 0;
+    for (const auto& bin : binaries) {
+      std::ofstream f(std::string(dir) + "/" + std::string(file) + "." + std::to_string(counter++) +
+                      ".bin", std::ios::binary);
+      f.write(reinterpret_cast<const char*>(bin.data()), std::streamsize(bin.size()));
+    }
   }
   return program;
 }

@@ -43,7 +43,11 @@ static std::vector<Body> nbodyBodies(const SceneSpec& spec, const Params& params
 
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params) {
-  if (spec.sim == "nbody") return std::make_unique<NBodySim>(ctx, params, nbodyBodies(spec, params));
+  if (spec.sim == "nbody") {
+    const std::vector<Body> bodies = nbodyBodies(spec, params);
+    return std::make_unique<NBodySim>(ctx, params, bodies,
+                                      NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
+  }
   throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
 }
 

@@ -30,16 +30,16 @@ std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed
 // non-finite values, negative mass, no bodies).
 std::vector<Body> readBodiesCsv(const std::string& path);
 
-// Compiler options of the gravity kernel unless a config says otherwise
-// (chosen by measurement on the H200, see docs/PERFORMANCE.md).
-inline const char* kDefaultNBodyClOptions = "-cl-denorms-are-zero";
-
 struct NBodyKernelConfig {
   unsigned wg = 256;        // work-group size = tile length
   unsigned bpi = 1;         // bodies per work-item
-  bool nativeRsqrt = true;  // native_rsqrt in the force loop
+  bool nativeRsqrt = true;  // fast rsqrt in the force loop (on NVIDIA: PTX rsqrt.approx.ftz)
   unsigned unroll = 8;      // unroll factor of the tile loop (0 = full)
-  std::string extraOptions = kDefaultNBodyClOptions;  // more OpenCL compiler options
+  std::string extraOptions; // more OpenCL compiler options
+
+  // The layout measured fastest for n bodies on this device (docs/PERFORMANCE.md):
+  // the largest tile x bodies-per-item that still gives every compute unit a group.
+  static NBodyKernelConfig automatic(const DeviceInfo& device, size_t n);
 };
 
 struct NBodyDiagnostics {

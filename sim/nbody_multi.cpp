@@ -154,8 +154,10 @@ MultiNBodySim::Prepared MultiNBodySim::prepare(const std::vector<Context*>& devi
     auto dev = std::make_unique<Dev>();
     dev->ctx = devices[d];
     dev->tag = deviceTag(devices[d]->info());
-    dev->cfg = opts.kernels.empty() ? NBodyKernelConfig{}
-                                    : opts.kernels[opts.kernels.size() == 1 ? 0 : d];
+    // Default: the layout the single-device sim would pick for an even share.
+    dev->cfg = opts.kernels.empty()
+                   ? NBodyKernelConfig::automatic(devices[d]->info(), (n + k - 1) / k)
+                   : opts.kernels[opts.kernels.size() == 1 ? 0 : d];
     onDevice(dev->ctx->info(), "building the N-body kernels", [&] {
       dev->program = NBodySim::buildProgram(*dev->ctx, dev->cfg);
       dev->part.emplace(dev->program, "nbody_gravity_part");

@@ -25,8 +25,8 @@ struct MultiNBodyOptions {
   // Relative weights, one per device (>= 0, at least one > 0). Empty: measure
   // each device's speed and share the bodies in proportion.
   std::vector<double> shares;
-  // Kernel configuration: empty = defaults, one = for every device, or one per
-  // device (a CPU and a GPU may want different work-group sizes).
+  // Kernel configuration: empty = NBodyKernelConfig::automatic for each device
+  // and an even share, one = for every device, or one per device.
   std::vector<NBodyKernelConfig> kernels;
 };
 

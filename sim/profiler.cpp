@@ -94,6 +94,7 @@ std::string Profiler::table() const {
                 "mean ms", "min ms", "max ms", "share", "launches");
   out += line;
   for (const auto& s : st) {
+    if (s.count == 0) continue;  // not launched since the last reset
     // Share of the step = this phase's share of all device time since reset.
     std::snprintf(line, sizeof line, "%-16s %10.4f %10.4f %10.4f %10.4f %6.1f%% %9llu\n",
                   s.name.c_str(), s.lastMs, s.meanMs, s.minMs, s.maxMs,

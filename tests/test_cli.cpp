@@ -97,3 +97,14 @@ TEST(Cli, ParamsListsEveryDeclaredParameter) {
   for (const char* key : {"dt", "G", "softening", "seed"})
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
 }
+
+TEST(Cli, NoOpenClPlatformNamesThePackageToInstall) {
+  const std::string empty = eddy::test::tempDir() + "/no-icd";
+  std::system(("mkdir -p " + empty).c_str());
+  for (const char* args : {"devices", "run --n 8 --steps 1"}) {
+    const auto r = run("OCL_ICD_VENDORS=" + empty + " " + kCli, args);
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_NE(r.err.find("no OpenCL platform found"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("pocl-opencl-icd"), std::string::npos) << r.err;
+  }
+}

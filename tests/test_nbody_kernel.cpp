@@ -38,7 +38,10 @@ TEST_P(GravityKernel, MatchesDoubleReference) {
   Params params(nbodyParamDecl());
   params.set("G", 1.3);
   params.set("softening", 0.01);
-  NBodyKernelConfig cfg{c.wg, c.bpi, c.native};
+  NBodyKernelConfig cfg;
+  cfg.wg = c.wg;
+  cfg.bpi = c.bpi;
+  cfg.nativeRsqrt = c.native;
   NBodySim sim(test::context(), params, randomBodies(c.n, seed), cfg);
   const auto pos = sim.readPositions();
   const auto acc = sim.readAccelerations();
@@ -90,6 +93,21 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GravityKernel, ::testing::ValuesIn(cases()),
                            return "n" + std::to_string(c.n) + "_wg" + std::to_string(c.wg) +
                                   "_bpi" + std::to_string(c.bpi) + (c.native ? "_native" : "_ieee");
                          });
+
+TEST(GravityKernel, AutomaticLayoutFillsTheDevice) {
+  DeviceInfo gpu;
+  gpu.type = CL_DEVICE_TYPE_GPU;
+  gpu.computeUnits = 132;
+  gpu.maxWorkGroup = 1024;
+  auto big = NBodyKernelConfig::automatic(gpu, 262144);
+  EXPECT_EQ(big.wg * big.bpi, 1024u);  // 256 groups >= 132 SMs
+  auto mid = NBodyKernelConfig::automatic(gpu, 65536);
+  EXPECT_GE(65536u / (mid.wg * mid.bpi), 132u);
+  auto tiny = NBodyKernelConfig::automatic(gpu, 10);
+  EXPECT_EQ(tiny.wg, 64u);
+  gpu.maxWorkGroup = 256;
+  EXPECT_LE(NBodyKernelConfig::automatic(gpu, 1 << 24).wg, 256u);
+}
 
 TEST(GravityKernel, DriftKicksAndMovesExactlyOnce) {
   // One body, no forces: x(t) = x0 + v t exactly through KDK (a = 0).
