@@ -3,6 +3,7 @@
 #include "factory.hpp"
 #include "io.hpp"
 #include "nbody.hpp"
+#include "nbody_multi.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -42,6 +44,10 @@ run options:
   --steps N                    steps to run (default 1000)
   --until T                    run until simulated time T instead of --steps
   --device gpu|cpu|P:D         device (default: first GPU, else a CPU device)
+  --devices LIST               nbody: split the bodies over several devices: all, gpu, cpu
+                               (every device of that kind) or P:D,P:D,...
+  --shares W,W,...             with --devices: relative share of each device (default:
+                               measured speed of each device)
   --set key=value              set a declared parameter (repeatable; see 'params')
   --ic FILE.csv                nbody initial conditions, header x,y,z,vx,vy,vz,m
   --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
@@ -58,6 +64,11 @@ bench options:
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
   --device, --json             as for run
+  --devices LIST               time whole steps split over these devices (repeatable: each
+                               list is one configuration, the first is the baseline of the
+                               speedup column); reports pair interactions/s per device and
+                               in total and the fraction of the step spent exchanging
+  --shares W,W,...             as for run (applies to every list of that length)
 )";
 
 // Cursor over the arguments with typed accessors that name the flag on error.
@@ -92,6 +103,23 @@ class Args {
       throw UsageError(o.str());
     }
     return d;
+  }
+  std::vector<double> reals(const std::string& flag, double min, double max) {
+    const std::string v = value(flag);
+    std::vector<double> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      double d = 0;
+      if (!parseDouble(item, d) || d < min || d > max) {
+        std::ostringstream o;
+        o << flag << ": '" << item << "' is not a number in [" << min << ", " << max << "]";
+        throw UsageError(o.str());
+      }
+      out.push_back(d);
+    }
+    if (out.empty() || v.back() == ',') throw UsageError(flag + ": empty list item in '" + v + "'");
+    return out;
   }
   std::vector<unsigned long long> list(const std::string& flag, unsigned long long min,
                                        unsigned long long max) {
@@ -131,6 +159,54 @@ json profileJson(const Profiler& p) {
   return a;
 }
 
+// Syntax of a --devices value (the devices themselves are resolved later):
+// all | gpu | cpu | P:D[,P:D...], no device listed twice.
+std::string checkDeviceList(const std::string& flag, const std::string& v) {
+  if (v == "all" || v == "gpu" || v == "cpu") return v;
+  std::vector<std::string> seen;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto colon = item.find(':');
+    unsigned long long p = 0, d = 0;
+    if (colon == std::string::npos || !parseUnsigned(item.substr(0, colon), p) ||
+        !parseUnsigned(item.substr(colon + 1), d))
+      throw UsageError(flag + ": '" + item + "' is not P:D (platform:device, see 'eddy-cli " +
+                       "devices'); expected all, gpu, cpu or a list like 0:0,0:1");
+    const std::string norm = std::to_string(p) + ":" + std::to_string(d);
+    if (std::find(seen.begin(), seen.end(), norm) != seen.end())
+      throw UsageError(flag + ": device " + norm + " is listed twice");
+    seen.push_back(norm);
+  }
+  if (seen.empty() || v.back() == ',') throw UsageError(flag + ": empty item in '" + v + "'");
+  return v;
+}
+
+void checkShares(const std::vector<double>& shares) {
+  double sum = 0;
+  for (double w : shares) sum += w;
+  if (!shares.empty() && sum <= 0) throw UsageError("--shares: at least one share must be > 0");
+}
+
+// Opens every device of a --devices list; a failure names the device.
+std::vector<std::unique_ptr<Context>> openDevices(const std::string& list) {
+  std::vector<std::unique_ptr<Context>> out;
+  for (const auto& info : selectDevices(list)) {
+    try {
+      out.push_back(std::make_unique<Context>(info));
+    } catch (const Error& e) {
+      throw Error("device " + deviceTag(info) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+std::vector<Context*> pointers(const std::vector<std::unique_ptr<Context>>& v) {
+  std::vector<Context*> out;
+  for (const auto& c : v) out.push_back(c.get());
+  return out;
+}
+
 int cmdDevices(std::ostream& out) {
   out << formatDeviceList(enumerateDevices());
   return 0;
@@ -157,7 +233,8 @@ struct RunOptions {
   std::vector<std::string> sets;
   unsigned long long steps = 1000;
   std::optional<double> until;
-  std::string device, diagPath, outPath;
+  std::string device, devices, diagPath, outPath;
+  std::vector<double> shares;
   unsigned long long diagEvery = 10;
   bool json = false, quiet = false;
 };
@@ -173,6 +250,8 @@ RunOptions parseRun(Args& args) {
     else if (a == "--steps") { o.steps = args.count(a, 0, 1ull << 40); stepsGiven = true; }
     else if (a == "--until") o.until = args.real(a, 0, 1e12);
     else if (a == "--device") o.device = args.value(a);
+    else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
+    else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
     else if (a == "--set") o.sets.push_back(args.value(a));
     else if (a == "--ic") o.spec.icPath = args.value(a);
     else if (a == "--diag") o.diagPath = args.value(a);
@@ -183,6 +262,12 @@ RunOptions parseRun(Args& args) {
     else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
   }
   if (o.until && stepsGiven) throw UsageError("run: give either --steps or --until, not both");
+  if (!o.device.empty() && !o.devices.empty())
+    throw UsageError("run: give either --device or --devices, not both");
+  if (!o.shares.empty() && o.devices.empty()) throw UsageError("--shares needs --devices");
+  checkShares(o.shares);
+  if (!o.devices.empty() && o.spec.sim != "nbody")
+    throw UsageError("--devices: only --sim nbody runs on several devices");
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end()) {
     std::string known;
@@ -215,9 +300,30 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
   }
-  Context ctx(o.device);
-  if (!o.quiet) err << "eddy: device " << ctx.info().name << " (" << ctx.info().platformName << ")\n";
-  auto sim = makeSimulation(ctx, o.spec, params);
+  std::vector<std::unique_ptr<Context>> devices;
+  if (o.devices.empty()) devices.push_back(std::make_unique<Context>(o.device));
+  else devices = openDevices(o.devices);
+  if (!o.shares.empty() && o.shares.size() != devices.size())
+    throw UsageError("--shares: " + std::to_string(o.shares.size()) + " values for " +
+                     std::to_string(devices.size()) + " devices (--devices " + o.devices + ")");
+  if (!o.quiet)
+    for (const auto& c : devices)
+      err << "eddy: device " << deviceTag(c->info()) << " " << c->info().name << " ("
+          << c->info().platformName << ")\n";
+  MultiNBodyOptions multi;
+  multi.shares = o.shares;
+  auto sim = makeSimulation(pointers(devices), o.spec, params, multi);
+  Context& ctx = sim->context();
+  auto* msim = dynamic_cast<MultiNBodySim*>(sim.get());
+  if (msim && !o.quiet)
+    for (const auto& sh : msim->shares()) {
+      char rate[64] = "";
+      if (sh.rate > 0) std::snprintf(rate, sizeof rate, ", calibrated %.3g pairs/s", sh.rate);
+      char line[256];
+      std::snprintf(line, sizeof line, "eddy: device %s integrates %zu bodies [%zu, %zu) (share %.1f%%%s)\n",
+                    sh.tag.c_str(), sh.count, sh.first, sh.first + sh.count, 100 * sh.weight, rate);
+      err << line;
+    }
   const std::string scene = o.spec.icPath.empty()
                                 ? (o.spec.scene.empty() ? defaultScene(o.spec.sim) : o.spec.scene)
                                 : "ic:" + o.spec.icPath;
@@ -252,7 +358,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
           << std::setprecision(4) << double(sim->steps()) / secs << " steps/s\n";
     }
   }
-  sim->context().queue().finish();
+  sim->finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::vector<double> last = sim->diagRow();
   sim->profiler().collect(true);
@@ -266,6 +372,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     if (columns[i] == "total" && first[i] != 0) dE = (last[i] - first[i]) / std::fabs(first[i]);
   std::optional<double> virial;
   if (auto* nb = dynamic_cast<NBodySim*>(sim.get())) virial = nb->diagnostics().virialRatio;
+  if (msim) virial = msim->diagnostics().virialRatio;
 
   if (o.json) {
     json j;
@@ -275,6 +382,19 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     j["steps"] = sim->steps();
     j["time"] = sim->time();
     j["device"] = deviceJson(ctx.info());
+    if (msim) {
+      json ds = json::array();
+      for (size_t i = 0; i < msim->shares().size(); ++i) {
+        const auto& sh = msim->shares()[i];
+        json d = deviceJson(devices[i]->info());
+        d["bodies"] = sh.count;
+        d["first"] = sh.first;
+        d["share"] = sh.weight;
+        d["calibrated_pairs_per_s"] = sh.rate;
+        ds.push_back(d);
+      }
+      j["devices"] = ds;
+    }
     j["wall_s"] = wall;
     j["steps_per_s"] = wall > 0 ? double(sim->steps()) / wall : 0.0;
     json a = json::object(), b = json::object();
@@ -295,8 +415,14 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
         << sim->steps() << " steps to t = " << sim->time() << " in " << std::setprecision(4)
         << wall << " s (" << double(sim->steps()) / std::max(wall, 1e-9) << " steps/s)\n";
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
-        << ctx.info().driverVersion << ")\n\n";
-    out << "per-kernel device time (window of the last " << 128 << " launches):\n"
+        << ctx.info().driverVersion << ")\n";
+    if (msim)
+      for (size_t i = 0; i < msim->shares().size(); ++i) {
+        const auto& sh = msim->shares()[i];
+        out << "  " << sh.tag << "  " << sh.name << " (driver " << devices[i]->info().driverVersion
+            << "): bodies " << sh.count << " [" << sh.first << ", " << sh.first + sh.count << ")\n";
+      }
+    out << "\nper-kernel device time (window of the last " << 128 << " launches):\n"
         << sim->profiler().table() << '\n';
     out << std::setprecision(10);
     out << "diagnostics        initial              final\n";
@@ -309,18 +435,163 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// bench nbody --devices: whole steps (wall clock, pipelined) of the N-body
+// split over each device list; per device the kernel rate, the exchange time
+// and the time its compute queue had nothing to do.
+int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long long> ns,
+                 const std::vector<double>& shares, const std::optional<NBodyKernelConfig>& cfg,
+                 unsigned long long steps, bool asJson, std::ostream& out) {
+  std::map<std::string, std::unique_ptr<Context>> opened;  // one context per device, shared
+  std::vector<std::vector<Context*>> setDevices;
+  bool gpu = false;
+  for (const auto& set : sets) {
+    std::vector<Context*> v;
+    for (const auto& info : selectDevices(set)) {
+      auto& c = opened[deviceTag(info)];
+      if (!c) {
+        try {
+          c = std::make_unique<Context>(info);
+        } catch (const Error& e) {
+          throw Error("device " + deviceTag(info) + ": " + e.what());
+        }
+      }
+      gpu |= (info.type & CL_DEVICE_TYPE_GPU) != 0;
+      v.push_back(c.get());
+    }
+    if (v.size() > 1 && !shares.empty() && shares.size() != v.size())
+      throw UsageError("--shares: " + std::to_string(shares.size()) + " values for " +
+                       std::to_string(v.size()) + " devices (--devices " + set + ")");
+    setDevices.push_back(std::move(v));
+  }
+  if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{262144, 1048576}
+                           : std::vector<unsigned long long>{1024, 4096, 16384};
+  auto tagsOf = [](const std::vector<Context*>& v) {
+    std::string t;
+    for (const auto* c : v) t += (t.empty() ? "" : ",") + deviceTag(c->info());
+    return t;
+  };
+  if (!asJson) {
+    for (const auto& [tag, c] : opened)
+      out << "device " << tag << ": " << c->info().name << " (" << c->info().platformName
+          << ", driver " << c->info().driverVersion << ")\n";
+    out << "plummer, dt 1e-4, kernel ";
+    if (cfg)
+      out << "wg " << cfg->wg << ", bpi " << cfg->bpi << ", unroll " << cfg->unroll
+          << ", cl-options '" << cfg->extraOptions << "'";
+    else
+      out << "layout per device and share (automatic)";
+    out << "; pairs/s = N^2 / wall-clock step time\n";
+  }
+  json rows = json::array();
+  for (const auto n : ns) {
+    const auto bodies = makeNBodyScene("plummer", n, 1);
+    double baseline = 0;
+    if (!asJson)
+      out << "\n         N  devices           steps     step_ms       pairs/s  speedup  exchange\n";
+    for (const auto& devs : setDevices) {
+      Params params(nbodyParamDecl());
+      params.set("dt", 1e-4);
+      std::unique_ptr<Simulation> sim;
+      MultiNBodySim* multi = nullptr;
+      if (devs.size() == 1) {
+        sim = std::make_unique<NBodySim>(
+            *devs[0], params, bodies,
+            cfg ? *cfg : NBodyKernelConfig::automatic(devs[0]->info(), bodies.size()));
+      } else {
+        checkMultiNBodyMemory(devs, n);
+        MultiNBodyOptions o;
+        o.shares = shares;
+        if (cfg) o.kernels = {*cfg};
+        auto m = std::make_unique<MultiNBodySim>(devs, params, bodies, o);
+        multi = m.get();
+        sim = std::move(m);
+      }
+      sim->step();  // warm-up: first launches, clocks
+      sim->finish();
+      const auto w0 = Clock::now();
+      sim->step();
+      sim->finish();
+      const double once = std::chrono::duration<double>(Clock::now() - w0).count();
+      const unsigned long long s =
+          steps ? steps
+                : std::clamp<unsigned long long>(
+                      static_cast<unsigned long long>(2.0 / std::max(once, 1e-6)), 3, 2000);
+      sim->profiler().reset();
+      const auto t0 = Clock::now();
+      for (unsigned long long k = 0; k < s; ++k) sim->step();
+      sim->finish();
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      sim->profiler().collect(true);
+      const double stepMs = 1e3 * wall / double(s);
+      const double total = double(n) * double(n) / (wall / double(s));
+      if (baseline == 0) baseline = total;
+      std::map<std::string, double> perStep;  // phase -> ms per step
+      for (const auto& st : sim->profiler().stats()) perStep[st.name] = st.totalMs / double(s);
+      json per = json::array();
+      double worstExchange = 0;
+      std::string detail;
+      for (size_t i = 0; i < devs.size(); ++i) {
+        const std::string tag = deviceTag(devs[i]->info());
+        const size_t bodiesHere = multi ? multi->shares()[i].count : size_t(n);
+        const double share = multi ? multi->shares()[i].weight : 1.0;
+        auto ph = [&](const char* what) {
+          return perStep[multi ? MultiNBodySim::phase(what, tag) : std::string(what)];
+        };
+        const double gravityMs = ph("gravity"), driftMs = ph("drift");
+        const double exchangeMs = multi ? ph("send") + ph("recv") : 0.0;
+        const double rate = gravityMs > 0 ? double(bodiesHere) * double(n) / (gravityMs * 1e-3) : 0;
+        const double exFrac = exchangeMs / stepMs;
+        const double waitFrac = bodiesHere ? std::max(0.0, 1.0 - (gravityMs + driftMs) / stepMs) : 1.0;
+        worstExchange = std::max(worstExchange, exFrac);
+        per.push_back({{"device", tag}, {"name", devs[i]->info().name},
+                       {"driver", devs[i]->info().driverVersion}, {"bodies", bodiesHere},
+                       {"share", share}, {"calibrated_pairs_per_s", multi ? multi->shares()[i].rate : 0.0},
+                       {"gravity_ms", gravityMs}, {"drift_ms", driftMs},
+                       {"exchange_ms", exchangeMs}, {"pair_interactions_per_s", rate},
+                       {"exchange_fraction", exFrac}, {"wait_fraction", waitFrac}});
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      "      %-6s bodies %10zu (%5.1f%%)  gravity %10.3f ms  %10.4e pairs/s  "
+                      "exchange %8.3f ms (%5.2f%%)  idle %5.1f%%\n",
+                      tag.c_str(), bodiesHere, 100 * share, gravityMs, rate, exchangeMs,
+                      100 * exFrac, 100 * waitFrac);
+        detail += line;
+      }
+      const std::string tags = tagsOf(devs);
+      rows.push_back({{"n", n}, {"devices", tags}, {"steps", s}, {"step_ms", stepMs},
+                      {"pair_interactions_per_s", total}, {"speedup", total / baseline},
+                      {"exchange_fraction", worstExchange}, {"per_device", per}});
+      if (!asJson) {
+        char line[256];
+        std::snprintf(line, sizeof line, "%10llu  %-16s %6llu %11.3f %13.4e %8.3f %8.2f%%\n", n,
+                      tags.c_str(), s, stepMs, total, total / baseline, 100 * worstExchange);
+        out << line << detail << std::flush;
+      }
+    }
+  }
+  if (asJson) {
+    json devs = json::array();
+    for (const auto& [tag, c] : opened) devs.push_back(deviceJson(c->info()));
+    out << json{{"devices", devs}, {"nbody_devices", rows}}.dump(2) << '\n';
+  }
+  return 0;
+}
+
 int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   if (args.done()) throw UsageError("bench: which benchmark? 'bench nbody'");
   const std::string what = args.next();
   if (what != "nbody") throw UsageError("bench: unknown benchmark '" + what + "' (known: nbody)");
   std::vector<unsigned long long> ns, wgs, bpis, unrolls{8};
-  std::vector<std::string> clOptions;
+  std::vector<std::string> clOptions, deviceSets;
+  std::vector<double> shares;
   std::string device;
   unsigned long long steps = 0;
   bool asJson = false;
   while (!args.done()) {
     const std::string a = args.next();
     if (a == "--n") ns = args.list(a, 1, 1ull << 31);
+    else if (a == "--devices") deviceSets.push_back(checkDeviceList(a, args.value(a)));
+    else if (a == "--shares") shares = args.reals(a, 0, 1e12);
     else if (a == "--wg") wgs = args.list(a, 1, 4096);
     else if (a == "--bpi") bpis = args.list(a, 1, 16);
     else if (a == "--unroll") unrolls = args.list(a, 0, 1024);
@@ -329,6 +600,23 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
     else if (a == "--device") device = args.value(a);
     else if (a == "--json") asJson = true;
     else throw UsageError("bench: unknown option '" + a + "'");
+  }
+  if (!shares.empty() && deviceSets.empty()) throw UsageError("--shares needs --devices");
+  checkShares(shares);
+  if (!deviceSets.empty()) {
+    if (!device.empty()) throw UsageError("bench: give either --device or --devices, not both");
+    if (wgs.size() > 1 || bpis.size() > 1 || unrolls.size() > 1 || clOptions.size() > 1)
+      throw UsageError("bench: with --devices give one --wg, --bpi, --unroll and --cl-options");
+    // Default: the layout each device picks for its share (NBodyKernelConfig::automatic).
+    std::optional<NBodyKernelConfig> cfg;
+    if (!wgs.empty() || !bpis.empty() || unrolls[0] != 8 || !clOptions.empty()) {
+      cfg.emplace();
+      if (!wgs.empty()) cfg->wg = unsigned(wgs[0]);
+      if (!bpis.empty()) cfg->bpi = unsigned(bpis[0]);
+      cfg->unroll = unsigned(unrolls[0]);
+      if (!clOptions.empty()) cfg->extraOptions = clOptions[0];
+    }
+    return benchDevices(deviceSets, ns, shares, cfg, steps, asJson, out);
   }
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;

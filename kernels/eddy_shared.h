@@ -15,5 +15,9 @@
 #define EDDY_NBODY_DEFAULT_BPI 1
 /* Work-group size of the simple per-body kernels (drift, potential). */
 #define EDDY_LINEAR_WG 64
+/* Flags of nbody_gravity_part (multi-device N-body): the first block of sources
+ * starts the sum from zero, the last one applies G and the closing half kick. */
+#define EDDY_NBODY_PART_FIRST 1u
+#define EDDY_NBODY_PART_LAST 2u
 
 #endif /* EDDY_SHARED_H */

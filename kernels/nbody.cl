@@ -50,6 +50,41 @@ inline float nbody_rsqrt(float x)
 #define NBODY_RSQRT rsqrt
 #endif
 
+/* The force loop shared by every gravity kernel: accumulates the pull of the
+ * sources src[j0 .. j1) on this work-item's NBODY_BPI bodies at (px, py, pz)
+ * into (ax, ay, az), as raw sums without G. j runs in ascending order, one tile
+ * of NBODY_WG sources at a time; slots past j1 are padded with mass 0 (exactly
+ * no pull), so any range works. Every work-item of the group must call it (it
+ * synchronises on the tile). */
+static inline void nbody_accumulate(__global const float4* restrict src,
+                                    const uint j0, const uint j1,
+                                    __local float4* restrict tile, const float eps2,
+                                    const float* px, const float* py, const float* pz,
+                                    float* ax, float* ay, float* az)
+{
+    const uint lid = get_local_id(0);
+    for (uint t = j0; t < j1; t += NBODY_WG) {
+        const uint j = t + lid;
+        tile[lid] = j < j1 ? src[j] : (float4)(0.0f);  /* mass 0: no pull */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        NBODY_PRAGMA_UNROLL
+        for (int jj = 0; jj < NBODY_WG; ++jj) {
+            const float4 q = tile[jj];
+#pragma unroll
+            for (int k = 0; k < NBODY_BPI; ++k) {
+                const float dx = q.x - px[k], dy = q.y - py[k], dz = q.z - pz[k];
+                const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
+                const float inv = NBODY_RSQRT(r2);
+                const float s = q.w * inv * inv * inv;
+                ax[k] = fma(dx, s, ax[k]);
+                ay[k] = fma(dy, s, ay[k]);
+                az[k] = fma(dz, s, az[k]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 /* Phase "gravity": a(x) for every body, then the closing half kick v += a dt/2.
  * With half_dt = 0 it only computes accelerations (start-up). */
 __kernel __attribute__((reqd_work_group_size(NBODY_WG, 1, 1)))
@@ -73,26 +108,7 @@ void nbody_gravity(__global const float4* restrict pos,
         ax[k] = 0.0f; ay[k] = 0.0f; az[k] = 0.0f;
     }
 
-    for (uint t = 0; t < n; t += NBODY_WG) {
-        const uint j = t + lid;
-        tile[lid] = j < n ? pos[j] : (float4)(0.0f);  /* mass 0: no pull */
-        barrier(CLK_LOCAL_MEM_FENCE);
-        NBODY_PRAGMA_UNROLL
-        for (int jj = 0; jj < NBODY_WG; ++jj) {
-            const float4 q = tile[jj];
-#pragma unroll
-            for (int k = 0; k < NBODY_BPI; ++k) {
-                const float dx = q.x - px[k], dy = q.y - py[k], dz = q.z - pz[k];
-                const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
-                const float inv = NBODY_RSQRT(r2);
-                const float s = q.w * inv * inv * inv;
-                ax[k] = fma(dx, s, ax[k]);
-                ay[k] = fma(dy, s, ay[k]);
-                az[k] = fma(dz, s, az[k]);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    nbody_accumulate(pos, 0, n, tile, eps2, px, py, pz, ax, ay, az);
 
 #pragma unroll
     for (int k = 0; k < NBODY_BPI; ++k) {
@@ -107,8 +123,66 @@ void nbody_gravity(__global const float4* restrict pos,
     }
 }
 
+/* Phase "gravity@P:D" of the multi-device N-body (sim/nbody_multi.cpp): the
+ * pull of the sources src[j0 .. j1) on this device's n bodies, whose positions
+ * are pos[i0 .. i0 + n) and whose velocities and accelerations are vel[0 .. n),
+ * acc[0 .. n). One launch per block of sources, so the local block can be done
+ * while the other devices' blocks are still in transit:
+ *   flags & EDDY_NBODY_PART_FIRST: start from zero, else continue the raw sum
+ *                                  stored in acc by the previous launch;
+ *   flags & EDDY_NBODY_PART_LAST:  finish: acc = G * sum, v += a dt/2 (as
+ *                                  nbody_gravity); else store the raw sum.
+ * Launched once with FIRST | LAST over j in [0, N) it computes exactly what
+ * nbody_gravity computes (same loop, same order of summation). */
+__kernel __attribute__((reqd_work_group_size(NBODY_WG, 1, 1)))
+void nbody_gravity_part(__global const float4* restrict pos,
+                        __global const float4* restrict src,
+                        const uint j0, const uint j1,
+                        __global float4* restrict vel,
+                        __global float4* restrict acc,
+                        const uint i0, const uint n,
+                        const float G, const float eps2, const float half_dt,
+                        const uint flags)
+{
+    __local float4 tile[NBODY_WG];
+    const uint lid = get_local_id(0);
+    const uint first = get_group_id(0) * (NBODY_WG * NBODY_BPI) + lid;
+
+    float px[NBODY_BPI], py[NBODY_BPI], pz[NBODY_BPI];
+    float ax[NBODY_BPI], ay[NBODY_BPI], az[NBODY_BPI];
+#pragma unroll
+    for (int k = 0; k < NBODY_BPI; ++k) {
+        const uint i = first + (uint)k * NBODY_WG;
+        const float4 p = i < n ? pos[i0 + i] : (float4)(0.0f);
+        px[k] = p.x; py[k] = p.y; pz[k] = p.z;
+        const float4 a = (i < n && !(flags & EDDY_NBODY_PART_FIRST)) ? acc[i] : (float4)(0.0f);
+        ax[k] = a.x; ay[k] = a.y; az[k] = a.z;
+    }
+
+    nbody_accumulate(src, j0, j1, tile, eps2, px, py, pz, ax, ay, az);
+
+#pragma unroll
+    for (int k = 0; k < NBODY_BPI; ++k) {
+        const uint i = first + (uint)k * NBODY_WG;
+        if (i < n) {
+            if (flags & EDDY_NBODY_PART_LAST) {
+                const float4 a = (float4)(G * ax[k], G * ay[k], G * az[k], 0.0f);
+                acc[i] = a;
+                float4 v = vel[i];
+                v.xyz += half_dt * a.xyz;
+                vel[i] = v;
+            } else {
+                acc[i] = (float4)(ax[k], ay[k], az[k], 0.0f);
+            }
+        }
+    }
+}
+
 /* Phase "drift": opening half kick with the stored a(x_n), then the drift
- * x_{n+1} = x_n + v dt into the other position buffer (mass copied along). */
+ * x_{n+1} = x_n + v dt into the other position buffer (mass copied along).
+ * Launched with a global work offset o (multi-device: this device's bodies are
+ * o .. n-1 of the position buffers), vel and acc hold bodies o .. n-1 at
+ * index i - o. The single-device sim launches with o = 0. */
 __kernel void nbody_drift(__global const float4* restrict pos_in,
                           __global float4* restrict pos_out,
                           __global float4* restrict vel,
@@ -117,9 +191,10 @@ __kernel void nbody_drift(__global const float4* restrict pos_in,
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
-    float4 v = vel[i];
-    v.xyz += (0.5f * dt) * acc[i].xyz;
-    vel[i] = v;
+    const uint k = i - (uint)get_global_offset(0);
+    float4 v = vel[k];
+    v.xyz += (0.5f * dt) * acc[k].xyz;
+    vel[k] = v;
     float4 p = pos_in[i];
     p.xyz += dt * v.xyz;
     pos_out[i] = p;

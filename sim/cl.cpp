@@ -226,6 +226,41 @@ DeviceInfo selectDevice(std::string_view spec) {
               "': expected gpu, cpu or P:D (platform:device indices, see 'eddy-cli devices')");
 }
 
+std::string deviceTag(const DeviceInfo& d) {
+  return std::to_string(d.platformIndex) + ":" + std::to_string(d.deviceIndex);
+}
+
+std::vector<DeviceInfo> selectDevices(std::string_view spec) {
+  const std::string what = "--devices '" + std::string(spec) + "'";
+  if (spec == "all" || spec == "gpu" || spec == "cpu") {
+    const auto all = enumerateDevices();
+    std::vector<DeviceInfo> out;
+    for (const auto& d : all)
+      if (spec == "all" || (d.type & (spec == "gpu" ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU)))
+        out.push_back(d);
+    if (out.empty())
+      throw Error(what + ": no matching device; available:\n" + formatDeviceList(all));
+    return out;
+  }
+  std::vector<DeviceInfo> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = spec.find(',', start);
+    const std::string_view item =
+        spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (item.empty())
+      throw Error(what + ": empty item; expected all, gpu, cpu or a list like 0:0,0:1");
+    DeviceInfo d = selectDevice(item);
+    for (const auto& o : out)
+      if (o.platformIndex == d.platformIndex && o.deviceIndex == d.deviceIndex)
+        throw Error(what + ": device " + deviceTag(d) + " (" + d.name + ") is listed twice");
+    out.push_back(std::move(d));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 Context::Context(std::string_view deviceSpec) : Context(selectDevice(deviceSpec)) {}
 
 Context::Context(const DeviceInfo& info) : info_(info) {

@@ -43,6 +43,13 @@ std::string formatDeviceList(const std::vector<DeviceInfo>& devices);
 // "gpu", "cpu", "P:D" (platform:device indices), or "" = first GPU, else first CPU,
 // else the first device. Throws eddy::Error naming what was asked and what exists.
 DeviceInfo selectDevice(std::string_view spec);
+// Several devices (multi-device N-body, --devices): "all" = every device of
+// every platform, "gpu" / "cpu" = every device of that type, else a
+// comma-separated list of selectDevice() specs ("0:0,0:1"). Throws eddy::Error
+// for an unknown item, an empty item, no match, or a device listed twice.
+std::vector<DeviceInfo> selectDevices(std::string_view spec);
+// "P:D", the platform:device index pair the CLI and the profiler use.
+std::string deviceTag(const DeviceInfo& d);
 
 // A device with its context and one in-order, profiling-enabled queue.
 class Context {

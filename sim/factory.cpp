@@ -1,6 +1,7 @@
 #include "factory.hpp"
 
 #include "nbody.hpp"
+#include "nbody_multi.hpp"
 
 namespace eddy {
 
@@ -32,19 +33,33 @@ size_t defaultCount(std::string_view sim) {
   return 0;
 }
 
+static std::vector<Body> nbodyBodies(const SceneSpec& spec, const Params& params) {
+  const size_t n = spec.n ? spec.n : defaultCount("nbody");
+  return spec.icPath.empty()
+             ? makeNBodyScene(spec.scene.empty() ? defaultScene("nbody") : spec.scene, n,
+                              uint64_t(params.getInt("seed")))
+             : readBodiesCsv(spec.icPath);
+}
+
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params) {
   if (spec.sim == "nbody") {
-    const size_t n = spec.n ? spec.n : defaultCount("nbody");
-    std::vector<Body> bodies =
-        spec.icPath.empty()
-            ? makeNBodyScene(spec.scene.empty() ? defaultScene("nbody") : spec.scene, n,
-                             uint64_t(params.getInt("seed")))
-            : readBodiesCsv(spec.icPath);
+    const std::vector<Body> bodies = nbodyBodies(spec, params);
     return std::make_unique<NBodySim>(ctx, params, bodies,
                                       NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
   }
   throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
+}
+
+std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
+                                           const SceneSpec& spec, const Params& params,
+                                           const MultiNBodyOptions& opts) {
+  if (devices.empty()) throw Error("no devices given");
+  if (devices.size() == 1) return makeSimulation(*devices.front(), spec, params);
+  if (spec.sim != "nbody")
+    throw Error("simulation '" + spec.sim + "' runs on one device only (--devices is for nbody)");
+  if (spec.icPath.empty()) checkMultiNBodyMemory(devices, spec.n ? spec.n : defaultCount("nbody"));
+  return std::make_unique<MultiNBodySim>(devices, params, nbodyBodies(spec, params), opts);
 }
 
 }  // namespace eddy

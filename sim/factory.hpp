@@ -9,6 +9,8 @@
 
 namespace eddy {
 
+struct MultiNBodyOptions;
+
 struct SceneSpec {
   std::string sim = "nbody";  // "nbody" | "sph"
   std::string scene;          // "" = the simulation's default scene
@@ -26,5 +28,11 @@ size_t defaultCount(std::string_view sim);
 // Builds the scene and the simulation with the given parameter values.
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params);
+// The same split over several devices (N-body only, MultiNBodySim). Checks
+// that every device can hold the bodies before the scene is built. With one
+// device it is the single-device simulation.
+std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
+                                           const SceneSpec& spec, const Params& params,
+                                           const MultiNBodyOptions& opts);
 
 }  // namespace eddy

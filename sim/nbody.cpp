@@ -169,7 +169,6 @@ std::vector<cl_float4> NBodySim::readVelocities() { return readBuffer4(ctx_.queu
 std::vector<cl_float4> NBodySim::readAccelerations() { return readBuffer4(ctx_.queue(), acc_, n_); }
 
 NBodyDiagnostics NBodySim::diagnostics() {
-  NBodyDiagnostics d;
   const auto p = readPositions();
   const auto v = readVelocities();
   std::vector<double> phi(n_);
@@ -188,8 +187,14 @@ NBodyDiagnostics NBodySim::diagnostics() {
   } catch (const cl::Error& e) {
     throw Error("N-body diagnostics: " + describe(e));
   }
+  return nbodyDiagnostics(p, v, phi, double(G_));
+}
+
+NBodyDiagnostics nbodyDiagnostics(const std::vector<cl_float4>& p, const std::vector<cl_float4>& v,
+                                  const std::vector<double>& phi, double G) {
+  NBodyDiagnostics d;
   double W = 0;
-  for (size_t i = 0; i < n_; ++i) {
+  for (size_t i = 0; i < p.size(); ++i) {
     const double m = p[i].s[3];
     const double x = p[i].s[0], y = p[i].s[1], z = p[i].s[2];
     const double vx = v[i].s[0], vy = v[i].s[1], vz = v[i].s[2];
@@ -202,19 +207,18 @@ NBodyDiagnostics NBodySim::diagnostics() {
     d.angularMomentum[1] += m * (z * vx - x * vz);
     d.angularMomentum[2] += m * (x * vy - y * vx);
   }
-  d.potential = double(G_) * W;
+  d.potential = G * W;
   d.total = d.kinetic + d.potential;
   d.virialRatio = d.potential != 0 ? 2 * d.kinetic / std::fabs(d.potential) : 0;
   return d;
 }
 
-std::vector<std::string> NBodySim::diagColumns() const {
+std::vector<std::string> nbodyDiagColumns() {
   return {"step", "time", "kinetic", "potential", "total", "px", "py", "pz", "lx", "ly", "lz"};
 }
 
-std::vector<double> NBodySim::diagRow() {
-  const auto d = diagnostics();
-  return {double(steps_),         time_,
+std::vector<double> nbodyDiagRow(uint64_t steps, double time, const NBodyDiagnostics& d) {
+  return {double(steps),          time,
           d.kinetic,              d.potential,
           d.total,                d.momentum[0],
           d.momentum[1],          d.momentum[2],
@@ -222,17 +226,24 @@ std::vector<double> NBodySim::diagRow() {
           d.angularMomentum[2]};
 }
 
-std::vector<std::string> NBodySim::stateColumns() const {
-  return {"x", "y", "z", "vx", "vy", "vz", "m"};
-}
+std::vector<std::string> nbodyStateColumns() { return {"x", "y", "z", "vx", "vy", "vz", "m"}; }
 
-std::vector<std::vector<double>> NBodySim::stateRows() {
-  const auto p = readPositions();
-  const auto v = readVelocities();
-  std::vector<std::vector<double>> rows(n_);
-  for (size_t i = 0; i < n_; ++i)
+std::vector<std::vector<double>> nbodyStateRows(const std::vector<cl_float4>& p,
+                                                const std::vector<cl_float4>& v) {
+  std::vector<std::vector<double>> rows(p.size());
+  for (size_t i = 0; i < p.size(); ++i)
     rows[i] = {p[i].s[0], p[i].s[1], p[i].s[2], v[i].s[0], v[i].s[1], v[i].s[2], p[i].s[3]};
   return rows;
+}
+
+std::vector<std::string> NBodySim::diagColumns() const { return nbodyDiagColumns(); }
+
+std::vector<double> NBodySim::diagRow() { return nbodyDiagRow(steps_, time_, diagnostics()); }
+
+std::vector<std::string> NBodySim::stateColumns() const { return nbodyStateColumns(); }
+
+std::vector<std::vector<double>> NBodySim::stateRows() {
+  return nbodyStateRows(readPositions(), readVelocities());
 }
 
 std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,

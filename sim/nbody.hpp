@@ -71,10 +71,12 @@ class NBodySim : public Simulation {
   // Double-precision diagnostics (potential with the force's softening).
   NBodyDiagnostics diagnostics();
   const NBodyKernelConfig& kernelConfig() const { return cfg_; }
+  // Checks the configuration against the device and builds kernels/nbody.cl
+  // with it (also used by the multi-device sim, one program per device).
+  static cl::Program buildProgram(Context& ctx, const NBodyKernelConfig& cfg);
 
  private:
   void syncParams();
-  static cl::Program buildProgram(Context& ctx, const NBodyKernelConfig& cfg);
 
   size_t n_;
   NBodyKernelConfig cfg_;
@@ -91,6 +93,18 @@ class NBodySim : public Simulation {
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float> potential_{program_,
                                                                           "nbody_potential"};
 };
+
+// Shared by the single- and multi-device sims: diagnostics from positions,
+// velocities and per-body potentials phi_i = -sum_j m_j / sqrt(r^2 + eps^2)
+// (without G), summed in double; the diagnostics CSV row; the state rows.
+NBodyDiagnostics nbodyDiagnostics(const std::vector<cl_float4>& pos,
+                                  const std::vector<cl_float4>& vel,
+                                  const std::vector<double>& phi, double G);
+std::vector<double> nbodyDiagRow(uint64_t steps, double time, const NBodyDiagnostics& d);
+std::vector<std::string> nbodyDiagColumns();
+std::vector<std::string> nbodyStateColumns();
+std::vector<std::vector<double>> nbodyStateRows(const std::vector<cl_float4>& pos,
+                                                const std::vector<cl_float4>& vel);
 
 // Double-precision all-pairs accelerations (CPU reference for tests).
 std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,

@@ -31,6 +31,9 @@ class Simulation {
   virtual std::vector<std::vector<double>> stateRows() = 0;
   // The buffer holding the current positions (float4 per particle) for drawing.
   virtual const cl::Buffer& positionBuffer() const = 0;
+  // Waits until everything the simulation enqueued has completed (end of a
+  // headless run, before timing). A multi-device simulation finishes all queues.
+  virtual void finish() { ctx_.queue().finish(); }
 
   double time() const { return time_; }
   uint64_t steps() const { return steps_; }
