@@ -1,11 +1,12 @@
 #include "factory.hpp"
 
 #include "nbody.hpp"
+#include "sph.hpp"
 
 namespace eddy {
 
 const std::vector<std::string>& simulationNames() {
-  static const std::vector<std::string> names = {"nbody"};
+  static const std::vector<std::string> names = {"nbody", "sph"};
   return names;
 }
 
@@ -17,11 +18,13 @@ static std::string knownSims() {
 
 const std::vector<ParamDesc>& paramDecl(std::string_view sim) {
   if (sim == "nbody") return nbodyParamDecl();
+  if (sim == "sph") return sphParamDecl();
   throw Error("unknown simulation '" + std::string(sim) + "'; known: " + knownSims());
 }
 
 std::vector<std::string> sceneNames(std::string_view sim) {
   if (sim == "nbody") return nbodySceneNames();
+  if (sim == "sph") return sphSceneNames();
   throw Error("unknown simulation '" + std::string(sim) + "'; known: " + knownSims());
 }
 
@@ -42,6 +45,13 @@ std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                              uint64_t(params.getInt("seed")))
             : readBodiesCsv(spec.icPath);
     return std::make_unique<NBodySim>(ctx, params, bodies);
+  }
+  if (spec.sim == "sph") {
+    if (!spec.icPath.empty()) throw Error("SPH: initial-conditions files are not supported");
+    if (spec.n) throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
+    const auto setup =
+        makeSphScene(spec.scene.empty() ? defaultScene("sph") : spec.scene, params);
+    return std::make_unique<SphSim>(ctx, params, setup);
   }
   throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
 }
