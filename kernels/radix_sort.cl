@@ -20,8 +20,9 @@
  *                    written to offset[d] + rank: equal digits keep their
  *                    input order, so the sort is stable.
  *
- * Only the key bits [shift, shift + EDDY_RADIX_BITS) are looked at in a pass;
- * the host runs ceil(bits / EDDY_RADIX_BITS) passes for the bits the keys use.
+ * Only the key bits [shift, shift + EDDY_RADIX_BITS) of (key & mask) are looked
+ * at in a pass; the host runs ceil(bits / EDDY_RADIX_BITS) passes for the bits
+ * the keys use, mask = the low `bits` bits (the rest of a key is ignored).
  */
 #if EDDY_RADIX != 16
 #error "radix_scatter's one-hot vector assumes 16 digits (EDDY_RADIX_BITS = 4)"
@@ -31,7 +32,7 @@
 __kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
 void radix_histogram(__global const uint* restrict keys,
                      __global uint* restrict hist,
-                     const uint n, const uint shift, const uint chunk)
+                     const uint n, const uint shift, const uint mask, const uint chunk)
 {
     __local uint part[EDDY_RADIX * SORT_WG];
     __local uint sum16[SORT_WG];
@@ -43,7 +44,7 @@ void radix_histogram(__global const uint* restrict keys,
 #pragma unroll
     for (int d = 0; d < EDDY_RADIX; ++d) c[d] = 0;
     for (uint i = begin + lid; i < end; i += SORT_WG) {
-        const uint d = (keys[i] >> shift) & (EDDY_RADIX - 1);
+        const uint d = ((keys[i] & mask) >> shift) & (EDDY_RADIX - 1);
 #pragma unroll
         for (int k = 0; k < EDDY_RADIX; ++k) c[k] += (d == (uint)k);
     }
@@ -99,7 +100,7 @@ void radix_scatter(__global const uint* restrict keys_in,
                    __global uint* restrict keys_out,
                    __global uint* restrict vals_out,
                    __global const uint* restrict hist,
-                   const uint n, const uint shift, const uint chunk)
+                   const uint n, const uint shift, const uint mask, const uint chunk)
 {
     __local ushort16 scan[SORT_WG];
     __local uint offset[EDDY_RADIX];
@@ -114,7 +115,7 @@ void radix_scatter(__global const uint* restrict keys_in,
         const bool valid = i < end;
         const uint key = valid ? keys_in[i] : 0u;
         const uint val = valid ? vals_in[i] : 0u;
-        const uint d = (key >> shift) & (EDDY_RADIX - 1);
+        const uint d = ((key & mask) >> shift) & (EDDY_RADIX - 1);
         /* one-hot digit vector (all zero for padding items) */
         const ushort16 onehot =
             valid ? (as_ushort16((ushort16)((ushort)d) == lanes) & (ushort16)(1)) : (ushort16)(0);

@@ -6,6 +6,11 @@
  * hydrodynamics", ARA&A 30:543, eq. 4.2):
  *   Pi_ij = -alpha c0 mu_ij / rho_bar,  mu_ij = hs v_ij.r_ij / (r_ij^2 + 0.01 hs^2)
  *   when v_ij.r_ij < 0 (approaching), else 0;  hs = h/2 the smoothing length.
+ * The pressure term is divided by the lattice gradient normalisation
+ * gamma_L = -sum_k V x_k,x dW/dx (k over the initial cubic lattice; 0.977 at
+ * h = 2.2 dx), a constant computed on the host like the mass calibration, so
+ * that the discrete pressure gradient is exact on the initial lattice
+ * (the hydrostatic pressure is otherwise too high by 1/gamma_L).
  * Every pair term is antisymmetric in (i, j): momentum is conserved pairwise.
  * Wall images contribute pressure and viscosity (not cohesion).
  * The work-group maxima of |a|^2 and |v|^2 go into counters (atomic max of
@@ -21,7 +26,8 @@ void sph_forces(__global const float4* restrict pos,
                 __global uint* restrict counters,
                 const uint n, const int4 dims, const float inv_cell, const float4 tank,
                 const float h, const float mass, const float c0, const float alpha,
-                const float gravity, const float gamma, const float rho0)
+                const float gravity, const float gamma, const float rho0,
+                const float grad_scale)
 {
     __local float red_a[SPH_WG], red_v[SPH_WG];
     const uint i = get_global_id(0), lid = get_local_id(0);
@@ -30,7 +36,7 @@ void sph_forces(__global const float4* restrict pos,
     if (valid) {
         const float3 p = pos[i].xyz, v = vel[i].xyz;
         const float2 di = rhop[i];
-        const float pri = di.y / (di.x * di.x);
+        const float pri = grad_scale * di.y / (di.x * di.x);
         const float h2 = h * h, hs = 0.5f * h, eta2 = 0.01f * hs * hs;
         float3 w;
         const uint mask = sph_walls(p, tank, h, &w);
@@ -42,7 +48,7 @@ void sph_forces(__global const float4* restrict pos,
             if (r2 < h2) {
                 const float3 vj = vel[j].xyz;
                 const float2 dj = rhop[j];
-                const float prj = dj.y / (dj.x * dj.x);
+                const float prj = grad_scale * dj.y / (dj.x * dj.x);
                 const float cvis = alpha * c0 * hs * 2.0f / (di.x + dj.x);
                 {
                     const float vr = dot(v - vj, d);

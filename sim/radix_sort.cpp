@@ -36,14 +36,15 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
     }
     auto& q = ctx_.queue();
     const cl::NDRange wg(EDDY_SORT_WG), global(groups * EDDY_SORT_WG);
+    const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
     for (unsigned p = 0; p < passes(bits); ++p) {
       const cl_uint shift = p * EDDY_RADIX_BITS;
       prof.record("sort_histogram", histogram_(cl::EnqueueArgs(q, global, wg), keys, hist_,
-                                               cl_uint(n), shift, cl_uint(chunk)));
+                                               cl_uint(n), shift, mask, cl_uint(chunk)));
       prof.record("sort_scan", scan_(cl::EnqueueArgs(q, wg, wg), hist_,
                                      cl_uint(EDDY_RADIX * groups)));
       prof.record("sort_scatter", scatter_(cl::EnqueueArgs(q, global, wg), keys, vals, tmpKeys,
-                                           tmpVals, hist_, cl_uint(n), shift, cl_uint(chunk)));
+                                           tmpVals, hist_, cl_uint(n), shift, mask, cl_uint(chunk)));
       std::swap(keys, tmpKeys);
       std::swap(vals, tmpVals);
     }

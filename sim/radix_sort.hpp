@@ -29,11 +29,11 @@ class RadixSort {
   cl::Program program_;
   cl::Buffer hist_;
   size_t histGroups_ = 0;
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint> histogram_{program_,
-                                                                                   "radix_histogram"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint, cl_uint> histogram_{
+      program_, "radix_histogram"};
   cl::KernelFunctor<cl::Buffer, cl_uint> scan_{program_, "radix_scan"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
-                    cl_uint>
+                    cl_uint, cl_uint>
       scatter_{program_, "radix_scatter"};
 };
 

@@ -59,9 +59,10 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "Gravitational acceleration, along -y.", false, false, false},
       {"surface_tension", "Surface tension (cohesion)", "Physics", "m^4/(kg s^2)", 0.0, 1e3, 0.0,
        "gamma of the cohesion force of Akinci et al. (2013); 0 = off.", false, false, false},
-      {"smoothing_ratio", "Support radius / spacing", "Physics", "", 1.2, 4.0, 2.0,
-       "h / dx with h the support radius of the Wendland C2 kernel; 2.0 gives about 33 "
-       "neighbours in the bulk.",
+      {"smoothing_ratio", "Support radius / spacing", "Physics", "", 1.2, 4.0, 2.2,
+       "h / dx with h the support radius of the Wendland C2 kernel. 2.2 gives 32 neighbours "
+       "on the lattice and a pressure-gradient sum within 2.3% of exact (2.0: 26 neighbours, "
+       "5% low; 3.0: 92 neighbours, 0.3%).",
        false, true, false},
       {"wall_restitution", "Wall restitution", "Physics", "", 0.0, 1.0, 0.5,
        "A particle that crosses a wall plane is mirrored back and its normal velocity "
@@ -113,6 +114,19 @@ double sphLatticeMass(double rho0, double dx, double h) {
   return rho0 / sum;
 }
 
+double sphLatticeGradientNorm(double dx, double h) {
+  const int k = int(std::ceil(h / dx)) + 1;
+  double sum = 0, wsum = 0;
+  for (int i = -k; i <= k; ++i)
+    for (int j = -k; j <= k; ++j)
+      for (int l = -k; l <= k; ++l) {
+        const double r = dx * std::sqrt(double(i * i + j * j + l * l));
+        wsum += sphKernelW(r, h);
+        if (r > 0) sum -= (i * dx) * sphKernelDW(r, h) * (i * dx) / r;
+      }
+  return sum / wsum;  // V = 1 / wsum (the calibrated volume per particle)
+}
+
 double sphReferencePressure(double rho, double rho0, double B) {
   return std::max(0.0, B * (std::pow(rho / rho0, 7.0) - 1.0));
 }
@@ -152,6 +166,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   const double hExact = params_.get("smoothing_ratio") * setup.spacing;
   phys_.h = fl(hExact);
   phys_.mass = fl(sphLatticeMass(phys_.rho0, setup.spacing, phys_.h));
+  phys_.gradScale = fl(1.0 / sphLatticeGradientNorm(setup.spacing, phys_.h));
 
   // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
   cell_ = phys_.h * double(EDDY_SPH_CELL_SLACK);
@@ -323,7 +338,8 @@ void SphSim::runForces() {
                 vel_[cur_], rhop_, cells_, nlist_, nbcount_, acc_, counters_, cl_uint(n_),
                 int4Of(dims_), cl_float(1.0 / cell_), tank4(tank_), cl_float(phys_.h),
                 cl_float(phys_.mass), cl_float(phys_.c0), cl_float(phys_.alpha),
-                cl_float(phys_.gravity), cl_float(phys_.gamma), cl_float(phys_.rho0)));
+                cl_float(phys_.gravity), cl_float(phys_.gamma), cl_float(phys_.rho0),
+                cl_float(phys_.gradScale)));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }
@@ -588,11 +604,11 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
   };
   for (size_t i = 0; i < n; ++i) {
     const Walls W = wallsOf(in.pos[i], in.tank, h);
-    const double rhoi = in.rhop[i].s[0], pri = in.rhop[i].s[1] / (rhoi * rhoi);
+    const double rhoi = in.rhop[i].s[0], pri = P.gradScale * in.rhop[i].s[1] / (rhoi * rhoi);
     double a[3] = {0, 0, 0}, sc = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
-      const double rhoj = in.rhop[j].s[0], prj = in.rhop[j].s[1] / (rhoj * rhoj);
+      const double rhoj = in.rhop[j].s[0], prj = P.gradScale * in.rhop[j].s[1] / (rhoj * rhoj);
       const double cvis = P.alpha * P.c0 * hs * 2.0 / (rhoi + rhoj);
       for (unsigned s = W.mask;; s = (s - 1) & W.mask) {  // s = mask .. 0 (0 = the real pair)
         double d[3], dv[3], r2 = 0, vr = 0;

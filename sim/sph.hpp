@@ -64,6 +64,7 @@ struct SphDiagnostics {
 struct SphPhysics {
   double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
          maxDt = 0, restitution = 0, spacing = 0;
+  double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
 };
 
 class SphSim : public Simulation {
@@ -163,7 +164,7 @@ class SphSim : public Simulation {
       density_{program_, "sph_density"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
                     cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float, cl_float4, cl_float,
-                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
+                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
       forces_{program_, "sph_forces"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
                                                                                       "sph_dt"};
@@ -179,6 +180,8 @@ double sphKernelW(double r, double h);
 double sphKernelDW(double r, double h);
 // Mass that gives density rho0 on a cubic lattice of spacing dx (h = support).
 double sphLatticeMass(double rho0, double dx, double h);
+// -sum_k V x_k dW/dx over that lattice (1 for an exact discrete gradient).
+double sphLatticeGradientNorm(double dx, double h);
 // Tait pressure, clamped at 0.
 double sphReferencePressure(double rho, double rho0, double B);
 
