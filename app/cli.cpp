@@ -4,6 +4,7 @@
 #include "io.hpp"
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
+#include "sph.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,15 +35,17 @@ commands:
   devices                      list OpenCL platforms and devices
   run [options]                run a simulation headless
   bench nbody [options]        measure the N-body force kernel
+  bench sph [options]          measure the SPH step, kernel by kernel
   params [--sim S]             list the declared parameters of a simulation
   help, --help                 this text;  --version  the version
 
 run options:
-  --sim nbody                  simulation (default nbody)
+  --sim nbody|sph              simulation (default nbody)
   --scene NAME                 nbody: plummer (default), galaxies, collapse
-  --n N                        body count (default 16384)
+                               sph: dam_break (default), drop, double_dam_break
+  --n N                        nbody: body count (default 16384); sph: set spacing instead
   --steps N                    steps to run (default 1000)
-  --until T                    run until simulated time T instead of --steps
+  --until T                    run until simulated time T (s for sph) instead of --steps
   --device gpu|cpu|P:D         device (default: first GPU, else a CPU device)
   --devices LIST               nbody: split the bodies over several devices: all, gpu, cpu
                                (every device of that kind) or P:D,P:D,...
@@ -56,10 +59,14 @@ run options:
   --quiet                      no progress on stderr
 
 bench options:
-  --n LIST                     comma-separated counts (default 4096,16384,65536,262144 on a
-                               GPU; 1024,4096,16384 on a CPU)
-  --wg LIST, --bpi LIST        work-group sizes / bodies per work-item to try (default: the
-                               layout a run picks for each N)
+  --n LIST                     comma-separated counts (nbody default 4096,16384,65536,262144
+                               on a GPU, 1024,4096,16384 on a CPU; sph default
+                               65536,262144,1048576,4194304 on a GPU, 16384,65536 on a CPU)
+  --mode LIST                  sph: cells (direct 27-cell iteration), list (neighbour list);
+                               default cells,list
+  --cap N                      sph: neighbour list capacity (default 96)
+  --wg LIST, --bpi LIST        nbody: work-group sizes / bodies per work-item to try (default:
+                               the layout a run picks for each N)
   --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
@@ -285,6 +292,9 @@ RunOptions parseRun(Args& args) {
   }
   if (!o.spec.icPath.empty() && o.spec.sim != "nbody")
     throw UsageError("--ic is only for --sim nbody");
+  if (o.spec.n && o.spec.sim == "sph")
+    throw UsageError("--n is not used by --sim sph: the particle count follows from the scene "
+                     "(e.g. --set spacing=0.002)");
   if (!o.spec.icPath.empty() && (!o.spec.scene.empty() || o.spec.n))
     throw UsageError("--ic replaces the scene: do not combine it with --scene or --n");
   return o;
@@ -337,9 +347,24 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   const std::vector<double> first = sim->diagRow();
   if (diag) diag->stream() << joinCsv(first) << '\n';
 
+  // With --until the simulated time is checked only now and then: where the
+  // time step is chosen on the device (SPH), every check is a read-back. The
+  // next check comes after half the steps the mean dt says are left.
+  unsigned long long nextCheck = 0, lastSteps = sim->steps();
+  double lastTime = sim->syncTime();
   auto finished = [&] {
-    if (o.until) return sim->time() >= *o.until - 1e-12;
-    return sim->steps() >= o.steps;
+    if (!o.until) return sim->steps() >= o.steps;
+    if (sim->steps() < nextCheck) return false;
+    const double t = sim->syncTime();
+    if (t >= *o.until - 1e-12) return true;
+    const double meanDt =
+        sim->steps() > lastSteps ? (t - lastTime) / double(sim->steps() - lastSteps) : 0.0;
+    const double left = meanDt > 0 ? (*o.until - t) / meanDt : 0.0;
+    nextCheck = sim->steps() + std::clamp<unsigned long long>(
+                                   static_cast<unsigned long long>(left / 2), 1, 1000);
+    lastTime = t;
+    lastSteps = sim->steps();
+    return false;
   };
   const auto t0 = Clock::now();
   auto lastReport = t0;
@@ -365,6 +390,13 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (diag && (sim->steps() % o.diagEvery != 0)) diag->stream() << joinCsv(last) << '\n';
   if (diag) diag->commit();
   if (!o.outPath.empty()) writeCsv(o.outPath, sim->stateColumns(), sim->stateRows());
+  // Never silent: particles that had to be put back into the tank.
+  for (size_t i = 0; i < columns.size(); ++i)
+    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0)
+      err << "eddy: warning: " << columns[i] << " = " << last[i]
+          << (columns[i] == "escaped"
+                  ? " (particle-steps found outside the tank or non-finite and put back)\n"
+                  : " (neighbour-list entries beyond the capacity were dropped)\n");
 
   // Relative change of the total energy (N-body) where the columns have it.
   std::optional<double> dE;
@@ -577,10 +609,106 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
   return 0;
 }
 
+// bench sph: the full SPH step of a 3-D dam-break column at rest density
+// (about 33 neighbours within h), per kernel, for each N and mode.
+int cmdBenchSph(Args& args, std::ostream& out) {
+  std::vector<unsigned long long> ns;
+  std::vector<std::string> modes{"cells", "list"};
+  std::string device;
+  unsigned long long steps = 0, cap = 96;
+  bool asJson = false;
+  while (!args.done()) {
+    const std::string a = args.next();
+    if (a == "--n") ns = args.list(a, 1, 1ull << 28);
+    else if (a == "--mode") {
+      const std::string v = args.value(a);
+      modes.clear();
+      std::stringstream ss(v);
+      std::string m;
+      while (std::getline(ss, m, ',')) {
+        if (m != "cells" && m != "list")
+          throw UsageError("--mode: '" + m + "' is not cells or list");
+        modes.push_back(m);
+      }
+      if (modes.empty()) throw UsageError("--mode: empty list");
+    } else if (a == "--cap") cap = args.count(a, 1, 1024);
+    else if (a == "--steps") steps = args.count(a, 1, 100000);
+    else if (a == "--device") device = args.value(a);
+    else if (a == "--json") asJson = true;
+    else throw UsageError("bench sph: unknown option '" + a + "'");
+  }
+  Context ctx(device);
+  const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
+  if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{65536, 262144, 1048576, 4194304}
+                           : std::vector<unsigned long long>{16384, 65536};
+  json rows = json::array();
+  if (!asJson)
+    out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
+        << ctx.info().driverVersion << ")\n"
+        << "         N  mode   steps   step_ms   wall_ms  particle-steps/s  neighbours  "
+           "overflow\n";
+  for (const auto target : ns)
+    for (const auto& mode : modes) {
+      Params params(sphParamDecl());
+      const SphSetup setup = makeSphBenchScene(target, params);
+      SphKernelConfig cfg;
+      cfg.neighbourList = mode == "list";
+      cfg.listCapacity = unsigned(cap);
+      SphSim sim(ctx, params, setup, cfg);
+      sim.step();  // warm-up (compilation, clocks) and sizing
+      ctx.queue().finish();
+      const auto w0 = Clock::now();
+      sim.step();
+      ctx.queue().finish();
+      const double once = std::chrono::duration<double>(Clock::now() - w0).count();
+      const unsigned long long s =
+          steps ? steps
+                : std::clamp<unsigned long long>(
+                      static_cast<unsigned long long>(1.0 / std::max(once, 1e-6)), 3, 500);
+      sim.profiler().collect(true);
+      sim.profiler().reset();
+      const auto t0 = Clock::now();
+      for (unsigned long long k = 0; k < s; ++k) sim.step();
+      ctx.queue().finish();
+      const double wallMs = std::chrono::duration<double>(Clock::now() - t0).count() * 1e3 / s;
+      sim.profiler().collect(true);
+      double stepMs = 0;
+      json phases = json::object();
+      std::string breakdown;
+      for (const auto& st : sim.profiler().stats()) {
+        const double ms = st.totalMs / double(s);
+        stepMs += ms;
+        phases[st.name] = ms;
+        char item[96];
+        std::snprintf(item, sizeof item, "%s %.4f  ", st.name.c_str(), ms);
+        breakdown += item;
+      }
+      const auto d = sim.diagnostics();
+      const double rate = double(sim.size()) / (stepMs * 1e-3);
+      if (asJson) {
+        rows.push_back({{"n", sim.size()}, {"mode", mode}, {"steps", s}, {"step_ms", stepMs},
+                        {"wall_ms_per_step", wallMs}, {"particle_steps_per_s", rate},
+                        {"mean_neighbours", d.meanNeighbours},
+                        {"list_overflow", d.counters.overflow}, {"key_bits", sim.keyBits()},
+                        {"cells", sim.numCells()}, {"phases_ms_per_step", phases}});
+      } else {
+        char line[200];
+        std::snprintf(line, sizeof line, "%10zu  %-5s %6llu %9.4f %9.4f  %16.4e  %10.2f  %8llu\n",
+                      sim.size(), mode.c_str(), s, stepMs, wallMs, rate, d.meanNeighbours,
+                      static_cast<unsigned long long>(d.counters.overflow));
+        out << line << "            ms/step: " << breakdown << "\n" << std::flush;
+      }
+    }
+  if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"sph", rows}}.dump(2) << '\n';
+  return 0;
+}
+
 int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
-  if (args.done()) throw UsageError("bench: which benchmark? 'bench nbody'");
+  if (args.done()) throw UsageError("bench: which benchmark? 'bench nbody' or 'bench sph'");
   const std::string what = args.next();
-  if (what != "nbody") throw UsageError("bench: unknown benchmark '" + what + "' (known: nbody)");
+  if (what == "sph") return cmdBenchSph(args, out);
+  if (what != "nbody")
+    throw UsageError("bench: unknown benchmark '" + what + "' (known: nbody, sph)");
   std::vector<unsigned long long> ns, wgs, bpis, unrolls{8};
   std::vector<std::string> clOptions, deviceSets;
   std::vector<double> shares;

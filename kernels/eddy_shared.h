@@ -20,4 +20,38 @@
 #define EDDY_NBODY_PART_FIRST 1u
 #define EDDY_NBODY_PART_LAST 2u
 
+/* ---- SPH ------------------------------------------------------------------- */
+/* Work-group size of the per-particle SPH kernels (hash, reorder, cells,
+ * neighbours, density, forces, integrate). */
+#define EDDY_SPH_WG 128
+/* Radix sort: digit width, buckets, work-group size of the sort kernels and
+ * the most work-groups one pass uses (the scan kernel sees RADIX * groups
+ * entries in one work-group). */
+#define EDDY_RADIX_BITS 4
+#define EDDY_RADIX (1 << EDDY_RADIX_BITS)
+#define EDDY_SORT_WG 256
+#define EDDY_SORT_MAX_GROUPS 1024
+/* Cell table entry of an empty cell: (start, end) = (EMPTY, 0), so that the
+ * min/max of starts/ends over a row of cells skips it and a loop
+ * "for j = start; j < end" runs zero times. */
+#define EDDY_SPH_EMPTY_CELL 0xffffffffu
+/* Default capacity of the neighbour list (entries per particle, self included). */
+#define EDDY_SPH_NLIST_CAP 96
+/* Indices into the SPH counter buffer (uint each). */
+#define EDDY_SPH_CNT_ESCAPED 0     /* integrate: outside the tank or non-finite, put back */
+#define EDDY_SPH_CNT_OUT_OF_GRID 1 /* hash: outside the grid, clamped into it */
+#define EDDY_SPH_CNT_OVERFLOW 2    /* neighbours: entries beyond the list capacity */
+#define EDDY_SPH_CNT_MAX_A2 3      /* forces: max |a|^2 of this step (float bits) */
+#define EDDY_SPH_CNT_MAX_V2 4      /* forces: max |v|^2 of this step (float bits) */
+#define EDDY_SPH_NUM_COUNTERS 8
+/* Device clock (float each): time as a compensated (Kahan) sum hi + lo, the dt
+ * of the last step, and the number of steps taken on the device. */
+#define EDDY_SPH_CLOCK_T_HI 0
+#define EDDY_SPH_CLOCK_T_LO 1
+#define EDDY_SPH_CLOCK_DT 2
+#define EDDY_SPH_CLOCK_SIZE 4
+/* Cells are this much larger than the support radius h, so float rounding in
+ * floor(x / cell) can never put two particles closer than h two cells apart. */
+#define EDDY_SPH_CELL_SLACK 1.0001f
+
 #endif /* EDDY_SHARED_H */

@@ -290,7 +290,17 @@ std::string kernelSource(std::string_view file) {
 }
 
 cl::Program Context::buildProgram(std::string_view file, const std::string& options) {
-  const std::string src = kernelSource("eddy_shared.h") + "\n#line 1\n" + kernelSource(file);
+  return buildProgram(std::vector<std::string>{std::string(file)}, options);
+}
+
+cl::Program Context::buildProgram(const std::vector<std::string>& files,
+                                  const std::string& options) {
+  std::string src = kernelSource("eddy_shared.h");
+  std::string file;
+  for (const auto& f : files) {
+    src += "\n#line 1 \"" + f + "\"\n" + kernelSource(f);
+    file += (file.empty() ? "" : "+") + f;
+  }
   cl::Program program(context_, src);
   std::string opts = "-cl-std=CL1.2 " + options;
   if (info_.fp64) opts += " -DEDDY_FP64";
@@ -300,7 +310,7 @@ cl::Program Context::buildProgram(std::string_view file, const std::string& opti
     std::string log;
     for (const auto& [dev, l] : e.getBuildLog())
       log += "--- build log for " + dev.getInfo<CL_DEVICE_NAME>() + ":\n" + l + "\n";
-    throw Error("building kernel program '" + std::string(file) + "' (options: " + opts +
+    throw Error("building kernel program '" + file + "' (options: " + opts +
                 ") failed: " + clErrorName(e.err()) + "\n" + log);
   } catch (const cl::Error& e) {
     std::string log;
@@ -308,7 +318,7 @@ cl::Program Context::buildProgram(std::string_view file, const std::string& opti
       log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
     } catch (const cl::Error&) {
     }
-    throw Error("building kernel program '" + std::string(file) + "': " + describe(e) + "\n" + log);
+    throw Error("building kernel program '" + file + "': " + describe(e) + "\n" + log);
   }
   // Developer aids: EDDY_BUILD_LOG=1 prints the (successful) build log, e.g.
   // with -cl-nv-verbose register counts; EDDY_DUMP_BINARIES=DIR writes the

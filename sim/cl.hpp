@@ -67,6 +67,9 @@ class Context {
   // folder instead (kernel development without a rebuild). On a build failure
   // throws eddy::Error holding the device's full build log.
   cl::Program buildProgram(std::string_view file, const std::string& options = {});
+  // The same for several files concatenated in order (e.g. a common header of
+  // device functions followed by the kernels that use it) into one program.
+  cl::Program buildProgram(const std::vector<std::string>& files, const std::string& options = {});
 
  private:
   DeviceInfo info_;

@@ -2,11 +2,12 @@
 
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
+#include "sph.hpp"
 
 namespace eddy {
 
 const std::vector<std::string>& simulationNames() {
-  static const std::vector<std::string> names = {"nbody"};
+  static const std::vector<std::string> names = {"nbody", "sph"};
   return names;
 }
 
@@ -18,11 +19,13 @@ static std::string knownSims() {
 
 const std::vector<ParamDesc>& paramDecl(std::string_view sim) {
   if (sim == "nbody") return nbodyParamDecl();
+  if (sim == "sph") return sphParamDecl();
   throw Error("unknown simulation '" + std::string(sim) + "'; known: " + knownSims());
 }
 
 std::vector<std::string> sceneNames(std::string_view sim) {
   if (sim == "nbody") return nbodySceneNames();
+  if (sim == "sph") return sphSceneNames();
   throw Error("unknown simulation '" + std::string(sim) + "'; known: " + knownSims());
 }
 
@@ -47,6 +50,13 @@ std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
     const std::vector<Body> bodies = nbodyBodies(spec, params);
     return std::make_unique<NBodySim>(ctx, params, bodies,
                                       NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
+  }
+  if (spec.sim == "sph") {
+    if (!spec.icPath.empty()) throw Error("SPH: initial-conditions files are not supported");
+    if (spec.n) throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
+    const auto setup =
+        makeSphScene(spec.scene.empty() ? defaultScene("sph") : spec.scene, params);
+    return std::make_unique<SphSim>(ctx, params, setup);
   }
   throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
 }

@@ -36,6 +36,11 @@ class Simulation {
   virtual void finish() { ctx_.queue().finish(); }
 
   double time() const { return time_; }
+  // Brings time() up to date where the simulation chooses its time step on
+  // the device (SPH: one small blocking read of the device clock) and returns
+  // it; free where the host knows the clock (N-body). Front ends call it only
+  // when they need the time (--until checks, diagnostics), never every step.
+  virtual double syncTime() { return time_; }
   uint64_t steps() const { return steps_; }
   Params& params() { return params_; }
   const Params& params() const { return params_; }

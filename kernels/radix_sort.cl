@@ -1,0 +1,141 @@
+/*
+ * radix_sort.cl: stable least-significant-digit radix sort of (key, value)
+ * pairs of 32-bit unsigned integers, EDDY_RADIX_BITS bits per pass.
+ *
+ * The classic three-kernel pass (Blelloch 1990 "Prefix sums and their
+ * applications"; Satish, Harris & Garland 2009 "Designing efficient sorting
+ * algorithms for manycore GPUs"; the radix sort of the OpenCL programming
+ * guides): work-group g owns the contiguous chunk [g*chunk, (g+1)*chunk).
+ *
+ *   radix_histogram: counts of each digit in each chunk, stored digit-major:
+ *                    hist[d * groups + g]
+ *   radix_scan:      one work-group turns hist into its exclusive prefix sum,
+ *                    so hist[d * groups + g] is where chunk g's first key with
+ *                    digit d goes (all smaller digits, and digit d of earlier
+ *                    chunks, come before it)
+ *   radix_scatter:   each chunk is walked tile by tile in order; inside a tile
+ *                    a work-item's rank among the tile's keys of its digit is
+ *                    a prefix sum over work-items of a one-hot digit vector
+ *                    (16 lanes of ushort, one scan for all digits). Keys are
+ *                    written to offset[d] + rank: equal digits keep their
+ *                    input order, so the sort is stable.
+ *
+ * Only the key bits [shift, shift + EDDY_RADIX_BITS) of (key & mask) are looked
+ * at in a pass; the host runs ceil(bits / EDDY_RADIX_BITS) passes for the bits
+ * the keys use, mask = the low `bits` bits (the rest of a key is ignored).
+ */
+#if EDDY_RADIX != 16
+#error "radix_scatter's one-hot vector assumes 16 digits (EDDY_RADIX_BITS = 4)"
+#endif
+#define SORT_WG EDDY_SORT_WG
+
+__kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
+void radix_histogram(__global const uint* restrict keys,
+                     __global uint* restrict hist,
+                     const uint n, const uint shift, const uint mask, const uint chunk)
+{
+    __local uint part[EDDY_RADIX * SORT_WG];
+    __local uint sum16[SORT_WG];
+    const uint lid = get_local_id(0), g = get_group_id(0), groups = get_num_groups(0);
+    const uint begin = g * chunk, end = min(begin + chunk, n);
+
+    /* Each work-item counts its strided keys in registers: no atomics. */
+    uint c[EDDY_RADIX];
+#pragma unroll
+    for (int d = 0; d < EDDY_RADIX; ++d) c[d] = 0;
+    for (uint i = begin + lid; i < end; i += SORT_WG) {
+        const uint d = ((keys[i] & mask) >> shift) & (EDDY_RADIX - 1);
+#pragma unroll
+        for (int k = 0; k < EDDY_RADIX; ++k) c[k] += (d == (uint)k);
+    }
+#pragma unroll
+    for (int d = 0; d < EDDY_RADIX; ++d) part[d * SORT_WG + lid] = c[d];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 256 items reduce 16 digits x 256 counts: item t sums 16 entries of digit t/16. */
+    const uint d = lid / (SORT_WG / EDDY_RADIX), piece = lid % (SORT_WG / EDDY_RADIX);
+    const uint len = SORT_WG / (SORT_WG / EDDY_RADIX);
+    uint s = 0;
+    for (uint k = 0; k < len; ++k) s += part[d * SORT_WG + piece * len + k];
+    sum16[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < EDDY_RADIX) {
+        uint t = 0;
+        for (uint k = 0; k < SORT_WG / EDDY_RADIX; ++k) t += sum16[lid * (SORT_WG / EDDY_RADIX) + k];
+        hist[lid * groups + g] = t;
+    }
+}
+
+/* Exclusive prefix sum of hist[0 .. count) in place, by ONE work-group:
+ * each item sums a contiguous segment, the segment sums are scanned in local
+ * memory (Hillis-Steele), then each item rewrites its segment. */
+__kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
+void radix_scan(__global uint* restrict hist, const uint count)
+{
+    __local uint sums[SORT_WG];
+    const uint lid = get_local_id(0);
+    const uint seg = (count + SORT_WG - 1) / SORT_WG;
+    const uint begin = min(lid * seg, count), end = min(begin + seg, count);
+    uint s = 0;
+    for (uint i = begin; i < end; ++i) s += hist[i];
+    sums[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < SORT_WG; off <<= 1) {
+        const uint t = lid >= off ? sums[lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sums[lid] += t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    uint run = sums[lid] - s;  /* exclusive */
+    for (uint i = begin; i < end; ++i) {
+        const uint v = hist[i];
+        hist[i] = run;
+        run += v;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
+void radix_scatter(__global const uint* restrict keys_in,
+                   __global const uint* restrict vals_in,
+                   __global uint* restrict keys_out,
+                   __global uint* restrict vals_out,
+                   __global const uint* restrict hist,
+                   const uint n, const uint shift, const uint mask, const uint chunk)
+{
+    __local ushort16 scan[SORT_WG];
+    __local uint offset[EDDY_RADIX];
+    const uint lid = get_local_id(0), g = get_group_id(0), groups = get_num_groups(0);
+    const uint begin = g * chunk, end = min(begin + chunk, n);
+    const ushort16 lanes = (ushort16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    if (lid < EDDY_RADIX) offset[lid] = hist[lid * groups + g];
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    for (uint tile = begin; tile < end; tile += SORT_WG) {
+        const uint i = tile + lid;
+        const bool valid = i < end;
+        const uint key = valid ? keys_in[i] : 0u;
+        const uint val = valid ? vals_in[i] : 0u;
+        const uint d = ((key & mask) >> shift) & (EDDY_RADIX - 1);
+        /* one-hot digit vector (all zero for padding items) */
+        const ushort16 onehot =
+            valid ? (as_ushort16((ushort16)((ushort)d) == lanes) & (ushort16)(1)) : (ushort16)(0);
+        scan[lid] = onehot;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint off = 1; off < SORT_WG; off <<= 1) {
+            const ushort16 t = lid >= off ? scan[lid - off] : (ushort16)(0);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            scan[lid] += t;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (valid) {
+            /* inclusive count of digit d up to me, minus me = stable rank */
+            const uint rank = (uint)((__local const ushort*)&scan[lid])[d] - 1u;
+            const uint dst = offset[d] + rank;
+            keys_out[dst] = key;
+            vals_out[dst] = val;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < EDDY_RADIX) offset[lid] += (uint)((__local const ushort*)&scan[SORT_WG - 1])[lid];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}

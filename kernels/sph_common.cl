@@ -1,0 +1,134 @@
+/*
+ * sph_common.cl: device functions shared by the SPH kernels (prepended to
+ * them when the SPH program is built; see SphSim::buildProgram).
+ *
+ * Smoothing kernel: Wendland C2 in 3-D (H. Wendland 1995, "Piecewise
+ * polynomial, positive definite and compactly supported radial functions of
+ * minimal degree", Adv. Comput. Math. 4:389; normalisation as in Dehnen & Aly
+ * 2012, MNRAS 425:1068), with h the SUPPORT radius (W = 0 for r >= h):
+ *     W(r) = 21 / (2 pi h^3) (1 - q)^4 (1 + 4 q),   q = r / h
+ *     grad_i W(r_ij) = -20 * 21 / (2 pi h^3) (1 - q)^3 / h^2 * r_ij
+ * (the gradient needs no division by r).
+ *
+ * Walls: the tank [0,L] x [0,H] x [0,D] has plane walls. A particle i closer
+ * than h to a wall sees mirror images ("ghosts") of its neighbours across that
+ * wall (Libersky et al. 1993, "High strain Lagrangian hydrodynamics", JCP
+ * 109:67; Colagrossi & Landrini 2003, JCP 191:448): same mass, density and
+ * pressure, the wall-normal velocity reversed (free slip). Per axis only the
+ * nearer wall is mirrored; in a corner every combination of the near walls is
+ * (up to 7 images). A ghost is never closer than its original, so ghosts are
+ * looked for only among the real neighbours within h.
+ *
+ * Compile-time: SPH_WG (work-group size), SPH_NLIST (1 = neighbour list,
+ * 0 = direct iteration over the 27 cells).
+ */
+#ifndef SPH_WG
+#define SPH_WG EDDY_SPH_WG
+#endif
+#ifndef SPH_NLIST
+#define SPH_NLIST 0
+#endif
+#define SPH_PI 3.14159265358979f
+
+/* Squared distance, evaluated exactly as written (no FMA contraction), so the
+ * CPU reference reproduces the neighbour test r^2 < h^2 bit for bit. */
+inline float sph_r2(const float3 d)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const float xx = d.x * d.x;
+    const float yy = d.y * d.y;
+    const float zz = d.z * d.z;
+    return (xx + yy) + zz;
+}
+
+inline float sph_w(const float r, const float h)
+{
+    const float q = r / h, t = 1.0f - q;
+    const float t2 = t * t;
+    return (21.0f / (2.0f * SPH_PI * h * h * h)) * t2 * t2 * (1.0f + 4.0f * q);
+}
+
+/* grad_i W(r_ij) = sph_gradw(r, h) * r_ij */
+inline float sph_gradw(const float r, const float h)
+{
+    const float t = 1.0f - r / h;
+    return (-20.0f * 21.0f / (2.0f * SPH_PI)) * t * t * t / (h * h * h * h * h);
+}
+
+/* Cohesion spline C(r) of Akinci, Akinci & Teschner 2013, "Versatile surface
+ * tension and adhesion for SPH fluids", ACM TOG 32(6):182, eq. 2. */
+inline float sph_cohesion(const float r, const float h)
+{
+    const float h3 = h * h * h;
+    const float a = (h - r) * (h - r) * (h - r) * r * r * r;
+    const float c = 32.0f / (SPH_PI * h3 * h3 * h3);
+    return 2.0f * r > h ? c * a : c * (2.0f * a - h3 * h3 / 64.0f);
+}
+
+/* Tait equation of state (Monaghan 1994; Batchelor 1967), B = rho0 c0^2 / 7,
+ * p = B ((rho/rho0)^7 - 1) evaluated as B expm1(7 log1p(e)) for accuracy near
+ * rho0; clamped at 0 (a free surface takes no tension). */
+inline float sph_pressure(const float rho, const float rho0, const float B)
+{
+    const float e = (rho - rho0) / rho0;
+    return fmax(0.0f, B * expm1(7.0f * log1p(e)));
+}
+
+inline int4 sph_cell(const float3 p, const int4 dims, const float inv_cell)
+{
+    const int4 c = (int4)(convert_int(floor(p.x * inv_cell)), convert_int(floor(p.y * inv_cell)),
+                          convert_int(floor(p.z * inv_cell)), 0);
+    return clamp(c, (int4)(0), dims - (int4)(1));
+}
+
+/* Walls within h of p: bit a of the result set for axis a, wall coordinate in w. */
+inline uint sph_walls(const float3 p, const float4 tank, const float h, float3* w)
+{
+    uint m = 0;
+    float3 ww = (float3)(0.0f);
+    if (p.x <= tank.x - p.x) { if (p.x < h) m |= 1u; } else { ww.x = tank.x; if (tank.x - p.x < h) m |= 1u; }
+    if (p.y <= tank.y - p.y) { if (p.y < h) m |= 2u; } else { ww.y = tank.y; if (tank.y - p.y < h) m |= 2u; }
+    if (p.z <= tank.z - p.z) { if (p.z < h) m |= 4u; } else { ww.z = tank.z; if (tank.z - p.z < h) m |= 4u; }
+    *w = ww;
+    return m;
+}
+
+inline float3 sph_mirror(const float3 q, const uint s, const float3 w)
+{
+    return (float3)((s & 1u) ? 2.0f * w.x - q.x : q.x, (s & 2u) ? 2.0f * w.y - q.y : q.y,
+                    (s & 4u) ? 2.0f * w.z - q.z : q.z);
+}
+
+inline float3 sph_mirror_v(const float3 v, const uint s)
+{
+    return (float3)((s & 1u) ? -v.x : v.x, (s & 2u) ? -v.y : v.y, (s & 4u) ? -v.z : v.z);
+}
+
+/* Neighbour loop: j runs over every particle in the 3 x 3 x 3 cells around p
+ * (cells mode; each row of 3 cells is one contiguous range of the sorted
+ * arrays) or over the neighbour list of i (list mode). Kernels using it have
+ * arguments named cells, nlist, nbcount, n, dims, inv_cell. */
+#if SPH_NLIST
+#define SPH_NEIGHBOURS_BEGIN(i, p)                                              \
+    {                                                                           \
+        const uint nb_cnt_ = nbcount[i];                                        \
+        for (uint k_ = 0; k_ < nb_cnt_; ++k_) {                                 \
+            const uint j = nlist[(size_t)k_ * n + (i)];
+#define SPH_NEIGHBOURS_END }}
+#else
+#define SPH_NEIGHBOURS_BEGIN(i, p)                                              \
+    {                                                                           \
+        const int4 c_ = sph_cell(p, dims, inv_cell);                            \
+        const int x0_ = max(c_.x - 1, 0), x1_ = min(c_.x + 1, dims.x - 1);      \
+        for (int z_ = max(c_.z - 1, 0); z_ <= min(c_.z + 1, dims.z - 1); ++z_)  \
+        for (int y_ = max(c_.y - 1, 0); y_ <= min(c_.y + 1, dims.y - 1); ++y_) { \
+            const int row_ = dims.x * (y_ + dims.y * z_);                       \
+            uint s_ = EDDY_SPH_EMPTY_CELL, e_ = 0u;                             \
+            for (int x_ = x0_; x_ <= x1_; ++x_) {                               \
+                const uint2 r_ = cells[row_ + x_];                              \
+                s_ = min(s_, r_.x);                                             \
+                e_ = max(e_, r_.y);                                             \
+            }                                                                   \
+            for (uint j = s_; j < e_; ++j) {
+#define SPH_NEIGHBOURS_END }}}
+#endif

@@ -1,0 +1,95 @@
+/* Phase "forces": acceleration of every particle,
+ *   a_i = - sum_j m (p_i/rho_i^2 + p_j/rho_j^2 + Pi_ij) grad_i W_ij     (Monaghan 1992)
+ *         - gamma sum_j m K_ij C(r_ij) r_ij / r_ij                      (Akinci et al. 2013)
+ *         + g
+ * with Monaghan's artificial viscosity (J.J. Monaghan 1992, "Smoothed particle
+ * hydrodynamics", ARA&A 30:543, eq. 4.2):
+ *   Pi_ij = -alpha c0 mu_ij / rho_bar,  mu_ij = hs v_ij.r_ij / (r_ij^2 + 0.01 hs^2)
+ *   when v_ij.r_ij < 0 (approaching), else 0;  hs = h/2 the smoothing length.
+ * The pressure term is divided by the lattice gradient normalisation
+ * gamma_L = -sum_k V x_k,x dW/dx (k over the initial cubic lattice; 0.977 at
+ * h = 2.2 dx), a constant computed on the host like the mass calibration, so
+ * that the discrete pressure gradient is exact on the initial lattice
+ * (the hydrostatic pressure is otherwise too high by 1/gamma_L).
+ * Every pair term is antisymmetric in (i, j): momentum is conserved pairwise.
+ * Wall images contribute pressure and viscosity (not cohesion).
+ * The work-group maxima of |a|^2 and |v|^2 go into counters (atomic max of
+ * the float bits, valid for non-negative floats) for the time-step kernel. */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_forces(__global const float4* restrict pos,
+                __global const float4* restrict vel,
+                __global const float2* restrict rhop,
+                __global const uint2* restrict cells,
+                __global const uint* restrict nlist,
+                __global uint* restrict nbcount,
+                __global float4* restrict acc,
+                __global uint* restrict counters,
+                const uint n, const int4 dims, const float inv_cell, const float4 tank,
+                const float h, const float mass, const float c0, const float alpha,
+                const float gravity, const float gamma, const float rho0,
+                const float grad_scale)
+{
+    __local float red_a[SPH_WG], red_v[SPH_WG];
+    const uint i = get_global_id(0), lid = get_local_id(0);
+    const bool valid = i < n;
+    float a2 = 0.0f, v2 = 0.0f;
+    if (valid) {
+        const float3 p = pos[i].xyz, v = vel[i].xyz;
+        const float2 di = rhop[i];
+        const float pri = grad_scale * di.y / (di.x * di.x);
+        const float h2 = h * h, hs = 0.5f * h, eta2 = 0.01f * hs * hs;
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        float3 a = (float3)(0.0f);
+        SPH_NEIGHBOURS_BEGIN(i, p)
+            const float3 q = pos[j].xyz;
+            const float3 d = p - q;
+            const float r2 = sph_r2(d);
+            if (r2 < h2) {
+                const float3 vj = vel[j].xyz;
+                const float2 dj = rhop[j];
+                const float prj = grad_scale * dj.y / (dj.x * dj.x);
+                const float cvis = alpha * c0 * hs * 2.0f / (di.x + dj.x);
+                {
+                    const float vr = dot(v - vj, d);
+                    const float pi_ij = vr < 0.0f ? -cvis * vr / (r2 + eta2) : 0.0f;
+                    a -= (mass * (pri + prj + pi_ij) * sph_gradw(sqrt(r2), h)) * d;
+                    if (gamma > 0.0f && r2 > 0.0f) {
+                        const float r = sqrt(r2);
+                        const float kij = 2.0f * rho0 / (di.x + dj.x);
+                        a -= (gamma * mass * kij * sph_cohesion(r, h) / r) * d;
+                    }
+                }
+                for (uint s = mask; s != 0u; s = (s - 1u) & mask) {
+                    const float3 dg = p - sph_mirror(q, s, w);
+                    const float g2 = sph_r2(dg);
+                    if (g2 < h2) {
+                        const float vr = dot(v - sph_mirror_v(vj, s), dg);
+                        const float pi_ij = vr < 0.0f ? -cvis * vr / (g2 + eta2) : 0.0f;
+                        a -= (mass * (pri + prj + pi_ij) * sph_gradw(sqrt(g2), h)) * dg;
+                    }
+                }
+            }
+        SPH_NEIGHBOURS_END
+        a.y -= gravity;
+        acc[i] = (float4)(a, 0.0f);
+        a2 = dot(a, a);
+        v2 = dot(v, v);
+        if (!isfinite(a2)) a2 = INFINITY;
+        if (!isfinite(v2)) v2 = INFINITY;
+    }
+    red_a[lid] = a2;
+    red_v[lid] = v2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = SPH_WG / 2; off > 0; off >>= 1) {
+        if (lid < off) {
+            red_a[lid] = fmax(red_a[lid], red_a[lid + off]);
+            red_v[lid] = fmax(red_v[lid], red_v[lid + off]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        atomic_max(&counters[EDDY_SPH_CNT_MAX_A2], as_uint(red_a[0]));
+        atomic_max(&counters[EDDY_SPH_CNT_MAX_V2], as_uint(red_v[0]));
+    }
+}

@@ -1,0 +1,56 @@
+#include "radix_sort.hpp"
+
+#include "eddy_shared.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace eddy {
+
+RadixSort::RadixSort(Context& ctx) : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")) {
+  if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
+    throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
+                " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));
+}
+
+unsigned RadixSort::passes(unsigned bits) { return (bits + EDDY_RADIX_BITS - 1) / EDDY_RADIX_BITS; }
+
+void RadixSort::layout(size_t n, size_t& groups, size_t& chunk) {
+  const size_t tiles = std::max<size_t>(1, (n + EDDY_SORT_WG - 1) / EDDY_SORT_WG);
+  const size_t tilesPerGroup = (tiles + EDDY_SORT_MAX_GROUPS - 1) / EDDY_SORT_MAX_GROUPS;
+  chunk = tilesPerGroup * EDDY_SORT_WG;
+  groups = std::max<size_t>(1, (n + chunk - 1) / chunk);
+}
+
+void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl::Buffer& tmpVals,
+                     size_t n, unsigned bits, Profiler& prof) {
+  if (bits == 0 || bits > 32) throw Error("radix sort: key bits must be 1..32");
+  if (n == 0) return;
+  if (n > 0xffffffffu) throw Error("radix sort: at most 2^32 - 1 keys");
+  size_t groups = 0, chunk = 0;
+  layout(n, groups, chunk);
+  try {
+    if (groups > histGroups_) {
+      hist_ = cl::Buffer(ctx_.context(), CL_MEM_READ_WRITE, sizeof(cl_uint) * EDDY_RADIX * groups);
+      histGroups_ = groups;
+    }
+    auto& q = ctx_.queue();
+    const cl::NDRange wg(EDDY_SORT_WG), global(groups * EDDY_SORT_WG);
+    const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
+    for (unsigned p = 0; p < passes(bits); ++p) {
+      const cl_uint shift = p * EDDY_RADIX_BITS;
+      prof.record("sort_histogram", histogram_(cl::EnqueueArgs(q, global, wg), keys, hist_,
+                                               cl_uint(n), shift, mask, cl_uint(chunk)));
+      prof.record("sort_scan", scan_(cl::EnqueueArgs(q, wg, wg), hist_,
+                                     cl_uint(EDDY_RADIX * groups)));
+      prof.record("sort_scatter", scatter_(cl::EnqueueArgs(q, global, wg), keys, vals, tmpKeys,
+                                           tmpVals, hist_, cl_uint(n), shift, mask, cl_uint(chunk)));
+      std::swap(keys, tmpKeys);
+      std::swap(vals, tmpVals);
+    }
+  } catch (const cl::Error& e) {
+    throw Error("radix sort of " + std::to_string(n) + " keys: " + describe(e));
+  }
+}
+
+}  // namespace eddy

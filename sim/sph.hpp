@@ -1,0 +1,209 @@
+// sph.hpp: weakly compressible SPH (WCSPH) on the device, SI units.
+//
+// One step = hash -> radix sort -> reorder -> cell table -> [neighbour list]
+// -> density -> forces -> dt -> integrate, each phase one kernel and one
+// profiler row (see docs/ARCHITECTURE.md, "SPH"). The particle state lives in
+// SORTED order: positionBuffer() is the float4 position buffer of the current
+// step, re-permuted every step (cell order); ids_ maps back to the stable
+// particle index (used by --out).
+#pragma once
+
+#include "radix_sort.hpp"
+#include "simulation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace eddy {
+
+// Declared SPH parameters (scene geometry, physics, integration).
+const std::vector<ParamDesc>& sphParamDecl();
+const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, double_dam_break
+
+struct SphParticle {
+  double x = 0, y = 0, z = 0, vx = 0, vy = 0, vz = 0;
+};
+
+// What a scene hands to SphSim: particles inside the tank [0,L] x [0,H] x [0,D].
+struct SphSetup {
+  std::vector<SphParticle> particles;
+  std::array<double, 3> tank{};  // L (x), H (y, up), D (z)
+  double spacing = 0;            // lattice spacing: mass = rho0 * dx^3 (calibrated), h = ratio * dx
+  double expectedSpeed = 0;      // largest speed expected (m/s): automatic sound speed = 10x this
+};
+
+// Builds a named scene from the parameter values (spacing, geometry, seed...).
+// Throws eddy::Error naming the parameter when the geometry does not fit.
+SphSetup makeSphScene(std::string_view scene, const Params& params);
+
+// The dam-break column with `target` particles (3-D block a x 2a x a in a
+// 4a x 2.5a x a tank) at rest density: the benchmark's scene.
+SphSetup makeSphBenchScene(size_t target, const Params& params);
+
+struct SphKernelConfig {
+  // true: a neighbour-list kernel, then density/forces walk the list; false:
+  // density/forces iterate the 27 cells directly. The list is the default: on
+  // PoCL it is 1.4x faster per step (see docs/ARCHITECTURE.md); both stay
+  // selectable (bench sph --mode) for the GPU measurement.
+  bool neighbourList = true;
+  unsigned listCapacity = 96;  // neighbour list entries per particle (self included)
+};
+
+struct SphCounters {
+  uint64_t escaped = 0;    // integrate: outside the tank / non-finite, put back
+  uint64_t outOfGrid = 0;  // hash: outside the grid, clamped
+  uint64_t overflow = 0;   // neighbour list entries beyond capacity (list mode)
+};
+
+struct SphDiagnostics {
+  double time = 0, dt = 0, kinetic = 0, potential = 0, maxSpeed = 0, frontX = 0, backHeight = 0;
+  double maxDensityRatio = 0, meanNeighbours = 0;  // max rho/rho0; neighbours within h, self excluded
+  SphCounters counters;
+};
+
+// Values the kernels see (float on the device), derived from the parameters.
+struct SphPhysics {
+  double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
+         maxDt = 0, restitution = 0, spacing = 0;
+  double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
+};
+
+class SphSim : public Simulation {
+ public:
+  SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg = {});
+
+  std::string kind() const override { return "sph"; }
+  size_t size() const override { return n_; }
+  void step() override;
+  double syncTime() override;
+
+  std::vector<std::string> diagColumns() const override;
+  std::vector<double> diagRow() override;
+  std::vector<std::string> stateColumns() const override;
+  std::vector<std::vector<double>> stateRows() override;
+  // Current positions (x, y, z, 0), float4, in the sorted order of the last step.
+  const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
+
+  // The phases of one step, public so that tests can run them one by one.
+  void runHash();
+  void runSort();
+  void runReorder();
+  void runCells();
+  void runNeighbours();  // list mode only (no-op in cells mode)
+  void runDensity();
+  void runForces();
+  void runDt();
+  void runIntegrate();
+  // hash .. density on the current positions (no time advance): used before
+  // diagnostics and output so density/pressure belong to the positions.
+  void refreshDensity();
+
+  // Read-backs (blocking; tests, diagnostics, output).
+  std::vector<cl_float4> readPositions();
+  std::vector<cl_float4> readVelocities();
+  std::vector<cl_float4> readAccelerations();
+  std::vector<cl_float2> readDensityPressure();  // (rho, p) per sorted particle
+  std::vector<cl_uint> readKeys();               // after hash: per particle; after sort: sorted
+  std::vector<cl_uint> readOrder();              // after sort: source index of each sorted slot
+  std::vector<cl_uint> readIds();                // stable particle id of each slot
+  std::vector<cl_uint> readCells();              // 2 per cell: start, end (EMPTY, 0 if empty)
+  std::vector<cl_uint> readNeighbourCounts();    // real neighbours within h, self included
+  std::vector<cl_uint> readNeighbourList();      // list mode: cap * n, column-major
+  SphCounters readCounters();
+  // Device clock: time and the dt of the last step.
+  std::array<double, 2> readClock();
+  // Overwrites positions and velocities (current order) and the dt the next
+  // integrate uses (tests).
+  void writeState(const std::vector<cl_float4>& pos, const std::vector<cl_float4>& vel);
+  void writeAccelerations(const std::vector<cl_float4>& acc);
+  void writeDt(float dt);
+
+  SphDiagnostics diagnostics();
+  const SphPhysics& physics() const { return phys_; }
+  const SphKernelConfig& kernelConfig() const { return cfg_; }
+  std::array<int, 3> gridDims() const { return dims_; }
+  double cellSize() const { return cell_; }
+  unsigned keyBits() const { return keyBits_; }
+  size_t numCells() const { return numCells_; }
+  const std::array<double, 3>& tank() const { return tank_; }
+
+ private:
+  void syncParams();
+  static cl::Program buildProgram(Context& ctx, const SphKernelConfig& cfg);
+  cl::NDRange global() const;
+
+  size_t n_;
+  SphKernelConfig cfg_;
+  SphPhysics phys_;
+  double expectedSpeed_ = 0;
+  std::array<double, 3> tank_{};
+  std::array<int, 3> dims_{};
+  double cell_ = 0;
+  size_t numCells_ = 0;
+  unsigned keyBits_ = 1;
+  cl::Program program_;
+  RadixSort sorter_;
+  cl::Buffer pos_[2], vel_[2], id_[2];
+  cl::Buffer keys_, vals_, tmpKeys_, tmpVals_;
+  cl::Buffer cells_, nlist_, nbcount_, rhop_, acc_, counters_, clock_;
+  int cur_ = 0;
+  unsigned long long paramsSeen_ = ~0ull;
+  double lastDt_ = 0;
+
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
+      hash_{program_, "sph_hash"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl_uint>
+      reorder_{program_, "sph_reorder"};
+  cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
+                    cl_float, cl_float, cl_uint>
+      neighbours_{program_, "sph_neighbours"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
+                    cl_float, cl_float4, cl_float, cl_float, cl_float, cl_float>
+      density_{program_, "sph_density"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float, cl_float4, cl_float,
+                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
+      forces_{program_, "sph_forces"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
+                                                                                      "sph_dt"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4,
+                    cl_float>
+      integrate_{program_, "sph_integrate"};
+};
+
+// ---- CPU references in double precision (tests) -----------------------------
+
+// Wendland C2 (3-D, support h): W(r) and dW/dr.
+double sphKernelW(double r, double h);
+double sphKernelDW(double r, double h);
+// Mass that gives density rho0 on a cubic lattice of spacing dx (h = support).
+double sphLatticeMass(double rho0, double dx, double h);
+// -sum_k V x_k dW/dx over that lattice (1 for an exact discrete gradient).
+double sphLatticeGradientNorm(double dx, double h);
+// Tait pressure, clamped at 0.
+double sphReferencePressure(double rho, double rho0, double B);
+
+struct SphReferenceInput {
+  std::vector<cl_float4> pos, vel;
+  std::vector<cl_float2> rhop;  // forces only: the device's density and pressure
+  std::array<double, 3> tank{};
+  SphPhysics phys;
+};
+// Brute force over all pairs (and their wall images), as the kernels define
+// them. Density returns rho per particle; count = real neighbours (r^2 < h^2
+// in float, as the kernel evaluates it), self included.
+void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
+                         std::vector<unsigned>& count);
+// Accelerations; scale[i] = sum of |pair terms| + g (the size of the sum's rounding).
+void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
+                        std::vector<double>& scale);
+// The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
+bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h);
+
+}  // namespace eddy
