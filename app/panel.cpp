@@ -86,7 +86,12 @@ bool paramWidget(const ParamDesc& d, double& value) {
                            ImGuiInputTextFlags_EnterReturnsTrue))
       changed = true;
   } else {
-    const std::string fmt = (d.integer ? "%.0f" : "%.4g") + unit;
+    // ImGui's log slider treats |v| below 10^-precision (of the format) as
+    // zero: give the format enough digits to reach the declared minimum.
+    int digits = 4;
+    if (d.logScale && d.min > 0) digits = std::clamp(int(std::ceil(-std::log10(d.min))), 4, 12);
+    const std::string fmt =
+        (d.integer ? std::string("%.0f") : "%." + std::to_string(digits) + "g") + unit;
     ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp;
     if (d.logScale) flags |= ImGuiSliderFlags_Logarithmic;
     if (ImGui::SliderScalar("##v", ImGuiDataType_Double, &v, &d.min, &d.max, fmt.c_str(), flags))
