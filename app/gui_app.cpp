@@ -78,6 +78,7 @@ class App {
   void updateColorRange(bool reset);
   void takeScreenshot(const std::string& path, int fbw, int fbh);
   void applyViewDefaults();
+  void updateShift();
   float sceneSize() const;
 
   GuiOptions o_;
@@ -98,7 +99,7 @@ class App {
   std::string lastKind_;
 
   Box sceneBox_{{-1, -1, -1}, {1, 1, 1}};
-  float autoRadius_ = 0.01f, meanMass_ = 1.f;
+  float autoRadius_ = 0.01f, meanMass_ = 1.f, freeAspect_ = 1.f;
   bool needFit_ = true, resetRange_ = true, screenshotKey_ = false;
   int lastField_ = -2;
   bool lastLog_ = false;
@@ -231,6 +232,16 @@ void App::setup() {
   checkGL("setup");
 }
 
+void App::updateShift() {
+  // The view centres on the part of the window the panel leaves free.
+  int ww = 1, wh = 1;
+  glfwGetWindowSize(win_, &ww, &wh);
+  const float covered = view_.showPanel ? Panel::coveredWidth(float(ww)) : 0.f;
+  const float freeW = std::max(float(ww) - covered, 1.f);
+  cam_.shiftX = freeW / float(std::max(ww, 1)) - 1.f;
+  freeAspect_ = freeW / float(std::max(wh, 1));
+}
+
 float App::sceneSize() const {
   const float dx = sceneBox_.hi[0] - sceneBox_.lo[0], dy = sceneBox_.hi[1] - sceneBox_.lo[1],
               dz = sceneBox_.hi[2] - sceneBox_.lo[2];
@@ -252,7 +263,8 @@ void App::fitView() {
   sceneBox_ = dom ? *dom : particles;
   int w = 1, h = 1;
   glfwGetFramebufferSize(win_, &w, &h);
-  cam_.fit(sceneBox_, float(w) / float(std::max(h, 1)));
+  updateShift();
+  cam_.fit(sceneBox_, freeAspect_);
   // Radius: the simulation's, else from the particles' spacing (N-body).
   const float r = sim.particleRadius();
   if (r > 0) {
@@ -409,6 +421,7 @@ int App::run() {
     if (timing) glBeginQuery(GL_TIME_ELAPSED, queries_[q]);
     renderer_->clear(fbw, fbh);
     const float aspect = float(fbw) / float(std::max(fbh, 1));
+    updateShift();
     const glm::mat4 view = cam_.view(), proj = cam_.proj(aspect);
     d.radius = autoRadius_;
     d.massScale = meanMass_;

@@ -113,9 +113,13 @@ std::optional<std::array<float, 4>> Panel::widgetRect(const std::string& name) c
   return it->second;
 }
 
+float Panel::coveredWidth(float displayWidth) {
+  return std::min(400.f, displayWidth * 0.5f) + 16.f;
+}
+
 void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
   const ImGuiIO& io = ImGui::GetIO();
-  const float width = std::min(400.f, io.DisplaySize.x * 0.5f);
+  const float width = coveredWidth(io.DisplaySize.x) - 16.f;
   ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x - 8.f, 8.f), ImGuiCond_Always, ImVec2(1.f, 0.f));
   ImGui::SetNextWindowSize(ImVec2(width, io.DisplaySize.y - 16.f), ImGuiCond_Always);
   ImGui::SetNextWindowBgAlpha(0.86f);

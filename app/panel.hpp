@@ -34,6 +34,8 @@ class Panel {
   // The panel window. Edits go to the controller (queued until the next step
   // boundary) and to the view settings.
   void draw(Controller& c, ViewSettings& v, const PanelStats& s);
+  // Width in pixels the panel covers at the right of a display `w` wide.
+  static float coveredWidth(float displayWidth);
   // Colour legend (bottom left) and the F1 help overlay.
   void drawLegend(const Simulation& sim, const ViewSettings& v);
   void drawHelp(ViewSettings& v);

@@ -16,8 +16,8 @@ ViewSettings defaultViewFor(const std::string& kind) {
     v.style = DrawStyle::Glow;
     v.colormap = mapIndex("inferno");
     v.showBox = false;
-    v.glow = 0.3f;
-    v.radiusScale = 1.2f;
+    v.glow = 0.5f;
+    v.radiusScale = 0.6f;
   } else {
     v.style = DrawStyle::Spheres;
     v.colormap = mapIndex("ocean");

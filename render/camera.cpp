@@ -16,7 +16,9 @@ glm::vec3 OrbitCamera::eye() const {
 glm::mat4 OrbitCamera::view() const { return glm::lookAt(eye(), target, glm::vec3(0, 1, 0)); }
 
 glm::mat4 OrbitCamera::proj(float aspect) const {
-  return glm::perspective(fovy, std::max(aspect, 1e-3f), distance * 0.01f, distance * 100.f);
+  glm::mat4 p = glm::perspective(fovy, std::max(aspect, 1e-3f), distance * 0.01f, distance * 100.f);
+  if (shiftX != 0.f) p = glm::translate(glm::mat4(1.f), glm::vec3(shiftX, 0.f, 0.f)) * p;
+  return p;
 }
 
 void OrbitCamera::orbit(float dxPx, float dyPx) {

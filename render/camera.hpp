@@ -14,6 +14,9 @@ class OrbitCamera {
   float pitch = 0.30f;  // radians above the horizon
   float distance = 4.f;
   float fovy = 0.7854f;  // 45 degrees
+  // Horizontal shift of the image in NDC (-1..1): centres the scene in the
+  // part of the window a side panel leaves free.
+  float shiftX = 0.f;
 
   glm::vec3 eye() const;
   glm::mat4 view() const;
