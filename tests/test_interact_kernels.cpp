@@ -43,8 +43,11 @@ TEST_P(InteractSizes, PushMatchesReference) {
   const auto pos = randomFloat4(n, rng, -1, 1);
   const auto vel = randomFloat4(n, rng, -1, 1);
   Ray ray;
+  // From a random point outside the cube towards a random point inside it
+  // (not normalised: the kernel wrapper normalises).
   ray.origin = {float(rng.uniform(-2, 2)), float(rng.uniform(-2, 2)), 3.f};
-  ray.dir = {float(rng.uniform(-0.3, 0.3)), float(rng.uniform(-0.3, 0.3)), -1.f};
+  ray.dir = {float(rng.uniform(-0.8, 0.8)) - ray.origin[0],
+             float(rng.uniform(-0.8, 0.8)) - ray.origin[1], float(rng.uniform(-0.8, 0.8)) - 3.f};
   const float radius = float(rng.uniform(0.3, 1.5));
   const Vec3f dv{float(rng.uniform(-2, 2)), float(rng.uniform(-2, 2)), float(rng.uniform(-2, 2))};
   InteractKernels k(test::context());
