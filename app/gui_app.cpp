@@ -379,6 +379,14 @@ int App::run() {
     const float frameDt = float(ms(last, t0) * 1e-3);
     last = t0;
     glfwPollEvents();
+    {
+      int w = 0, h = 0;
+      glfwGetFramebufferSize(win_, &w, &h);
+      if (w <= 0 || h <= 0) {  // minimised: nothing to draw, the simulation waits
+        glfwWaitEventsTimeout(0.1);
+        continue;
+      }
+    }
     if (imguiReady_) handleMouse(frameDt);
 
     // ---- simulate: this frame's changes at the step boundary, then its steps ----

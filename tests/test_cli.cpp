@@ -122,3 +122,12 @@ TEST(Cli, BenchFrameMeasuresTheAppsPerFrameWork) {
   r = run(kCli, "bench frame --frames 0");
   EXPECT_EQ(r.code, 2);
 }
+
+TEST(Cli, HeadlessBinaryLinksNoGraphicsLibrary) {
+  // eddy-cli must run on a GPU server with nothing but an OpenCL driver.
+  const auto r = run("ldd", kCli);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("libOpenCL"), std::string::npos) << r.out;
+  for (const char* lib : {"libGL", "libglfw", "libX11", "libEGL", "libimgui"})
+    EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " in\n" << r.out;
+}

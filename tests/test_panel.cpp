@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <cmath>
 
@@ -186,7 +187,34 @@ TEST(Controller, RunControl) {
   EXPECT_TRUE(sawPush);
 }
 
-TEST(ParamWidget, ClampsAndRoundsIntegers) {
+TEST(Panel, LegendAndHelpOverlays) {
+  HeadlessImGui ui;
+  auto c = nbodyController();
+  Panel panel;
+  ViewSettings v;
+  v.colorField = 1;  // mass
+  v.showHelp = true;
+  ImGui::NewFrame();
+  panel.drawLegend(c->sim(), v);
+  panel.drawHelp(v);
+  ImGui::Render();
+  const ImGuiWindow* legend = ImGui::FindWindowByName("legend");
+  ASSERT_NE(legend, nullptr);
+  EXPECT_TRUE(legend->Active);
+  ASSERT_NE(ImGui::FindWindowByName("Help (F1)"), nullptr);
+  EXPECT_TRUE(ImGui::FindWindowByName("Help (F1)")->Active);
+  // No field: no legend this frame.
+  v.colorField = -1;
+  v.showHelp = false;
+  ImGui::NewFrame();
+  panel.drawLegend(c->sim(), v);
+  panel.drawHelp(v);
+  ImGui::Render();
+  EXPECT_FALSE(ImGui::FindWindowByName("legend")->Active);
+  EXPECT_FALSE(ImGui::FindWindowByName("Help (F1)")->Active);
+}
+
+TEST(ParamWidget, UnchangedWithoutInput) {
   HeadlessImGui ui;
   ParamDesc d{"k", "K", "G", "", 0, 10, 3, "an integer", true, false, false};
   ImGui::NewFrame();
