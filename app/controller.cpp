@@ -6,9 +6,14 @@
 
 namespace eddy {
 
+namespace {
+bool onGpu(const Context& ctx) { return (ctx.info().type & CL_DEVICE_TYPE_GPU) != 0; }
+}  // namespace
+
 Controller::Controller(Context& ctx, SceneSpec spec, Params params)
     : ctx_(ctx), spec_(std::move(spec)), next_(spec_), edit_(std::move(params)) {
   if (spec_.scene.empty()) spec_.scene = next_.scene = defaultSceneFor(spec_.sim);
+  if (spec_.n == 0 && spec_.icPath.empty()) spec_.n = next_.n = defaultAppCount(spec_.sim, onGpu(ctx_));
   sim_ = makeSimulation(ctx_, spec_, edit_);
 }
 
@@ -36,6 +41,7 @@ void Controller::selectSimulation(const std::string& sim) {
   next_ = SceneSpec{};
   next_.sim = sim;
   next_.scene = defaultSceneFor(sim);
+  next_.n = defaultAppCount(sim, onGpu(ctx_));
   edit_ = Params(paramDecl(sim));
   rebuildPending_ = true;
 }

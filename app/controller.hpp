@@ -21,7 +21,8 @@ struct FrameReport {
 
 class Controller {
  public:
-  // Builds the first simulation; throws eddy::Error if that fails.
+  // Builds the first simulation; throws eddy::Error if that fails. A count of
+  // 0 means the app's default for the device (defaultAppCount).
   Controller(Context& ctx, SceneSpec spec, Params params);
   ~Controller();
 

@@ -27,6 +27,11 @@ std::string defaultSceneFor(const std::string& sim) {
   return sim == d.sim ? d.scene : defaultScene(sim);
 }
 
+size_t defaultAppCount(const std::string& sim, bool gpu) {
+  if (gpu) return 0;
+  return sim == "nbody" ? 2048 : 0;
+}
+
 std::vector<std::string> headlessDemoArgs() {
   const SceneSpec d = defaultAppSpec();
   std::vector<std::string> a = {"run", "--sim", d.sim, "--scene", d.scene, "--steps", "200"};

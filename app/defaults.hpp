@@ -14,6 +14,10 @@ SceneSpec defaultAppSpec();
 // The scene the app picks when the user switches to `sim` (the app default for
 // the default simulation, else the factory's default scene).
 std::string defaultSceneFor(const std::string& sim);
+// The particle count the app starts `sim` with when none is given: 0 (the
+// factory's default) on a GPU; on a CPU device a count that still moves
+// interactively (N-body: 2048 bodies, all pairs).
+size_t defaultAppCount(const std::string& sim, bool gpu);
 // Arguments of the headless demo `eddy` runs without a display.
 std::vector<std::string> headlessDemoArgs();
 

@@ -28,6 +28,8 @@ TEST(AppDefaults, DamBreakWhereSphExistsElsePlummer) {
   EXPECT_EQ(o.spec.sim, d.sim);
   EXPECT_EQ(o.spec.scene, d.scene);
   EXPECT_EQ(defaultSceneFor("nbody"), hasSph() ? defaultScene("nbody") : "plummer");
+  EXPECT_EQ(defaultAppCount("nbody", true), 0u) << "a GPU gets the factory's default";
+  EXPECT_EQ(defaultAppCount("nbody", false), 2048u);
   const auto demo = headlessDemoArgs();
   ASSERT_GE(demo.size(), 3u);
   EXPECT_EQ(demo[0], "run");
