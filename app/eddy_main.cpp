@@ -1,12 +1,71 @@
-// eddy: the desktop app. Until the window lands it runs the headless demo:
-// a short N-body run that prints progress and results.
+// eddy: the desktop app. `eddy` opens a window with the default scene and the
+// panel; `eddy <eddy-cli command> ...` runs the headless commands. Without a
+// display, `eddy` with no arguments runs a short headless demo.
 #include "cli.hpp"
+#include "defaults.hpp"
 
+#include <algorithm>
 #include <iostream>
 
+#if EDDY_HAVE_GUI
+#include "gui_app.hpp"
+#include "gui_options.hpp"
+#endif
+
+namespace {
+
+bool isCliCommand(const std::string& a) {
+  static const char* cmds[] = {"devices", "run", "bench", "params", "help", "--version"};
+  return std::any_of(std::begin(cmds), std::end(cmds), [&](const char* c) { return a == c; });
+}
+
+int headlessDemo() {
+  std::cerr << "eddy: no display; running the headless demo (eddy-cli "
+            << [] {
+                 std::string s;
+                 for (const auto& a : eddy::headlessDemoArgs()) s += (s.empty() ? "" : " ") + a;
+                 return s;
+               }()
+            << ")\n";
+  return eddy::cliMain(eddy::headlessDemoArgs(), std::cout, std::cerr);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty())
-    args = {"run", "--sim", "nbody", "--scene", "plummer", "--n", "4096", "--steps", "200"};
-  return eddy::cliMain(args, std::cout, std::cerr);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && isCliCommand(args[0])) return eddy::cliMain(args, std::cout, std::cerr);
+#if EDDY_HAVE_GUI
+  eddy::GuiOptions o;
+  try {
+    o = eddy::parseGuiOptions(args);
+  } catch (const eddy::GuiUsageError& e) {
+    std::cerr << "eddy: error: " << e.what() << "\n(see 'eddy --help')\n";
+    return 2;
+  } catch (const eddy::Error& e) {
+    std::cerr << "eddy: error: " << e.what() << '\n';
+    return 1;
+  }
+  if (o.help) {
+    std::cout << eddy::kGuiUsage;
+    return 0;
+  }
+  if (!eddy::displayAvailable()) {
+    if (args.empty()) return headlessDemo();
+    std::cerr << "eddy: error: no display (DISPLAY / WAYLAND_DISPLAY unset); run under "
+                 "xvfb-run or use eddy-cli\n";
+    return 1;
+  }
+  const int rc = eddy::runGui(o, std::cout, std::cerr);
+  if (rc != eddy::kNoDisplay) return rc;
+  if (args.empty()) return headlessDemo();
+  std::cerr << "eddy: error: cannot open a window (glfwInit failed)\n";
+  return 1;
+#else
+  if (!args.empty()) {
+    std::cerr << "eddy: built without the desktop app (EDDY_BUILD_GUI=OFF); use eddy-cli\n";
+    return 2;
+  }
+  return headlessDemo();
+#endif
 }

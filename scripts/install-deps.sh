@@ -6,6 +6,7 @@ pkgs=(
   build-essential cmake pkg-config git
   ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
   libglfw3-dev python3-glad libglm-dev libimgui-dev libstb-dev
+  libx11-dev libxrandr-dev libgl1-mesa-dri
   libgtest-dev nlohmann-json3-dev
   xvfb xauth
 )

@@ -263,14 +263,29 @@ std::vector<DeviceInfo> selectDevices(std::string_view spec) {
 
 Context::Context(std::string_view deviceSpec) : Context(selectDevice(deviceSpec)) {}
 
-Context::Context(const DeviceInfo& info) : info_(info) {
+Context::Context(const DeviceInfo& info) : Context(info, {}) {}
+
+Context::Context(const DeviceInfo& info, const std::vector<cl_context_properties>& properties)
+    : info_(info) {
   try {
     device_ = deviceAt(info.platformIndex, info.deviceIndex);
-    context_ = cl::Context(device_);
+    if (properties.empty()) {
+      context_ = cl::Context(device_);
+    } else {
+      std::vector<cl_context_properties> props = properties;
+      props.push_back(CL_CONTEXT_PLATFORM);
+      props.push_back(reinterpret_cast<cl_context_properties>(device_.getInfo<CL_DEVICE_PLATFORM>()));
+      props.push_back(0);
+      context_ = cl::Context(device_, props.data());
+    }
     queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
   } catch (const cl::Error& e) {
     throw Error("opening OpenCL device '" + info.name + "': " + describe(e));
   }
+}
+
+cl::Platform Context::platform() const {
+  return cl::Platform(device_.getInfo<CL_DEVICE_PLATFORM>(), true);
 }
 
 std::string kernelSource(std::string_view file) {

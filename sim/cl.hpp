@@ -56,11 +56,16 @@ class Context {
  public:
   explicit Context(std::string_view deviceSpec = {});
   explicit Context(const DeviceInfo& info);
+  // With extra context properties (pairs, without the terminating 0 and without
+  // CL_CONTEXT_PLATFORM, which is added): used by the desktop app to create the
+  // context against its OpenGL context (cl_khr_gl_sharing).
+  Context(const DeviceInfo& info, const std::vector<cl_context_properties>& properties);
 
   const DeviceInfo& info() const { return info_; }
   cl::Context& context() { return context_; }
   cl::Device& device() { return device_; }
   cl::CommandQueue& queue() { return queue_; }
+  cl::Platform platform() const;
 
   // Builds a program from embedded sources (eddy_shared.h is prepended) with
   // the given -D options. With EDDY_KERNEL_DIR set, sources are read from that

@@ -158,6 +158,21 @@ void NBodySim::step() {
   throttle();
 }
 
+InteractKernels& NBodySim::interact() {
+  if (!interact_) interact_ = std::make_unique<InteractKernels>(ctx_);
+  return *interact_;
+}
+
+cl::Event NBodySim::writeColorField(size_t index, const cl::Buffer& out) {
+  if (index == 0) return interact().speed(vel_, out, n_);
+  if (index == 1) return interact().componentW(pos_[cur_], out, n_);
+  return Simulation::writeColorField(index, out);
+}
+
+cl::Event NBodySim::push(const Ray& ray, float radius, const Vec3f& dv) {
+  return interact().push(pos_[cur_], vel_, n_, ray, radius, dv);
+}
+
 static std::vector<cl_float4> readBuffer4(cl::CommandQueue& q, const cl::Buffer& b, size_t n) {
   std::vector<cl_float4> out(n);
   q.enqueueReadBuffer(b, CL_TRUE, 0, n * sizeof(cl_float4), out.data());

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "simulation.hpp"
+#include "interact.hpp"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,12 @@ class NBodySim : public Simulation {
   std::vector<std::vector<double>> stateRows() override;
   const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
 
+  // Front-end hooks: colour by speed or mass; push bodies at the cursor ray.
+  std::vector<std::string> colorFields() const override { return {"speed", "mass"}; }
+  cl::Event writeColorField(size_t index, const cl::Buffer& out) override;
+  bool supportsPush() const override { return true; }
+  cl::Event push(const Ray& ray, float radius, const Vec3f& dv) override;
+
   // Recomputes accelerations from the current positions (no kick).
   void computeAccelerations();
   std::vector<cl_float4> readPositions();
@@ -77,11 +85,13 @@ class NBodySim : public Simulation {
 
  private:
   void syncParams();
+  InteractKernels& interact();
 
   size_t n_;
   NBodyKernelConfig cfg_;
   cl::Program program_;
   cl::Buffer pos_[2], vel_, acc_, phi_;
+  std::unique_ptr<InteractKernels> interact_;  // built on first use
   int cur_ = 0;
   unsigned long long paramsSeen_ = ~0ull;
   float G_ = 1, eps2_ = 0, dt_ = 0;

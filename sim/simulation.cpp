@@ -1,6 +1,30 @@
 #include "simulation.hpp"
 
+#include <atomic>
+
 namespace eddy {
+
+namespace {
+std::atomic<int> gLive{0};
+}
+
+Simulation::Simulation(Context& ctx, const std::vector<ParamDesc>& decl) : ctx_(ctx), params_(decl) {
+  ++gLive;
+}
+Simulation::~Simulation() { --gLive; }
+int Simulation::liveCount() { return gLive.load(); }
+
+cl::Event Simulation::writeColorField(size_t index, const cl::Buffer&) {
+  throw Error(kind() + ": no colour field #" + std::to_string(index));
+}
+
+cl::Event Simulation::push(const Ray&, float, const Vec3f&) {
+  throw Error(kind() + ": pushing particles is not offered");
+}
+
+void Simulation::addBlock(const Box&) {
+  throw Error(kind() + ": adding a block of particles is not offered");
+}
 
 void Simulation::throttle(size_t maxPending) {
   profiler_.collect(false);

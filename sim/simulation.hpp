@@ -5,16 +5,31 @@
 #include "params.hpp"
 #include "profiler.hpp"
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace eddy {
 
+using Vec3f = std::array<float, 3>;
+
+// A ray in simulation coordinates (the cursor ray of the desktop app).
+struct Ray {
+  Vec3f origin{};
+  Vec3f dir{0, 0, -1};  // unit length
+};
+
+// An axis-aligned box in simulation coordinates.
+struct Box {
+  Vec3f lo{}, hi{};
+};
+
 class Simulation {
  public:
-  Simulation(Context& ctx, const std::vector<ParamDesc>& decl) : ctx_(ctx), params_(decl) {}
-  virtual ~Simulation() = default;
+  Simulation(Context& ctx, const std::vector<ParamDesc>& decl);
+  virtual ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
@@ -35,6 +50,35 @@ class Simulation {
   // headless run, before timing). A multi-device simulation finishes all queues.
   virtual void finish() { ctx_.queue().finish(); }
 
+  // ---- Hooks for interactive front ends (the desktop app). -----------------
+  // Defaults offer nothing; a simulation overrides what it supports. All of
+  // them are called between steps only, and enqueue work without waiting.
+
+  // Names of the per-particle scalar fields the app can colour by
+  // ("speed", "density", "pressure", "mass"), in the order writeColorField takes.
+  virtual std::vector<std::string> colorFields() const { return {}; }
+  // Enqueues writing field `index` of colorFields() (one float per particle)
+  // into `out` (at least size() floats) and returns the event. Throws
+  // eddy::Error for an index it does not offer.
+  virtual cl::Event writeColorField(size_t index, const cl::Buffer& out);
+  // Interaction: adds `dv` (a velocity change, weighted by a smooth kernel of
+  // the distance to the ray) to every particle within `radius` of the ray.
+  virtual bool supportsPush() const { return false; }
+  virtual cl::Event push(const Ray& ray, float radius, const Vec3f& dv);
+  // Adds a block of particles (SPH: fluid at rest filling `box`) at a step
+  // boundary; size() grows. Throws eddy::Error when not offered or full.
+  virtual bool supportsAddBlock() const { return false; }
+  virtual void addBlock(const Box& box);
+  // The largest size() reachable without a rebuild (addBlock); buffers for
+  // drawing are allocated for this many particles.
+  virtual size_t capacity() const { return size(); }
+  // The fixed domain (SPH tank) if any; N-body has none (the app fits the view
+  // to the particles instead).
+  virtual std::optional<Box> domain() const { return std::nullopt; }
+  // Radius of one particle for drawing (SPH: half the spacing); 0 = unknown,
+  // the app derives one from the extent and the count.
+  virtual float particleRadius() const { return 0.f; }
+
   double time() const { return time_; }
   // Brings time() up to date where the simulation chooses its time step on
   // the device (SPH: one small blocking read of the device clock) and returns
@@ -46,6 +90,8 @@ class Simulation {
   const Params& params() const { return params_; }
   Profiler& profiler() { return profiler_; }
   Context& context() { return ctx_; }
+  // Simulations alive in this process (tests check that rebuilds free them).
+  static int liveCount();
 
  protected:
   // Keeps the host from running unboundedly far ahead of the device: collects

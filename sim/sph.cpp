@@ -376,6 +376,27 @@ void SphSim::refreshDensity() {
   runDensity();
 }
 
+InteractKernels& SphSim::interact() {
+  if (!interact_) interact_ = std::make_unique<InteractKernels>(ctx_);
+  return *interact_;
+}
+
+cl::Event SphSim::writeColorField(size_t index, const cl::Buffer& out) {
+  if (index == 0) return interact().speed(vel_[cur_], out, n_);
+  if (index == 1 || index == 2) return interact().component2(rhop_, out, n_, unsigned(index - 1));
+  return Simulation::writeColorField(index, out);
+}
+
+cl::Event SphSim::push(const Ray& ray, float radius, const Vec3f& dv) {
+  return interact().push(pos_[cur_], vel_[cur_], n_, ray, radius, dv);
+}
+
+std::optional<Box> SphSim::domain() const {
+  Box b;
+  for (int a = 0; a < 3; ++a) b.hi[a] = float(tank_[a]);
+  return b;
+}
+
 void SphSim::step() {
   syncParams();
   refreshDensity();

@@ -8,6 +8,7 @@
 // particle index (used by --out).
 #pragma once
 
+#include "interact.hpp"
 #include "radix_sort.hpp"
 #include "simulation.hpp"
 
@@ -87,6 +88,15 @@ class SphSim : public Simulation {
   // Current positions (x, y, z, 0), float4, in the sorted order of the last step.
   const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
 
+  // Front-end hooks (desktop app). Colour fields are in the slot order of
+  // positionBuffer(): density and pressure of the last step belong to it.
+  std::vector<std::string> colorFields() const override { return {"speed", "density", "pressure"}; }
+  cl::Event writeColorField(size_t index, const cl::Buffer& out) override;
+  bool supportsPush() const override { return true; }
+  cl::Event push(const Ray& ray, float radius, const Vec3f& dv) override;
+  std::optional<Box> domain() const override;
+  float particleRadius() const override { return float(0.5 * phys_.spacing); }
+
   // The phases of one step, public so that tests can run them one by one.
   void runHash();
   void runSort();
@@ -132,6 +142,7 @@ class SphSim : public Simulation {
 
  private:
   void syncParams();
+  InteractKernels& interact();
   static cl::Program buildProgram(Context& ctx, const SphKernelConfig& cfg);
   cl::NDRange global() const;
 
@@ -152,6 +163,7 @@ class SphSim : public Simulation {
   int cur_ = 0;
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
+  std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
 
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};

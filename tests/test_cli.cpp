@@ -108,3 +108,37 @@ TEST(Cli, NoOpenClPlatformNamesThePackageToInstall) {
     EXPECT_NE(r.err.find("pocl-opencl-icd"), std::string::npos) << r.err;
   }
 }
+
+TEST(Cli, BenchFrameMeasuresTheAppsPerFrameWork) {
+  auto r = run(kCli, "bench frame --sim nbody --n 300 --frames 4 --substeps 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["n"], 300);
+  EXPECT_EQ(j["frames"], 4);
+  EXPECT_EQ(j["color_field"], "speed");
+  EXPECT_GT(j["simulate_ms_per_frame"].get<double>(), 0.0);
+  EXPECT_GT(j["transfer_ms_per_frame"].get<double>(), 0.0);
+  // Every measured frame: 2 steps of drift + gravity, one colour kernel, two copies.
+  for (const auto& p : j["profile"])
+    if (p["phase"] == "drift") {
+      EXPECT_EQ(p["launches"], 8);
+    }
+  for (const auto& p : j["frame_profile"]) EXPECT_EQ(p["launches"], 4) << p["phase"];
+  r = run(kCli, "bench frame --sim nbody --n 100 --frames 2 --color none --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["frame_profile"].size(), 1u) << "positions only";
+  r = run(kCli, "bench frame --sim nbody --n 100 --color density");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("density"), std::string::npos);
+  r = run(kCli, "bench frame --frames 0");
+  EXPECT_EQ(r.code, 2);
+}
+
+TEST(Cli, HeadlessBinaryLinksNoGraphicsLibrary) {
+  // eddy-cli must run on a GPU server with nothing but an OpenCL driver.
+  const auto r = run("ldd", kCli);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("libOpenCL"), std::string::npos) << r.out;
+  for (const char* lib : {"libGL", "libglfw", "libX11", "libEGL", "libimgui"})
+    EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " in\n" << r.out;
+}

@@ -1,0 +1,604 @@
+#include "gui_app.hpp"
+
+#include "camera.hpp"
+#include "controller.hpp"
+#include "defaults.hpp"
+#include "gl.hpp"
+#include "gl_sharing.hpp"
+#include "colormap.hpp"
+#include "native_handles.hpp"
+#include "panel.hpp"
+#include "particle_buffers.hpp"
+#include "renderer.hpp"
+#include "screenshot.hpp"
+#include "view_defaults.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+namespace eddy {
+
+bool displayAvailable() {
+  for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY"})
+    if (const char* s = std::getenv(v); s && *s) return true;
+  return false;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+std::string gGlfwError;
+
+double ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Running means of the frame-time split, for the panel and --stats.
+struct FrameTimes {
+  double simulate = 0, transfer = 0, draw = 0, frame = 0, wait = 0;
+  void mix(const FrameTimes& f, double a) {
+    simulate += a * (f.simulate - simulate);
+    transfer += a * (f.transfer - transfer);
+    draw += a * (f.draw - draw);
+    frame += a * (f.frame - frame);
+    wait += a * (f.wait - wait);
+  }
+};
+
+enum class Drag { None, Orbit, Pan, Push, ImGui };
+
+class App {
+ public:
+  App(const GuiOptions& o, GLFWwindow* w, std::ostream& out, std::ostream& err)
+      : o_(o), win_(w), out_(out), err_(err) {}
+  ~App();
+  int run();
+
+  void onKey(int key, int action, int mods);
+  void onScroll(double dy) {
+    if (!ImGui::GetIO().WantCaptureMouse) scroll_ += float(dy);
+  }
+
+ private:
+  void setup();
+  void handleMouse(float frameDt);
+  void fitView();
+  void updateColorRange(bool reset);
+  void takeScreenshot(const std::string& path, int fbw, int fbh);
+  void applyViewDefaults();
+  void updateShift();
+  float sceneSize() const;
+
+  GuiOptions o_;
+  GLFWwindow* win_;
+  std::ostream& out_;
+  std::ostream& err_;
+  bool imguiReady_ = false;
+
+  std::unique_ptr<Context> ctx_;
+  PathChoice choice_;
+  std::unique_ptr<Controller> ctl_;
+  std::unique_ptr<ParticleBuffers> bufs_;
+  std::unique_ptr<Renderer> renderer_;
+  Panel panel_;
+  ViewSettings view_;
+  OrbitCamera cam_;
+  Profiler frameProf_{64};
+  std::string lastKind_;
+
+  Box sceneBox_{{-1, -1, -1}, {1, 1, 1}};
+  float autoRadius_ = 0.01f, meanMass_ = 1.f, freeAspect_ = 1.f;
+  bool needFit_ = true, resetRange_ = true, screenshotKey_ = false;
+  int lastField_ = -2;
+  bool lastLog_ = false;
+
+  // mouse
+  Drag drag_ = Drag::None;
+  double mx_ = 0, my_ = 0;
+  float scroll_ = 0;
+  double lastClickTime_ = -1;
+  double clickX_ = 0, clickY_ = 0;
+
+  // timing
+  GLuint queries_[2] = {0, 0};
+  bool queryIssued_[2] = {false, false};
+  FrameTimes smooth_;
+  double fps_ = 0, stepsPerSec_ = 0;
+  std::string status_;
+  double statusUntil_ = 0;
+};
+
+App::~App() {
+  // Order: GL/CL buffers, then the simulation, then the CL context; ImGui
+  // and the renderer while the GL context is still current.
+  bufs_.reset();
+  ctl_.reset();
+  ctx_.reset();
+  if (queries_[0]) glDeleteQueries(2, queries_);
+  renderer_.reset();
+  if (imguiReady_) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+  }
+}
+
+void App::onKey(int key, int action, int /*mods*/) {
+  if (action != GLFW_PRESS && !(action == GLFW_REPEAT && key == GLFW_KEY_S)) return;
+  if (imguiReady_ && ImGui::GetIO().WantCaptureKeyboard) return;
+  if (!ctl_) return;
+  switch (key) {
+    case GLFW_KEY_SPACE: ctl_->paused = !ctl_->paused; break;
+    case GLFW_KEY_S: ctl_->stepOnce(); break;
+    case GLFW_KEY_R: ctl_->reset(); break;
+    case GLFW_KEY_C: {
+      const int n = int(ctl_->sim().colorFields().size());
+      view_.colorField = view_.colorField + 1 >= n ? -1 : view_.colorField + 1;
+      break;
+    }
+    case GLFW_KEY_H: view_.showPanel = !view_.showPanel; break;
+    case GLFW_KEY_F: needFit_ = true; break;
+    case GLFW_KEY_P: screenshotKey_ = true; break;
+    case GLFW_KEY_B: ctl_->dropBlock(); break;
+    case GLFW_KEY_F1: view_.showHelp = !view_.showHelp; break;
+    case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(win_, GLFW_TRUE); break;
+    default: break;
+  }
+}
+
+void App::applyViewDefaults() {
+  const ViewSettings d = defaultViewFor(ctl_->sim().kind());
+  const bool panel = view_.showPanel, help = view_.showHelp, vsync = view_.vsync;
+  view_ = d;
+  view_.showPanel = panel;
+  view_.showHelp = help;
+  view_.vsync = vsync;
+  lastKind_ = ctl_->sim().kind();
+}
+
+void App::setup() {
+  // ---- OpenCL context: against the GL context where sharing is possible ----
+  const DeviceInfo dev = selectDevice(o_.device);
+  std::string ext;
+  try {
+    ext = Context(dev).device().getInfo<CL_DEVICE_EXTENSIONS>();
+  } catch (const cl::Error& e) {
+    throw Error("querying " + dev.name + ": " + describe(e));
+  }
+  const bool storage = glHasBufferStorage();
+  void* glx = nativeGlxContext(win_);
+  PathChoice want = choosePath(o_.glSharing, dev, ext, glx != nullptr, storage, o_.persistentMap);
+  OpenedContext opened = openContext(dev, want, glx, nativeX11Display(), storage && o_.persistentMap);
+  ctx_ = std::move(opened.ctx);
+  choice_ = opened.choice;
+
+  // ---- simulation, buffers, renderer ----
+  ctl_ = std::make_unique<Controller>(*ctx_, o_.spec, guiParams(o_));
+  ctl_->substeps = o_.substeps;
+  ctl_->paused = o_.paused;
+  bufs_ = std::make_unique<ParticleBuffers>(*ctx_, choice_.path, choice_.clGlEvent);
+  bufs_->reset(ctl_->sim().capacity());
+  renderer_ = std::make_unique<Renderer>();
+  glGenQueries(2, queries_);
+
+  applyViewDefaults();
+  view_.showPanel = !o_.hidePanel;
+  view_.vsync = o_.vsync < 0 ? o_.frames == 0 : o_.vsync == 1;
+  if (!o_.style.empty()) view_.style = o_.style == "glow" ? DrawStyle::Glow : DrawStyle::Spheres;
+  if (!o_.color.empty()) {
+    const auto f = ctl_->sim().colorFields();
+    const auto it = std::find(f.begin(), f.end(), o_.color);
+    if (o_.color == "none") view_.colorField = -1;
+    else if (it == f.end()) {
+      std::string known;
+      for (const auto& s : f) known += (known.empty() ? "" : ", ") + s;
+      throw Error("--color '" + o_.color + "': " + ctl_->sim().kind() +
+                  " offers " + (known.empty() ? "no fields" : known) + " (or none)");
+    } else view_.colorField = int(it - f.begin());
+  }
+  glfwSwapInterval(view_.vsync ? 1 : 0);
+
+  // ---- ImGui ----
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGuiStyle& st = ImGui::GetStyle();
+  st.WindowRounding = 6.f;
+  st.FrameRounding = 3.f;
+  st.GrabRounding = 3.f;
+  float xs = 1.f, ys = 1.f;
+  glfwGetWindowContentScale(win_, &xs, &ys);
+  if (xs > 1.05f) {  // HiDPI
+    st.ScaleAllSizes(xs);
+    io.FontGlobalScale = xs;
+  }
+  ImGui_ImplGlfw_InitForOpenGL(win_, true);  // chains to the callbacks installed before
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  imguiReady_ = true;
+  checkGL("setup");
+}
+
+void App::updateShift() {
+  // The view centres on the part of the window the panel leaves free.
+  int ww = 1, wh = 1;
+  glfwGetWindowSize(win_, &ww, &wh);
+  const float covered = view_.showPanel ? Panel::coveredWidth(float(ww)) : 0.f;
+  const float freeW = std::max(float(ww) - covered, 1.f);
+  cam_.shiftX = freeW / float(std::max(ww, 1)) - 1.f;
+  freeAspect_ = freeW / float(std::max(wh, 1));
+}
+
+float App::sceneSize() const {
+  const float dx = sceneBox_.hi[0] - sceneBox_.lo[0], dy = sceneBox_.hi[1] - sceneBox_.lo[1],
+              dz = sceneBox_.hi[2] - sceneBox_.lo[2];
+  return std::max(std::sqrt(dx * dx + dy * dy + dz * dz), 1e-6f);
+}
+
+void App::fitView() {
+  Simulation& sim = ctl_->sim();
+  const size_t n = sim.size();
+  const float* p = bufs_->hostPositions();
+  std::vector<float> tmp;
+  if (!p || bufs_->hostCount() < n) {  // sharing path: one blocking read, on demand only
+    tmp.resize(n * 4);
+    ctx_->queue().enqueueReadBuffer(sim.positionBuffer(), CL_TRUE, 0, n * 4 * sizeof(float), tmp.data());
+    p = tmp.data();
+  }
+  const auto dom = sim.domain();
+  const Box particles = robustBounds(p, n, 0.02f);
+  sceneBox_ = dom ? *dom : particles;
+  int w = 1, h = 1;
+  glfwGetFramebufferSize(win_, &w, &h);
+  updateShift();
+  cam_.fit(sceneBox_, freeAspect_);
+  // Radius: the simulation's, else from the particles' spacing (N-body).
+  const float r = sim.particleRadius();
+  if (r > 0) {
+    autoRadius_ = r;
+  } else {
+    const float dx = particles.hi[0] - particles.lo[0], dy = particles.hi[1] - particles.lo[1],
+                dz = particles.hi[2] - particles.lo[2];
+    const float vol = std::max(dx * dy * dz, 1e-12f);
+    autoRadius_ = 0.9f * std::cbrt(vol / float(std::max<size_t>(n, 1)));
+  }
+  double m = 0;
+  const size_t stride = std::max<size_t>(1, n / 4096);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i += stride, ++k) m += p[4 * i + 3];
+  meanMass_ = k && m > 0 ? float(m / double(k)) : 1.f;
+  needFit_ = false;
+}
+
+void App::updateColorRange(bool reset) {
+  if (!view_.autoRange) return;
+  const float* c = bufs_->hostColors();
+  if (!c) return;
+  const auto r = robustRange(c, bufs_->hostCount(), view_.logScale);
+  const float a = reset ? 1.f : 0.1f;
+  view_.rangeLo += a * (r[0] - view_.rangeLo);
+  view_.rangeHi += a * (r[1] - view_.rangeHi);
+}
+
+void App::handleMouse(float frameDt) {
+  const ImGuiIO& io = ImGui::GetIO();
+  double x = 0, y = 0;
+  glfwGetCursorPos(win_, &x, &y);
+  int ww = 1, wh = 1;
+  glfwGetWindowSize(win_, &ww, &wh);
+  const bool left = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+  const bool right = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
+  const bool middle = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
+  const bool ctrl = glfwGetKey(win_, GLFW_KEY_LEFT_CONTROL) == GLFW_PRESS ||
+                    glfwGetKey(win_, GLFW_KEY_RIGHT_CONTROL) == GLFW_PRESS;
+  const bool shift = glfwGetKey(win_, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS ||
+                     glfwGetKey(win_, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
+  const float dx = float(x - mx_), dy = float(y - my_);
+  if (!left && !right && !middle) {
+    drag_ = Drag::None;
+  } else if (drag_ == Drag::None) {
+    if (io.WantCaptureMouse) drag_ = Drag::ImGui;
+    else if (left && ctrl) drag_ = Drag::Push;
+    else if (right || middle || (left && shift)) drag_ = Drag::Pan;
+    else drag_ = Drag::Orbit;
+    if (left && !io.WantCaptureMouse) {
+      const double now = glfwGetTime();
+      if (now - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
+        // double click: drop a block (SPH) or re-seed (N-body)
+        if (ctl_->sim().supportsAddBlock()) ctl_->dropBlock();
+        else ctl_->reseed();
+        lastClickTime_ = -1;
+      } else {
+        lastClickTime_ = now;
+        clickX_ = x;
+        clickY_ = y;
+      }
+    }
+  } else if (drag_ == Drag::Orbit) {
+    cam_.orbit(dx, dy);
+  } else if (drag_ == Drag::Pan) {
+    cam_.pan(dx, dy, float(wh));
+  } else if (drag_ == Drag::Push && (dx != 0 || dy != 0) && ctl_->sim().supportsPush()) {
+    const glm::vec3 d = cam_.worldDelta(dx, dy, float(wh));
+    const glm::vec3 dv = d * (0.2f * view_.pushStrength / std::max(frameDt, 1.f / 240.f));
+    ctl_->push(cam_.ray(float(x), float(y), float(ww), float(wh)), view_.pushRadius * sceneSize(),
+               {dv.x, dv.y, dv.z});
+  }
+  if (scroll_ != 0 && !io.WantCaptureMouse) cam_.zoom(scroll_);
+  scroll_ = 0;
+  mx_ = x;
+  my_ = y;
+}
+
+void App::takeScreenshot(const std::string& path, int fbw, int fbh) {
+  writeScreenshot(path, fbw, fbh);
+  status_ = "saved " + path;
+  statusUntil_ = glfwGetTime() + 3;
+  err_ << "eddy: screenshot " << path << '\n';
+}
+
+int App::run() {
+  glfwSetWindowUserPointer(win_, this);
+  glfwSetKeyCallback(win_, [](GLFWwindow* w, int key, int, int action, int mods) {
+    static_cast<App*>(glfwGetWindowUserPointer(w))->onKey(key, action, mods);
+  });
+  glfwSetScrollCallback(win_, [](GLFWwindow* w, double, double dy) {
+    static_cast<App*>(glfwGetWindowUserPointer(w))->onScroll(dy);
+  });
+  setup();
+  if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
+  err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
+       << choice_.reason << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
+       << '\n';
+
+  uint64_t frame = 0;
+  auto last = Clock::now();
+  const auto start = last;
+  bool vsync = view_.vsync;
+  FrameTimes total;
+  uint64_t measured = 0, stepsTotal = 0;
+  double secAcc = 0;
+  uint64_t secFrames = 0, secSteps = 0;
+  const uint64_t warmup = std::min<uint64_t>(5, o_.frames / 4);
+
+  while (!glfwWindowShouldClose(win_)) {
+    const auto t0 = Clock::now();
+    const float frameDt = float(ms(last, t0) * 1e-3);
+    last = t0;
+    glfwPollEvents();
+    {
+      int w = 0, h = 0;
+      glfwGetFramebufferSize(win_, &w, &h);
+      if (w <= 0 || h <= 0) {  // minimised: nothing to draw, the simulation waits
+        glfwWaitEventsTimeout(0.1);
+        continue;
+      }
+    }
+    if (imguiReady_) handleMouse(frameDt);
+
+    // ---- simulate: this frame's changes at the step boundary, then its steps ----
+    const FrameReport rep = ctl_->frame(frameProf_);
+    if (rep.rebuilt) {
+      bufs_->reset(ctl_->sim().capacity());
+      if (ctl_->sim().kind() != lastKind_) applyViewDefaults();
+      needFit_ = resetRange_ = true;
+    }
+    stepsTotal += rep.steps;
+    secSteps += rep.steps;
+
+    // ---- transfer: enqueue the copy into the slot GL is not drawing ----
+    if (view_.colorField >= int(ctl_->sim().colorFields().size())) view_.colorField = -1;
+    bufs_->upload(ctl_->sim(), view_.colorField, frameProf_);
+    ParticleDraw d = bufs_->drawSlot();
+    if (needFit_) fitView();
+    if (view_.colorField != lastField_ || view_.logScale != lastLog_) resetRange_ = true;
+    lastField_ = view_.colorField;
+    lastLog_ = view_.logScale;
+    updateColorRange(resetRange_);
+    resetRange_ = false;
+
+    // ---- draw ----
+    int fbw = 1, fbh = 1;
+    glfwGetFramebufferSize(win_, &fbw, &fbh);
+    const int q = int(frame % 2);
+    FrameTimes ft;
+    if (queryIssued_[q]) {  // the query of two frames ago: read only when ready
+      GLint ready = 0;
+      glGetQueryObjectiv(queries_[q], GL_QUERY_RESULT_AVAILABLE, &ready);
+      if (ready) {
+        GLuint64 ns = 0;
+        glGetQueryObjectui64v(queries_[q], GL_QUERY_RESULT, &ns);
+        ft.draw = double(ns) * 1e-6;
+        queryIssued_[q] = false;
+      }
+    }
+    const bool timing = !queryIssued_[q];
+    if (timing) glBeginQuery(GL_TIME_ELAPSED, queries_[q]);
+    renderer_->clear(fbw, fbh);
+    const float aspect = float(fbw) / float(std::max(fbh, 1));
+    updateShift();
+    const glm::mat4 view = cam_.view(), proj = cam_.proj(aspect);
+    d.radius = autoRadius_;
+    d.massScale = meanMass_;
+    if (view_.showBox) {
+      const auto dom = ctl_->sim().domain();
+      if (dom) renderer_->drawBox(*dom, proj * view, glm::vec4(0.75f, 0.8f, 0.9f, 0.55f));
+    }
+    renderer_->drawParticles(d, view, proj, fbh, view_);
+    if (timing) {
+      glEndQuery(GL_TIME_ELAPSED);
+      queryIssued_[q] = true;
+    }
+    bufs_->afterDraw();
+
+    // ---- panel ----
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    PanelStats ps;
+    ps.device = ctx_->info().name + " (" + ctx_->info().platformName + ")";
+    ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.reason;
+    ps.fps = fps_;
+    ps.stepsPerSec = stepsPerSec_;
+    ps.simulateMs = smooth_.simulate;
+    ps.transferMs = smooth_.transfer;
+    ps.drawMs = smooth_.draw;
+    ps.frameMs = smooth_.frame;
+    ps.waitMs = smooth_.wait;
+    ps.frameProfiler = &frameProf_;
+    if (view_.showPanel) panel_.draw(*ctl_, view_, ps);
+    panel_.drawLegend(ctl_->sim(), view_);
+    panel_.drawHelp(view_);
+    if (!status_.empty() && glfwGetTime() < statusUntil_) {
+      ImGui::SetNextWindowPos(ImVec2(12, 12));
+      ImGui::SetNextWindowBgAlpha(0.6f);
+      ImGui::Begin("status", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                          ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoInputs);
+      ImGui::TextUnformatted(status_.c_str());
+      ImGui::End();
+    }
+    ImGui::Render();
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (panel_.fitRequested) needFit_ = true;
+    panel_.fitRequested = false;
+    if (view_.vsync != vsync) {
+      vsync = view_.vsync;
+      glfwSwapInterval(vsync ? 1 : 0);
+    }
+
+    ++frame;
+    const bool lastFrame = o_.frames && frame >= o_.frames;
+    if (screenshotKey_ || panel_.screenshotRequested) {
+      char name[64];
+      const std::time_t now = std::time(nullptr);
+      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S.png", std::localtime(&now));
+      try {
+        takeScreenshot(name, fbw, fbh);
+      } catch (const Error& e) {
+        status_ = e.what();
+        statusUntil_ = glfwGetTime() + 5;
+      }
+      screenshotKey_ = panel_.screenshotRequested = false;
+    }
+    if (lastFrame && !o_.screenshot.empty()) takeScreenshot(o_.screenshot, fbw, fbh);
+    glfwSwapBuffers(win_);
+
+    // ---- timing: only from completed events and queries ----
+    frameProf_.collect(false);
+    ctl_->sim().profiler().collect(false);
+    const auto t1 = Clock::now();
+    ft.frame = ms(t0, t1);
+    ft.wait = bufs_->waitMs();
+    ft.simulate = rep.steps * ctl_->sim().profiler().meanStepMs();
+    for (const auto& s : frameProf_.stats())
+      if (s.name != "push") ft.transfer += s.lastMs;
+    const double a = frame < 3 ? 1.0 : 0.05;
+    if (ft.draw == 0) ft.draw = smooth_.draw;
+    smooth_.mix(ft, a);
+    secAcc += ft.frame * 1e-3;
+    ++secFrames;
+    if (secAcc >= 0.5) {
+      fps_ = double(secFrames) / secAcc;
+      stepsPerSec_ = double(secSteps) / secAcc;
+      secAcc = 0;
+      secFrames = secSteps = 0;
+    }
+    if (o_.stats && frame == warmup) {
+      ctl_->sim().profiler().reset();
+      frameProf_.reset();
+      total = FrameTimes{};
+      measured = 0;
+      stepsTotal = 0;
+    }
+    if (o_.stats && frame > warmup) {
+      total.frame += ft.frame;
+      total.draw += ft.draw;
+      total.wait += ft.wait;
+      ++measured;
+    }
+    if (lastFrame) break;
+  }
+
+  if (o_.stats && measured > 0) {
+    ctx_->queue().finish();
+    ctl_->sim().profiler().collect(true);
+    frameProf_.collect(true);
+    double sim = 0, transfer = 0;
+    for (const auto& s : ctl_->sim().profiler().stats()) sim += s.totalMs;
+    for (const auto& s : frameProf_.stats())
+      if (s.name != "push") transfer += s.totalMs;
+    const double f = double(measured);
+    out_ << std::fixed << std::setprecision(3) << "eddy stats: " << ctl_->spec().sim << " "
+         << ctl_->spec().scene << ", N = " << ctl_->sim().size() << ", " << measured
+         << " frames, " << stepsTotal << " steps (" << ctl_->substeps << " per frame)\n"
+         << "  device: " << ctx_->info().name << "\n  buffers: " << bufferPathName(choice_.path)
+         << "\n  per frame (ms): frame " << total.frame / f << "  simulate " << sim / f
+         << "  transfer " << transfer / f << "  draw " << total.draw / f << "  host-wait "
+         << total.wait / f << "\n";
+  }
+  (void)start;
+  return 0;
+}
+
+}  // namespace
+
+int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
+  glfwSetErrorCallback([](int code, const char* what) {
+    gGlfwError = std::string(what ? what : "") + " (GLFW error " + std::to_string(code) + ")";
+  });
+  if (!glfwInit()) return kNoDisplay;
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+  const std::string title = "eddy - " + o.spec.sim + " / " + o.spec.scene;
+  GLFWwindow* w = glfwCreateWindow(o.width, o.height, title.c_str(), nullptr, nullptr);
+  if (!w) {
+    err << "eddy: error: cannot open an OpenGL 3.3 core window: " << gGlfwError << '\n';
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(w);
+  int rc = 1;
+  const int version = gladLoadGL(glfwGetProcAddress);
+  if (!version || GLAD_VERSION_MAJOR(version) * 10 + GLAD_VERSION_MINOR(version) < 33) {
+    err << "eddy: error: OpenGL 3.3 core is needed; the driver offers "
+        << (version ? std::to_string(GLAD_VERSION_MAJOR(version)) + "." +
+                          std::to_string(GLAD_VERSION_MINOR(version))
+                    : std::string("none"))
+        << '\n';
+  } else {
+    try {
+      App app(o, w, out, err);
+      rc = app.run();
+    } catch (const Error& e) {
+      err << "eddy: error: " << e.what() << '\n';
+      rc = 1;
+    } catch (const cl::Error& e) {
+      err << "eddy: OpenCL error: " << describe(e) << '\n';
+      rc = 1;
+    } catch (const std::exception& e) {
+      err << "eddy: error: " << e.what() << '\n';
+      rc = 1;
+    }
+  }
+  glfwDestroyWindow(w);
+  glfwTerminate();
+  return rc;
+}
+
+}  // namespace eddy

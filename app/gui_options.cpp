@@ -1,0 +1,130 @@
+#include "gui_options.hpp"
+
+#include "defaults.hpp"
+
+#include <algorithm>
+
+namespace eddy {
+
+const char* kGuiUsage = R"(usage: eddy [options]            the desktop app (window, panel)
+       eddy <eddy-cli command> ...  headless commands (devices, run, bench, params)
+
+options:
+  --sim NAME              simulation (default: sph with scene dam_break where built in,
+                          else nbody with plummer)
+  --scene NAME            scene of the simulation
+  --n N                   particle / body count
+  --set key=value         set a declared parameter (repeatable; 'eddy params --sim S')
+  --device gpu|cpu|P:D    OpenCL device
+  --substeps K            simulation steps per frame (default 1)
+  --no-gl-sharing         never share buffers with OpenGL (cl_khr_gl_sharing); host copy
+  --no-persistent-map     host copy through glBufferSubData, not a persistent mapping
+  --frames N              quit after N frames
+  --screenshot FILE.png   write the last frame to FILE (needs --frames)
+  --size WxH              window size in screen coordinates (default 1280x800)
+  --hide-panel            start with the panel hidden (H shows it)
+  --color FIELD|none      colour field (e.g. speed, density, pressure, mass)
+  --style spheres|glow    particle style
+  --vsync on|off          (default on; off with --frames)
+  --paused                start paused
+  --stats                 print the frame-time split (simulate / transfer / draw) at exit
+  --help                  this text
+
+Without a display (no DISPLAY / WAYLAND_DISPLAY) 'eddy' with no arguments runs a
+short headless demo instead.
+)";
+
+namespace {
+
+unsigned long long number(const std::string& flag, const std::string& v, unsigned long long lo,
+                          unsigned long long hi) {
+  unsigned long long n = 0;
+  if (!parseUnsigned(v, n)) throw GuiUsageError(flag + ": '" + v + "' is not a whole number");
+  if (n < lo || n > hi)
+    throw GuiUsageError(flag + ": " + v + " is out of range [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]");
+  return n;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
+  GuiOptions o;
+  bool simGiven = false;
+  size_t i = 0;
+  auto value = [&](const std::string& flag) -> std::string {
+    if (i >= args.size() || (args[i].rfind("--", 0) == 0 && args[i].size() > 2))
+      throw GuiUsageError(flag + " needs a value");
+    return args[i++];
+  };
+  while (i < args.size()) {
+    const std::string a = args[i++];
+    if (a == "--sim") { o.spec.sim = value(a); simGiven = true; }
+    else if (a == "--scene") o.spec.scene = value(a);
+    else if (a == "--n") o.spec.n = size_t(number(a, value(a), 1, 1ull << 31));
+    else if (a == "--set") o.sets.push_back(value(a));
+    else if (a == "--device") o.device = value(a);
+    else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
+    else if (a == "--no-gl-sharing") o.glSharing = false;
+    else if (a == "--no-persistent-map") o.persistentMap = false;
+    else if (a == "--frames") o.frames = number(a, value(a), 1, 1ull << 40);
+    else if (a == "--screenshot") o.screenshot = value(a);
+    else if (a == "--size") {
+      const std::string v = value(a);
+      const auto x = v.find('x');
+      if (x == std::string::npos) throw GuiUsageError("--size: '" + v + "' is not WxH");
+      o.width = int(number(a, v.substr(0, x), 64, 16384));
+      o.height = int(number(a, v.substr(x + 1), 64, 16384));
+    } else if (a == "--hide-panel") o.hidePanel = true;
+    else if (a == "--color") o.color = value(a);
+    else if (a == "--style") {
+      o.style = value(a);
+      if (o.style != "spheres" && o.style != "glow")
+        throw GuiUsageError("--style: '" + o.style + "' is not spheres or glow");
+    } else if (a == "--vsync") {
+      const std::string v = value(a);
+      if (v != "on" && v != "off") throw GuiUsageError("--vsync: '" + v + "' is not on or off");
+      o.vsync = v == "on";
+    } else if (a == "--stats") o.stats = true;
+    else if (a == "--paused") o.paused = true;
+    else if (a == "--help" || a == "-h") o.help = true;
+    else throw GuiUsageError("unknown option '" + a + "'");
+  }
+  if (!o.screenshot.empty() && o.frames == 0)
+    throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
+  if (!simGiven) {
+    const SceneSpec d = defaultAppSpec();
+    o.spec.sim = d.sim;
+    if (o.spec.scene.empty()) o.spec.scene = d.scene;
+  }
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
+    throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + join(sims));
+  if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);
+  const auto scenes = sceneNames(o.spec.sim);
+  if (std::find(scenes.begin(), scenes.end(), o.spec.scene) == scenes.end())
+    throw GuiUsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +
+                        " scene; known: " + join(scenes));
+  guiParams(o);  // --set errors are usage errors
+  return o;
+}
+
+Params guiParams(const GuiOptions& o) {
+  Params p(paramDecl(o.spec.sim));
+  for (const auto& s : o.sets) {
+    try {
+      p.setAssignment(s);
+    } catch (const ParamError& e) {
+      throw GuiUsageError("--set " + s + ": " + e.what());
+    }
+  }
+  return p;
+}
+
+}  // namespace eddy

@@ -1,0 +1,381 @@
+#include "panel.hpp"
+
+#include "colormap.hpp"
+#include "defaults.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace eddy {
+
+namespace {
+
+std::string escapePercent(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    o += ch;
+    if (ch == '%') o += '%';
+  }
+  return o;
+}
+
+std::string fmtRange(const ParamDesc& d) {
+  char b[160];
+  std::snprintf(b, sizeof b, "range [%g, %g]%s%s", d.min, d.max, d.unit.empty() ? "" : " ",
+                d.unit.c_str());
+  return b;
+}
+
+void tooltip(const ParamDesc& d) {
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.f);
+  ImGui::TextUnformatted(d.description.c_str());
+  ImGui::Separator();
+  ImGui::Text("%s, default %g", fmtRange(d).c_str(), d.def);
+  ImGui::Text("key: %s   (eddy --set %s=...)", d.name.c_str(), d.name.c_str());
+  if (d.rebuild) ImGui::TextUnformatted("changing it rebuilds the scene");
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+bool combo(const char* label, int& index, const std::vector<std::string>& items) {
+  bool changed = false;
+  const char* preview = index >= 0 && index < int(items.size()) ? items[size_t(index)].c_str() : "";
+  if (ImGui::BeginCombo(label, preview)) {
+    for (int i = 0; i < int(items.size()); ++i) {
+      const bool sel = i == index;
+      if (ImGui::Selectable(items[size_t(i)].c_str(), sel)) {
+        changed = i != index;
+        index = i;
+      }
+      if (sel) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+int indexOf(const std::vector<std::string>& v, const std::string& s) {
+  const auto it = std::find(v.begin(), v.end(), s);
+  return it == v.end() ? -1 : int(it - v.begin());
+}
+
+void helpMarker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+}
+
+}  // namespace
+
+bool paramWidget(const ParamDesc& d, double& value) {
+  ImGui::PushID(d.name.c_str());
+  double v = value;
+  bool changed = false;
+  const std::string unit = d.unit.empty() ? "" : " " + escapePercent(d.unit);
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  if (d.integer && d.max - d.min > 1000) {
+    const double step = 1, fast = 100;
+    const std::string fmt = "%.0f";
+    if (ImGui::InputScalar("##v", ImGuiDataType_Double, &v, &step, &fast, fmt.c_str(),
+                           ImGuiInputTextFlags_EnterReturnsTrue))
+      changed = true;
+  } else {
+    // ImGui's log slider treats |v| below 10^-precision (of the format) as
+    // zero: give the format enough digits to reach the declared minimum.
+    int digits = 4;
+    if (d.logScale && d.min > 0) digits = std::clamp(int(std::ceil(-std::log10(d.min))), 4, 12);
+    const std::string fmt =
+        (d.integer ? std::string("%.0f") : "%." + std::to_string(digits) + "g") + unit;
+    ImGuiSliderFlags flags = ImGuiSliderFlags_AlwaysClamp;
+    if (d.logScale) flags |= ImGuiSliderFlags_Logarithmic;
+    if (ImGui::SliderScalar("##v", ImGuiDataType_Double, &v, &d.min, &d.max, fmt.c_str(), flags))
+      changed = true;
+  }
+  tooltip(d);
+  ImGui::PopID();
+  if (!changed || !std::isfinite(v)) return false;
+  v = std::clamp(v, d.min, d.max);
+  if (d.integer) v = std::round(v);
+  if (v == value) return false;
+  value = v;
+  return true;
+}
+
+std::optional<std::array<float, 4>> Panel::widgetRect(const std::string& name) const {
+  const auto it = rects_.find(name);
+  if (it == rects_.end()) return std::nullopt;
+  return it->second;
+}
+
+float Panel::coveredWidth(float displayWidth) {
+  return std::min(400.f, displayWidth * 0.5f) + 16.f;
+}
+
+void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const float width = coveredWidth(io.DisplaySize.x) - 16.f;
+  ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x - 8.f, 8.f), ImGuiCond_Always, ImVec2(1.f, 0.f));
+  ImGui::SetNextWindowSize(ImVec2(width, io.DisplaySize.y - 16.f), ImGuiCond_Always);
+  ImGui::SetNextWindowBgAlpha(0.86f);
+  ImGui::Begin("eddy", nullptr,
+               ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+  rects_.clear();
+  Simulation& sim = c.sim();
+
+  if (!c.error().empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.45f, 0.4f, 1.f));
+    ImGui::TextWrapped("%s", c.error().c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::SmallButton("dismiss")) c.clearError();
+    ImGui::Separator();
+  }
+
+  // ---- simulation and scene ----
+  if (ImGui::CollapsingHeader("Simulation", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const auto& sims = simulationNames();
+    int si = indexOf(sims, c.spec().sim);
+    if (combo("simulation", si, sims)) c.selectSimulation(sims[size_t(si)]);
+    const auto scenes = sceneNames(c.spec().sim);
+    int sc = indexOf(scenes, c.spec().scene);
+    if (combo("scene", sc, scenes)) c.selectScene(scenes[size_t(sc)]);
+    if (!ImGui::IsAnyItemActive() || countInput_ <= 0) countInput_ = int(sim.size());
+    if (ImGui::InputInt("particles", &countInput_, 1024, 16384, ImGuiInputTextFlags_EnterReturnsTrue))
+      c.setCount(size_t(std::clamp(countInput_, 1, 1 << 30)));
+    helpMarker("Particle / body count; Enter rebuilds the scene.");
+
+    if (ImGui::Button(c.paused ? "Run  (space)" : "Pause (space)", ImVec2(110, 0)))
+      c.paused = !c.paused;
+    ImGui::SameLine();
+    if (ImGui::Button("Step (S)")) c.stepOnce();
+    ImGui::SameLine();
+    if (ImGui::Button("Reset (R)")) c.reset();
+    ImGui::SameLine();
+    if (sim.supportsAddBlock()) {
+      if (ImGui::Button("Drop block (B)")) c.dropBlock();
+    } else if (c.editParams().find("seed")) {
+      if (ImGui::Button("Re-seed")) c.reseed();
+    }
+    ImGui::SetNextItemWidth(110);
+    ImGui::InputInt("##runn", &runN_, 100, 1000);
+    runN_ = std::max(runN_, 1);
+    ImGui::SameLine();
+    if (ImGui::Button("Run N steps")) c.runSteps(uint64_t(runN_));
+    if (c.stepsQueued()) {
+      ImGui::SameLine();
+      ImGui::Text("%llu left", static_cast<unsigned long long>(c.stepsQueued()));
+    }
+    int sub = int(c.substeps);
+    if (ImGui::SliderInt("substeps / frame", &sub, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp))
+      c.substeps = unsigned(sub);
+    ImGui::Text("N = %zu   step %llu   t = %.5g", sim.size(),
+                static_cast<unsigned long long>(sim.steps()), sim.time());
+  }
+
+  // ---- parameters, one section per declared group ----
+  Params shown = c.editParams();
+  std::vector<std::string> groups;
+  for (const auto& d : shown.declarations())
+    if (std::find(groups.begin(), groups.end(), d.group) == groups.end()) groups.push_back(d.group);
+  for (const auto& g : groups) {
+    if (!ImGui::CollapsingHeader(g.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) continue;
+    if (!ImGui::BeginTable(("##p" + g).c_str(), 2, ImGuiTableFlags_SizingStretchProp)) continue;
+    ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthStretch, 0.42f);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 0.58f);
+    for (const auto& d : shown.declarations()) {
+      if (d.group != g) continue;
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted(d.label.c_str());
+      tooltip(d);
+      ImGui::TableSetColumnIndex(1);
+      double value = shown.get(d.name);
+      const bool changed = paramWidget(d, value);
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      rects_[d.name] = {a.x, a.y, b.x, b.y};
+      if (changed) {
+        try {
+          c.setParam(d.name, value);
+        } catch (const Error&) {
+          // paramWidget clamps to the declared range; nothing else can fail
+        }
+      }
+    }
+    ImGui::EndTable();
+  }
+
+  // ---- view ----
+  if (ImGui::CollapsingHeader("View")) {
+    std::vector<std::string> fields = sim.colorFields();
+    fields.push_back("one colour");
+    int fi = v.colorField < 0 || v.colorField >= int(fields.size()) - 1 ? int(fields.size()) - 1
+                                                                         : v.colorField;
+    if (combo("colour by (C)", fi, fields)) v.colorField = fi == int(fields.size()) - 1 ? -1 : fi;
+    int cm = v.colormap;
+    if (combo("colour map", cm, colormapNames())) v.colormap = cm;
+    ImGui::Checkbox("auto range", &v.autoRange);
+    ImGui::SameLine();
+    ImGui::Checkbox("log10", &v.logScale);
+    if (!v.autoRange) ImGui::DragFloatRange2("range", &v.rangeLo, &v.rangeHi, 0.01f, -1e9f, 1e9f, "%.4g");
+    int style = int(v.style);
+    if (combo("style", style, {"spheres", "glow"})) v.style = DrawStyle(style);
+    ImGui::SliderFloat("size", &v.radiusScale, 0.1f, 10.f, "%.2f x", ImGuiSliderFlags_Logarithmic);
+    if (v.style == DrawStyle::Glow)
+      ImGui::SliderFloat("glow", &v.glow, 0.01f, 20.f, "%.2f", ImGuiSliderFlags_Logarithmic);
+    ImGui::Checkbox("size by mass", &v.sizeByMass);
+    ImGui::SameLine();
+    ImGui::Checkbox("box", &v.showBox);
+    ImGui::SameLine();
+    ImGui::Checkbox("vsync", &v.vsync);
+    ImGui::SliderFloat("push strength", &v.pushStrength, 0.f, 10.f, "%.2f");
+    helpMarker("Ctrl + drag pushes the particles near the cursor ray.");
+    ImGui::SliderFloat("push radius", &v.pushRadius, 0.01f, 0.5f, "%.2f of scene",
+                       ImGuiSliderFlags_Logarithmic);
+    if (ImGui::Button("Fit view (F)")) fitRequested = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Screenshot (P)")) screenshotRequested = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Help (F1)")) v.showHelp = !v.showHelp;
+  }
+
+  // ---- performance ----
+  if (ImGui::CollapsingHeader("Performance", ImGuiTreeNodeFlags_DefaultOpen)) {
+    ImGui::TextWrapped("device: %s", s.device.c_str());
+    ImGui::TextWrapped("buffers: %s", s.bufferPath.c_str());
+    ImGui::Text("%.1f FPS   %.1f steps/s", s.fps, s.stepsPerSec);
+    ImGui::Text("frame %.2f ms (host waits %.2f ms)", s.frameMs, s.waitMs);
+    ImGui::Text("simulate %.2f  transfer %.3f  draw %.2f ms", s.simulateMs, s.transferMs, s.drawMs);
+    helpMarker(
+        "simulate: device time of this frame's steps (OpenCL events); transfer: device time of "
+        "the copies to the vertex buffers (+ colour field); draw: GPU time of the particle "
+        "draw (GL timer query). All read from completed queries, never waited for.");
+    const auto stats = sim.profiler().stats();
+    double all = 0;
+    for (const auto& st : stats) all += st.totalMs;
+    if (ImGui::BeginTable("kernels", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
+                                            ImGuiTableFlags_SizingStretchProp)) {
+      for (const char* h : {"kernel", "last ms", "mean ms", "max ms", "share"})
+        ImGui::TableSetupColumn(h);
+      ImGui::TableHeadersRow();
+      for (const auto& st : stats) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(st.name.c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3f", st.lastMs);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3f", st.meanMs);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.3f", st.maxMs);
+        ImGui::TableNextColumn();
+        ImGui::Text("%.0f%%", all > 0 ? 100.0 * st.totalMs / all : 0.0);
+      }
+      ImGui::EndTable();
+    }
+    const auto& hist = sim.profiler().stepHistoryMs();
+    std::vector<float> h(hist.begin(), hist.end());
+    char overlay[64];
+    std::snprintf(overlay, sizeof overlay, "step %.3f ms (mean)", sim.profiler().meanStepMs());
+    ImGui::PlotLines("##steps", h.data(), int(h.size()), 0, overlay, 0.f, FLT_MAX,
+                     ImVec2(ImGui::GetContentRegionAvail().x, 60));
+    if (s.frameProfiler) {
+      const auto fst = s.frameProfiler->stats();
+      if (!fst.empty() && ImGui::BeginTable("frame", 4, ImGuiTableFlags_RowBg |
+                                                            ImGuiTableFlags_SizingStretchProp)) {
+        for (const char* hd : {"per frame", "last ms", "mean ms", "max ms"})
+          ImGui::TableSetupColumn(hd);
+        ImGui::TableHeadersRow();
+        for (const auto& st : fst) {
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(st.name.c_str());
+          ImGui::TableNextColumn();
+          ImGui::Text("%.3f", st.lastMs);
+          ImGui::TableNextColumn();
+          ImGui::Text("%.3f", st.meanMs);
+          ImGui::TableNextColumn();
+          ImGui::Text("%.3f", st.maxMs);
+        }
+        ImGui::EndTable();
+      }
+    }
+  }
+  ImGui::End();
+}
+
+void Panel::drawLegend(const Simulation& sim, const ViewSettings& v) {
+  const auto fields = sim.colorFields();
+  if (!v.showLegend || v.colorField < 0 || v.colorField >= int(fields.size())) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetNextWindowPos(ImVec2(12.f, io.DisplaySize.y - 12.f), ImGuiCond_Always, ImVec2(0.f, 1.f));
+  ImGui::SetNextWindowBgAlpha(0.55f);
+  ImGui::Begin("legend", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                   ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+  ImGui::Text("%s%s", v.logScale ? "log10 " : "", fields[size_t(v.colorField)].c_str());
+  const float w = 240.f, h = 14.f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int segs = 48;
+  for (int i = 0; i < segs; ++i) {
+    const Rgb a = colormapAt(size_t(v.colormap), float(i) / segs);
+    const Rgb b = colormapAt(size_t(v.colormap), float(i + 1) / segs);
+    const ImU32 ca = ImGui::ColorConvertFloat4ToU32(ImVec4(a[0], a[1], a[2], 1));
+    const ImU32 cb = ImGui::ColorConvertFloat4ToU32(ImVec4(b[0], b[1], b[2], 1));
+    dl->AddRectFilledMultiColor(ImVec2(p.x + w * i / segs, p.y), ImVec2(p.x + w * (i + 1) / segs, p.y + h),
+                                ca, cb, cb, ca);
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  ImGui::Text("%.3g", double(v.rangeLo));
+  char hi[32];
+  std::snprintf(hi, sizeof hi, "%.3g", double(v.rangeHi));
+  ImGui::SameLine(w - ImGui::CalcTextSize(hi).x + ImGui::GetStyle().WindowPadding.x);
+  ImGui::TextUnformatted(hi);
+  ImGui::End();
+}
+
+void Panel::drawHelp(ViewSettings& v) {
+  if (!v.showHelp) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Always,
+                          ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowBgAlpha(0.92f);
+  ImGui::Begin("Help (F1)", &v.showHelp, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
+  static const char* rows[][2] = {
+      {"space", "pause / run"},
+      {"S", "one step (pauses)"},
+      {"R", "reset the scene"},
+      {"C", "next colour field"},
+      {"H", "hide / show the panel"},
+      {"F", "fit the view to the scene"},
+      {"P", "screenshot (eddy-<time>.png)"},
+      {"B", "drop a block of fluid (SPH)"},
+      {"F1", "this help"},
+      {"Esc", "quit"},
+      {"left drag", "orbit"},
+      {"right drag / shift + left", "pan"},
+      {"wheel", "zoom"},
+      {"ctrl + left drag", "push the particles at the cursor"},
+      {"double click", "N-body: re-seed the scene"},
+  };
+  if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
+    for (const auto& r : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImVec4(1.f, 0.8f, 0.4f, 1.f), "%s", r[0]);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r[1]);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+}  // namespace eddy

@@ -1,0 +1,56 @@
+// panel.hpp: the ImGui control panel, generated from the parameter registry
+// (ParamDesc: group -> section, label, unit, range, description -> tooltip,
+// logScale -> logarithmic slider). GL-free: it only emits ImGui calls and
+// talks to the Controller, so a test can run it on an ImGui context without a
+// window.
+#pragma once
+
+#include "controller.hpp"
+#include "view_settings.hpp"
+
+#include <array>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace eddy {
+
+struct PanelStats {
+  std::string device, bufferPath;
+  double fps = 0, stepsPerSec = 0;
+  double simulateMs = 0, transferMs = 0, drawMs = 0, frameMs = 0, waitMs = 0;
+  const Profiler* frameProfiler = nullptr;  // per-frame work (colour, transfer, push)
+  std::array<float, 2> fieldRange{0, 1};    // auto range currently used
+};
+
+// One parameter's widget: a slider (logarithmic where declared) over the
+// declared range, or an integer input; tooltip from the description. Returns
+// true when the user changed `value` (already clamped to the range).
+bool paramWidget(const ParamDesc& d, double& value);
+
+class Panel {
+ public:
+  // The panel window. Edits go to the controller (queued until the next step
+  // boundary) and to the view settings.
+  void draw(Controller& c, ViewSettings& v, const PanelStats& s);
+  // Width in pixels the panel covers at the right of a display `w` wide.
+  static float coveredWidth(float displayWidth);
+  // Colour legend (bottom left) and the F1 help overlay.
+  void drawLegend(const Simulation& sim, const ViewSettings& v);
+  void drawHelp(ViewSettings& v);
+
+  // Buttons the app acts on (cleared by the app).
+  bool fitRequested = false, screenshotRequested = false;
+
+  // Screen rectangle {x0, y0, x1, y1} of the widget of parameter `name` in the
+  // last draw(): tests move the mouse there to drive the real widget.
+  std::optional<std::array<float, 4>> widgetRect(const std::string& name) const;
+
+ private:
+  std::map<std::string, std::array<float, 4>> rects_;
+  int countInput_ = 0;
+  int runN_ = 1000;
+};
+
+}  // namespace eddy

@@ -1,0 +1,179 @@
+#include "renderer.hpp"
+
+#include "colormap.hpp"
+
+#include <glm/gtc/type_ptr.hpp>
+
+#include <vector>
+
+namespace eddy {
+
+Renderer::Renderer()
+    : sphere_("particles.vert", "sphere.frag"),
+      glow_("particles.vert", "glow.frag"),
+      lines_("lines.vert", "lines.frag"),
+      background_("background.vert", "background.frag"),
+      tonemap_("background.vert", "tonemap.frag") {
+  glGenVertexArrays(1, &particleVao_);
+  glGenVertexArrays(1, &boxVao_);
+  glGenVertexArrays(1, &emptyVao_);
+  glGenBuffers(1, &boxVbo_);
+  glBindVertexArray(boxVao_);
+  glBindBuffer(GL_ARRAY_BUFFER, boxVbo_);
+  glBufferData(GL_ARRAY_BUFFER, 24 * 3 * sizeof(float), nullptr, GL_DYNAMIC_DRAW);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindVertexArray(0);
+  glGenTextures(1, &colormapTex_);
+  glBindTexture(GL_TEXTURE_2D, colormapTex_);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  useColormap(0);
+  checkGL("renderer setup");
+}
+
+Renderer::~Renderer() {
+  if (hdrFbo_) glDeleteFramebuffers(1, &hdrFbo_);
+  if (hdrTex_) glDeleteTextures(1, &hdrTex_);
+  glDeleteTextures(1, &colormapTex_);
+  glDeleteBuffers(1, &boxVbo_);
+  glDeleteVertexArrays(1, &particleVao_);
+  glDeleteVertexArrays(1, &boxVao_);
+  glDeleteVertexArrays(1, &emptyVao_);
+}
+
+void Renderer::useColormap(int index) {
+  if (index == colormapLoaded_) return;
+  const auto& tab = colormapTable(size_t(std::max(index, 0)));
+  glBindTexture(GL_TEXTURE_2D, colormapTex_);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, GLsizei(tab.size()), 1, 0, GL_RGB, GL_FLOAT,
+               tab.data());
+  colormapLoaded_ = index;
+}
+
+void Renderer::ensureHdrTarget(int w, int h) {
+  if (hdrFbo_ && w == hdrW_ && h == hdrH_) return;
+  if (!hdrFbo_) {
+    glGenFramebuffers(1, &hdrFbo_);
+    glGenTextures(1, &hdrTex_);
+  }
+  glBindTexture(GL_TEXTURE_2D, hdrTex_);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA16F, w, h, 0, GL_RGBA, GL_FLOAT, nullptr);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glBindFramebuffer(GL_FRAMEBUFFER, hdrFbo_);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, hdrTex_, 0);
+  const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (status != GL_FRAMEBUFFER_COMPLETE) throw Error("the glow framebuffer is incomplete");
+  hdrW_ = w;
+  hdrH_ = h;
+}
+
+void Renderer::clear(int w, int h) {
+  fbW_ = w;
+  fbH_ = h;
+  glViewport(0, 0, w, h);
+  glDisable(GL_DEPTH_TEST);
+  glDepthMask(GL_TRUE);
+  glClearColor(0, 0, 0, 1);
+  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+  background_.use();
+  glUniform3f(background_.loc("uTop"), 0.16f, 0.18f, 0.23f);
+  glUniform3f(background_.loc("uBottom"), 0.035f, 0.04f, 0.055f);
+  glBindVertexArray(emptyVao_);
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+}
+
+void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj,
+                             int fbHeight, const ViewSettings& s) {
+  if (d.count == 0 || d.posVbo == 0) return;
+  const bool glow = s.style == DrawStyle::Glow;
+  const ShaderProgram& p = glow ? glow_ : sphere_;
+  p.use();
+  useColormap(s.colormap);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, colormapTex_);
+  glUniform1i(p.loc("uColormap"), 0);
+  glUniformMatrix4fv(p.loc("uView"), 1, GL_FALSE, glm::value_ptr(view));
+  glUniformMatrix4fv(p.loc("uProj"), 1, GL_FALSE, glm::value_ptr(proj));
+  glUniform1f(p.loc("uRadius"), d.radius * s.radiusScale);
+  glUniform1f(p.loc("uViewportH"), float(fbHeight));
+  glUniform1f(p.loc("uMassScale"), s.sizeByMass ? d.massScale : 0.f);
+  glUniform2f(p.loc("uRange"), s.rangeLo, s.rangeHi);
+  glUniform1i(p.loc("uLogField"), s.logScale ? 1 : 0);
+  const bool field = d.colorVbo != 0 && s.colorField >= 0;
+  glUniform1i(p.loc("uHasField"), field ? 1 : 0);
+  glUniform3f(p.loc("uColor"), glow ? 1.f : 0.25f, glow ? 0.75f : 0.55f, glow ? 0.45f : 0.95f);
+  if (glow) {
+    glUniform1f(p.loc("uGlow"), s.glow);
+  } else {
+    const glm::vec3 light = glm::normalize(glm::vec3(0.45f, 0.7f, 0.55f));
+    glUniform3f(p.loc("uLightDir"), light.x, light.y, light.z);
+  }
+
+  glBindVertexArray(particleVao_);
+  glBindBuffer(GL_ARRAY_BUFFER, d.posVbo);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
+  if (field) {
+    glBindBuffer(GL_ARRAY_BUFFER, d.colorVbo);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, nullptr);
+  } else {
+    glDisableVertexAttribArray(1);
+    glVertexAttrib1f(1, 0.f);
+  }
+  glEnable(GL_PROGRAM_POINT_SIZE);
+  if (glow) {
+    // Sum the light in a float target, then tone-map it over the background.
+    ensureHdrTarget(fbW_, fbH_);
+    glBindFramebuffer(GL_FRAMEBUFFER, hdrFbo_);
+    glClearColor(0, 0, 0, 0);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glDisable(GL_DEPTH_TEST);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_ONE, GL_ONE);
+  } else {
+    glEnable(GL_DEPTH_TEST);
+    glDepthFunc(GL_LESS);
+    glDisable(GL_BLEND);
+  }
+  glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
+  if (glow) {
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    tonemap_.use();
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, hdrTex_);
+    glUniform1i(tonemap_.loc("uHdr"), 0);
+    glBindVertexArray(emptyVao_);
+    glDrawArrays(GL_TRIANGLES, 0, 3);  // additive over the background
+  }
+  glDisable(GL_BLEND);
+  glBindVertexArray(0);
+}
+
+void Renderer::drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4& color) {
+  const float x0 = b.lo[0], y0 = b.lo[1], z0 = b.lo[2], x1 = b.hi[0], y1 = b.hi[1], z1 = b.hi[2];
+  const float v[24][3] = {
+      {x0, y0, z0}, {x1, y0, z0}, {x1, y0, z0}, {x1, y1, z0}, {x1, y1, z0}, {x0, y1, z0},
+      {x0, y1, z0}, {x0, y0, z0}, {x0, y0, z1}, {x1, y0, z1}, {x1, y0, z1}, {x1, y1, z1},
+      {x1, y1, z1}, {x0, y1, z1}, {x0, y1, z1}, {x0, y0, z1}, {x0, y0, z0}, {x0, y0, z1},
+      {x1, y0, z0}, {x1, y0, z1}, {x1, y1, z0}, {x1, y1, z1}, {x0, y1, z0}, {x0, y1, z1}};
+  lines_.use();
+  glUniformMatrix4fv(lines_.loc("uMVP"), 1, GL_FALSE, glm::value_ptr(viewProj));
+  glUniform4f(lines_.loc("uColor"), color.r, color.g, color.b, color.a);
+  glBindVertexArray(boxVao_);
+  glBindBuffer(GL_ARRAY_BUFFER, boxVbo_);
+  glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof v, v);
+  glEnable(GL_DEPTH_TEST);
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+  glDrawArrays(GL_LINES, 0, 24);
+  glDisable(GL_BLEND);
+  glBindVertexArray(0);
+}
+
+}  // namespace eddy

@@ -1,0 +1,46 @@
+// renderer.hpp: draws particles (sphere impostors or additive glow), the
+// domain box and the background. Needs a current OpenGL 3.3 core context.
+#pragma once
+
+#include "camera.hpp"
+#include "gl.hpp"
+#include "shader.hpp"
+#include "view_settings.hpp"
+
+#include <glm/glm.hpp>
+
+namespace eddy {
+
+struct ParticleDraw {
+  GLuint posVbo = 0;    // float4 per particle
+  GLuint colorVbo = 0;  // float per particle, 0 = none
+  size_t count = 0;
+  float radius = 0.01f;    // world radius
+  float massScale = 0.f;   // > 0 with size-by-mass: the mass drawn at `radius`
+};
+
+class Renderer {
+ public:
+  Renderer();
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+
+  // Viewport and background gradient.
+  void clear(int fbWidth, int fbHeight);
+  void drawParticles(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj,
+                     int fbHeight, const ViewSettings& s);
+  void drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4& color);
+
+ private:
+  void useColormap(int index);
+  void ensureHdrTarget(int w, int h);
+
+  ShaderProgram sphere_, glow_, lines_, background_, tonemap_;
+  GLuint hdrFbo_ = 0, hdrTex_ = 0;
+  int hdrW_ = 0, hdrH_ = 0, fbW_ = 0, fbH_ = 0;
+  GLuint particleVao_ = 0, boxVao_ = 0, boxVbo_ = 0, emptyVao_ = 0, colormapTex_ = 0;
+  int colormapLoaded_ = -1;
+};
+
+}  // namespace eddy

@@ -1,0 +1,16 @@
+// screenshot.hpp: the framebuffer to a PNG file (stb_image_write, Debian libstb-dev).
+#pragma once
+
+#include <string>
+
+namespace eddy {
+
+// Reads the back buffer (fbWidth x fbHeight) and writes it as an RGB PNG,
+// atomically (temporary file + rename). Throws eddy::Error naming the file.
+void writeScreenshot(const std::string& path, int fbWidth, int fbHeight);
+
+// Checks early that `path` can be written (creates and removes a temporary
+// next to it). Throws eddy::Error naming the problem.
+void checkWritable(const std::string& path);
+
+}  // namespace eddy

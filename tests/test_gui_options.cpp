@@ -1,0 +1,86 @@
+// eddy's command line and the app defaults (no window needed).
+#include "defaults.hpp"
+#include "gui_options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace eddy;
+
+namespace {
+
+bool hasSph() {
+  const auto& s = simulationNames();
+  return std::find(s.begin(), s.end(), "sph") != s.end();
+}
+
+TEST(AppDefaults, DamBreakWhereSphExistsElsePlummer) {
+  const SceneSpec d = defaultAppSpec();
+  if (hasSph()) {
+    EXPECT_EQ(d.sim, "sph");
+    EXPECT_EQ(d.scene, "dam_break");
+  } else {
+    EXPECT_EQ(d.sim, "nbody");
+    EXPECT_EQ(d.scene, "plummer");
+  }
+  const GuiOptions o = parseGuiOptions({});
+  EXPECT_EQ(o.spec.sim, d.sim);
+  EXPECT_EQ(o.spec.scene, d.scene);
+  EXPECT_EQ(defaultSceneFor("nbody"), hasSph() ? defaultScene("nbody") : "plummer");
+  EXPECT_EQ(defaultAppCount("nbody", true), 0u) << "a GPU gets the factory's default";
+  EXPECT_EQ(defaultAppCount("nbody", false), 2048u);
+  const auto demo = headlessDemoArgs();
+  ASSERT_GE(demo.size(), 3u);
+  EXPECT_EQ(demo[0], "run");
+  EXPECT_EQ(demo[2], d.sim);
+}
+
+TEST(GuiOptions, ParsesEverything) {
+  const GuiOptions o = parseGuiOptions(
+      {"--sim", "nbody", "--scene", "galaxies", "--n", "2000", "--set", "dt=0.002", "--frames",
+       "12", "--screenshot", "x.png", "--substeps", "3", "--size", "640x480", "--hide-panel",
+       "--no-gl-sharing", "--no-persistent-map", "--color", "mass", "--style", "glow", "--vsync",
+       "off", "--stats", "--paused", "--device", "cpu"});
+  EXPECT_EQ(o.spec.sim, "nbody");
+  EXPECT_EQ(o.spec.scene, "galaxies");
+  EXPECT_EQ(o.spec.n, 2000u);
+  EXPECT_EQ(o.frames, 12u);
+  EXPECT_EQ(o.screenshot, "x.png");
+  EXPECT_EQ(o.substeps, 3u);
+  EXPECT_EQ(o.width, 640);
+  EXPECT_EQ(o.height, 480);
+  EXPECT_TRUE(o.hidePanel && o.stats && o.paused);
+  EXPECT_FALSE(o.glSharing);
+  EXPECT_FALSE(o.persistentMap);
+  EXPECT_EQ(o.color, "mass");
+  EXPECT_EQ(o.style, "glow");
+  EXPECT_EQ(o.vsync, 0);
+  EXPECT_EQ(o.device, "cpu");
+  EXPECT_DOUBLE_EQ(guiParams(o).get("dt"), 0.002);
+  EXPECT_EQ(parseGuiOptions({"--sim", "nbody"}).spec.scene, defaultSceneFor("nbody"));
+}
+
+TEST(GuiOptions, BadInputNamesTheProblem) {
+  auto msg = [](std::vector<std::string> a) {
+    try {
+      parseGuiOptions(a);
+    } catch (const GuiUsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(msg({"--sim", "lbm"}).find("unknown simulation"), std::string::npos);
+  EXPECT_NE(msg({"--sim", "nbody", "--scene", "x"}).find("unknown nbody scene"), std::string::npos);
+  EXPECT_NE(msg({"--frames", "0"}).find("out of range"), std::string::npos);
+  EXPECT_NE(msg({"--frames", "abc"}).find("not a whole number"), std::string::npos);
+  EXPECT_NE(msg({"--screenshot", "a.png"}).find("needs --frames"), std::string::npos);
+  EXPECT_NE(msg({"--size", "100"}).find("WxH"), std::string::npos);
+  EXPECT_NE(msg({"--style", "cubes"}).find("spheres or glow"), std::string::npos);
+  EXPECT_NE(msg({"--sim", "nbody", "--set", "dt=5"}).find("dt"), std::string::npos);
+  EXPECT_NE(msg({"--sim", "nbody", "--set", "bogus=1"}).find("bogus"), std::string::npos);
+  EXPECT_NE(msg({"--n"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(msg({"--wat"}).find("unknown option"), std::string::npos);
+}
+
+}  // namespace

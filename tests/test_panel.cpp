@@ -1,0 +1,227 @@
+// The panel without a window: an ImGui context with no backend renders the
+// real panel code, the mouse is moved onto a parameter's slider and clicked,
+// and the simulation must receive the value at its next step (not before).
+#include "controller.hpp"
+#include "nbody.hpp"
+#include "panel.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <cmath>
+
+using namespace eddy;
+
+namespace {
+
+// An ImGui context without any platform or renderer backend.
+class HeadlessImGui {
+ public:
+  HeadlessImGui() {
+    ctx_ = ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1280, 1600);
+    io.DeltaTime = 1.f / 60.f;
+    unsigned char* px = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);  // builds the font atlas
+  }
+  ~HeadlessImGui() { ImGui::DestroyContext(ctx_); }
+  // One frame of the panel with the mouse at (x, y), left button down or up.
+  void frame(Panel& panel, Controller& c, ViewSettings& v, float x, float y, bool down) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(x, y);
+    io.MouseDown[0] = down;
+    ImGui::NewFrame();
+    panel.draw(c, v, PanelStats{});
+    ImGui::Render();
+  }
+
+ private:
+  ImGuiContext* ctx_;
+};
+
+std::unique_ptr<Controller> nbodyController(size_t n = 64) {
+  SceneSpec spec;
+  spec.sim = "nbody";
+  spec.scene = "plummer";
+  spec.n = n;
+  return std::make_unique<Controller>(test::context(), spec, Params(nbodyParamDecl()));
+}
+
+// Clicks the middle of parameter `name`'s slider: the value jumps there.
+void clickSlider(HeadlessImGui& ui, Panel& panel, Controller& c, ViewSettings& v,
+                 const std::string& name, float fraction) {
+  ui.frame(panel, c, v, -1, -1, false);  // lays the panel out
+  const auto r = panel.widgetRect(name);
+  ASSERT_TRUE(r.has_value()) << "the panel shows no widget for '" << name << "'";
+  const float x = (*r)[0] + fraction * ((*r)[2] - (*r)[0]);
+  const float y = 0.5f * ((*r)[1] + (*r)[3]);
+  ui.frame(panel, c, v, x, y, false);  // hover
+  ui.frame(panel, c, v, x, y, true);   // press: the slider takes the value under the cursor
+  ui.frame(panel, c, v, x, y, false);  // release
+}
+
+TEST(Panel, SliderChangeReachesSimulationAtNextStep) {
+  HeadlessImGui ui;
+  auto c = nbodyController();
+  c->paused = true;
+  Panel panel;
+  ViewSettings v;
+  Profiler fp;
+  c->stepOnce();
+  c->frame(fp);  // one step with the default dt
+  const double dt0 = c->sim().params().get("dt");
+  const double t0 = c->sim().time();
+  ASSERT_DOUBLE_EQ(t0, dt0);
+
+  clickSlider(ui, panel, *c, v, "dt", 0.5f);
+  const double edited = c->editParams().get("dt");
+  // dt has a logarithmic slider over [1e-6, 1]: its middle is about 1e-3 ..
+  // anything but the old value, inside the range.
+  EXPECT_NE(edited, dt0);
+  EXPECT_GE(edited, 1e-6);
+  EXPECT_LE(edited, 1.0);
+  const ParamDesc& d = *c->editParams().find("dt");
+  ASSERT_TRUE(d.logScale);
+  EXPECT_NEAR(std::log10(edited), 0.5 * (std::log10(d.min) + std::log10(d.max)), 0.5)
+      << "a click in the middle of a log slider lands near the geometric middle";
+
+  // Not yet in the simulation: it arrives at the next step boundary.
+  EXPECT_EQ(c->sim().params().get("dt"), dt0);
+  c->stepOnce();
+  const FrameReport r = c->frame(fp);
+  EXPECT_EQ(r.steps, 1u);
+  EXPECT_FALSE(r.rebuilt);
+  EXPECT_EQ(c->sim().params().get("dt"), edited);
+  // The step itself used the new dt (the simulated clock advances by it).
+  EXPECT_NEAR(c->sim().time() - t0, edited, 1e-15);
+}
+
+TEST(Panel, LinearSliderSetsValueUnderCursor) {
+  HeadlessImGui ui;
+  auto c = nbodyController();
+  c->paused = true;
+  Panel panel;
+  ViewSettings v;
+  Profiler fp;
+  clickSlider(ui, panel, *c, v, "G", 0.25f);
+  const ParamDesc& d = *c->editParams().find("G");
+  ASSERT_FALSE(d.logScale);
+  const double g = c->editParams().get("G");
+  EXPECT_NEAR(g, d.min + 0.25 * (d.max - d.min), 0.05 * (d.max - d.min));
+  EXPECT_NE(c->sim().params().get("G"), g);
+  c->frame(fp);  // paused: no step, but this is a step boundary
+  EXPECT_EQ(c->sim().params().get("G"), g);
+}
+
+TEST(Panel, EveryDeclaredParameterHasAWidget) {
+  HeadlessImGui ui;
+  auto c = nbodyController();
+  Panel panel;
+  ViewSettings v;
+  ui.frame(panel, *c, v, -1, -1, false);
+  for (const auto& d : c->editParams().declarations())
+    EXPECT_TRUE(panel.widgetRect(d.name).has_value()) << d.name;
+}
+
+TEST(Controller, RebuildParameterRebuildsAndFreesTheOldSimulation) {
+  const int before = Simulation::liveCount();
+  {
+    auto c = nbodyController(100);
+    Profiler fp;
+    EXPECT_EQ(Simulation::liveCount(), before + 1);
+    const auto p0 = static_cast<NBodySim&>(c->sim()).readPositions();
+    c->setParam("seed", 42);  // a rebuild parameter
+    EXPECT_TRUE(c->rebuildPending());
+    EXPECT_TRUE(c->frame(fp).rebuilt);
+    EXPECT_EQ(c->sim().params().getInt("seed"), 42);
+    const auto p1 = static_cast<NBodySim&>(c->sim()).readPositions();
+    EXPECT_NE(p0[0].s[0], p1[0].s[0]) << "a new seed gives new bodies";
+    for (int i = 0; i < 5; ++i) {
+      c->setCount(size_t(50 + 37 * i));
+      c->frame(fp);
+      EXPECT_EQ(c->sim().size(), size_t(50 + 37 * i));
+      EXPECT_EQ(Simulation::liveCount(), before + 1) << "old simulations are freed";
+    }
+    c->selectScene("collapse");
+    c->frame(fp);
+    EXPECT_EQ(c->spec().scene, "collapse");
+    EXPECT_EQ(c->generation(), 7u);
+    EXPECT_THROW(c->selectScene("no_such_scene"), Error);
+    EXPECT_THROW(c->selectSimulation("no_such_sim"), Error);
+    EXPECT_THROW(c->setParam("dt", -1), ParamError);
+    EXPECT_THROW(c->setParam("nope", 1), ParamError);
+  }
+  EXPECT_EQ(Simulation::liveCount(), before);
+}
+
+TEST(Controller, RunControl) {
+  auto c = nbodyController();
+  Profiler fp;
+  c->substeps = 3;
+  EXPECT_EQ(c->frame(fp).steps, 3u);
+  c->paused = true;
+  EXPECT_EQ(c->frame(fp).steps, 0u);
+  c->runSteps(7);
+  EXPECT_EQ(c->frame(fp).steps, 3u);
+  EXPECT_EQ(c->frame(fp).steps, 3u);
+  EXPECT_EQ(c->frame(fp).steps, 1u);
+  EXPECT_TRUE(c->paused);
+  EXPECT_EQ(c->frame(fp).steps, 0u);
+  EXPECT_EQ(c->sim().steps(), 10u);
+  c->stepOnce();
+  EXPECT_EQ(c->frame(fp).steps, 1u);
+  // Pushes are applied at the boundary and recorded as their own phase.
+  Ray r;
+  r.origin = {0, 0, 10};
+  r.dir = {0, 0, -1};
+  c->push(r, 100.f, {1, 0, 0});
+  c->frame(fp);
+  fp.collect(true);
+  bool sawPush = false;
+  for (const auto& s : fp.stats()) sawPush = sawPush || (s.name == "push" && s.count == 1);
+  EXPECT_TRUE(sawPush);
+}
+
+TEST(Panel, LegendAndHelpOverlays) {
+  HeadlessImGui ui;
+  auto c = nbodyController();
+  Panel panel;
+  ViewSettings v;
+  v.colorField = 1;  // mass
+  v.showHelp = true;
+  ImGui::NewFrame();
+  panel.drawLegend(c->sim(), v);
+  panel.drawHelp(v);
+  ImGui::Render();
+  const ImGuiWindow* legend = ImGui::FindWindowByName("legend");
+  ASSERT_NE(legend, nullptr);
+  EXPECT_TRUE(legend->Active);
+  ASSERT_NE(ImGui::FindWindowByName("Help (F1)"), nullptr);
+  EXPECT_TRUE(ImGui::FindWindowByName("Help (F1)")->Active);
+  // No field: no legend this frame.
+  v.colorField = -1;
+  v.showHelp = false;
+  ImGui::NewFrame();
+  panel.drawLegend(c->sim(), v);
+  panel.drawHelp(v);
+  ImGui::Render();
+  EXPECT_FALSE(ImGui::FindWindowByName("legend")->Active);
+  EXPECT_FALSE(ImGui::FindWindowByName("Help (F1)")->Active);
+}
+
+TEST(ParamWidget, UnchangedWithoutInput) {
+  HeadlessImGui ui;
+  ParamDesc d{"k", "K", "G", "", 0, 10, 3, "an integer", true, false, false};
+  ImGui::NewFrame();
+  double v = 3;
+  EXPECT_FALSE(paramWidget(d, v)) << "no input, no change";
+  EXPECT_EQ(v, 3);
+  ImGui::Render();
+}
+
+}  // namespace
