@@ -1,8 +1,11 @@
 #include "cli.hpp"
 
+#include "config.hpp"
 #include "factory.hpp"
 #include "io.hpp"
 #include "nbody.hpp"
+#include "snapshot.hpp"
+#include "vtk.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -36,16 +39,24 @@ commands:
   help, --help                 this text;  --version  the version
 
 run options:
+  --config FILE.json           read the run from a config file; flags given with it
+                               override the file's values (see docs/USAGE.md)
   --sim nbody                  simulation (default nbody)
   --scene NAME                 nbody: plummer (default), galaxies, collapse
   --n N                        body count (default 16384)
-  --steps N                    steps to run (default 1000)
+  --steps N                    steps to run (default 1000; counted from a loaded step)
   --until T                    run until simulated time T instead of --steps
   --device gpu|cpu|P:D         device (default: first GPU, else a CPU device)
   --set key=value              set a declared parameter (repeatable; see 'params')
   --ic FILE.csv                nbody initial conditions, header x,y,z,vx,vy,vz,m
   --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
   --out FILE.csv               final particle state
+  --export DIR                 ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every
+                               --export-every K steps (default 100), first and last too
+  --save FILE.snap             restart snapshot of the final state
+  --load FILE.snap             continue a run from a snapshot (bit-identical)
+  --check-every K              blow-up check (NaN/inf on the device) every K steps
+                               (default 100, 0 = off)
   --json                       machine-readable summary on stdout
   --quiet                      no progress on stderr
 
@@ -152,112 +163,225 @@ int cmdParams(Args& args, std::ostream& out) {
 }
 
 struct RunOptions {
-  SceneSpec spec;
+  RunConfig cfg;  // the config file with the command line's flags on top
   std::vector<std::string> sets;
-  unsigned long long steps = 1000;
-  std::optional<double> until;
-  std::string device, diagPath, outPath;
-  unsigned long long diagEvery = 10;
+  std::string configPath, loadPath;
   bool json = false, quiet = false;
 };
 
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 RunOptions parseRun(Args& args) {
   RunOptions o;
-  bool stepsGiven = false;
+  RunConfig cli;
+  auto count = [&](const std::string& flag, CountLimit lim) {
+    return args.count(flag, lim.min, lim.max);
+  };
   while (!args.done()) {
     const std::string a = args.next();
-    if (a == "--sim") o.spec.sim = args.value(a);
-    else if (a == "--scene") o.spec.scene = args.value(a);
-    else if (a == "--n") o.spec.n = args.count(a, 1, 1ull << 31);
-    else if (a == "--steps") { o.steps = args.count(a, 0, 1ull << 40); stepsGiven = true; }
-    else if (a == "--until") o.until = args.real(a, 0, 1e12);
-    else if (a == "--device") o.device = args.value(a);
+    if (a == "--sim") cli.sim = args.value(a);
+    else if (a == "--scene") cli.scene = args.value(a);
+    else if (a == "--n") cli.n = count(a, kLimitN);
+    else if (a == "--steps") cli.steps = count(a, kLimitSteps);
+    else if (a == "--until") cli.until = args.real(a, 0, kMaxUntil);
+    else if (a == "--device") cli.device = args.value(a);
     else if (a == "--set") o.sets.push_back(args.value(a));
-    else if (a == "--ic") o.spec.icPath = args.value(a);
-    else if (a == "--diag") o.diagPath = args.value(a);
-    else if (a == "--diag-every") o.diagEvery = args.count(a, 1, 1ull << 40);
-    else if (a == "--out") o.outPath = args.value(a);
+    else if (a == "--ic") cli.ic = args.value(a);
+    else if (a == "--diag") cli.diag = args.value(a);
+    else if (a == "--diag-every") cli.diagEvery = count(a, kLimitEvery);
+    else if (a == "--out") cli.out = args.value(a);
+    else if (a == "--export") cli.exportDir = args.value(a);
+    else if (a == "--export-every") cli.exportEvery = count(a, kLimitEvery);
+    else if (a == "--check-every") cli.checkEvery = count(a, kLimitCheckEvery);
+    else if (a == "--save") cli.save = args.value(a);
+    else if (a == "--load") o.loadPath = args.value(a);
+    else if (a == "--config") o.configPath = args.value(a);
     else if (a == "--json") o.json = true;
     else if (a == "--quiet") o.quiet = true;
     else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
   }
-  if (o.until && stepsGiven) throw UsageError("run: give either --steps or --until, not both");
-  const auto& sims = simulationNames();
-  if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end()) {
-    std::string known;
-    for (const auto& s : sims) known += (known.empty() ? "" : ", ") + s;
-    throw UsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + known);
-  }
-  if (!o.spec.scene.empty()) {
-    const auto names = sceneNames(o.spec.sim);
-    if (std::find(names.begin(), names.end(), o.spec.scene) == names.end()) {
-      std::string known;
-      for (const auto& s : names) known += (known.empty() ? "" : ", ") + s;
-      throw UsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +
-                       " scene; known: " + known);
-    }
-  }
-  if (!o.spec.icPath.empty() && o.spec.sim != "nbody")
-    throw UsageError("--ic is only for --sim nbody");
-  if (!o.spec.icPath.empty() && (!o.spec.scene.empty() || o.spec.n))
+  if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
+  if (cli.ic && (cli.scene || cli.n))
     throw UsageError("--ic replaces the scene: do not combine it with --scene or --n");
+
+  // The config file first, then every flag given on the command line on top.
+  RunConfig c;
+  if (!o.configPath.empty()) {
+    try {
+      c = loadConfig(o.configPath);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--config: ") + e.what());
+    }
+    if (cli.sim && c.sim.value_or("nbody") != *cli.sim && !c.params.empty())
+      throw UsageError("--sim " + *cli.sim + " overrides the config's simulation '" +
+                       c.sim.value_or("nbody") + "', whose \"params\" do not apply");
+  }
+  auto over = [](auto& base, const auto& top) {
+    if (top) base = top;
+  };
+  over(c.sim, cli.sim);
+  over(c.device, cli.device);
+  over(c.diag, cli.diag);
+  over(c.diagEvery, cli.diagEvery);
+  over(c.out, cli.out);
+  over(c.exportDir, cli.exportDir);
+  over(c.exportEvery, cli.exportEvery);
+  over(c.checkEvery, cli.checkEvery);
+  over(c.save, cli.save);
+  if (cli.steps || cli.until) {
+    c.steps = cli.steps;
+    c.until = cli.until;
+  }
+  if (cli.ic) {
+    c.ic = cli.ic;
+    c.scene.reset();
+    c.n.reset();
+  }
+  if (cli.scene || cli.n) {
+    over(c.scene, cli.scene);
+    over(c.n, cli.n);
+    c.ic.reset();
+  }
+  o.cfg = c;
+
+  const std::string sim = c.sim.value_or("nbody");
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+    throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
+  if (c.scene) {
+    const auto names = sceneNames(sim);
+    if (std::find(names.begin(), names.end(), *c.scene) == names.end())
+      throw UsageError("--scene '" + *c.scene + "': unknown " + sim + " scene; known: " +
+                       joinNames(names));
+  }
+  if (c.ic && sim != "nbody") throw UsageError("--ic is only for --sim nbody");
+  if (!o.loadPath.empty() && (c.sim || c.scene || c.n || c.ic))
+    throw UsageError("--load restores the simulation and its scene: do not combine it with "
+                     "--sim, --scene, --n or --ic (nor a config that sets them)");
+  if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
+  if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
   return o;
 }
 
 int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   RunOptions o = parseRun(args);
-  Params params(paramDecl(o.spec.sim));
+  const RunConfig& c = o.cfg;
+
+  // Everything read from files is checked before the device is opened.
+  std::optional<Snapshot> snapshot;
+  SceneSpec spec;
+  Params params;
+  if (!o.loadPath.empty()) {
+    snapshot = Snapshot::read(o.loadPath);
+    SnapshotHeader h = readSnapshotHeader(*snapshot);
+    spec = h.spec;
+    params = h.params;
+  } else {
+    spec.sim = c.sim.value_or("nbody");
+    spec.scene = c.scene.value_or("");
+    spec.n = c.n.value_or(0);
+    spec.icPath = c.ic.value_or("");
+    params = Params(paramDecl(spec.sim));
+  }
+  // Changes on top of the scene's (or the snapshot's) values: config, then --set.
+  std::vector<std::pair<std::string, double>> changes = c.params;
   for (const auto& s : o.sets) {
+    Params probe = params;
     try {
-      params.setAssignment(s);
+      probe.setAssignment(s);
     } catch (const ParamError& e) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
+    const std::string key = s.substr(0, s.find('='));
+    changes.emplace_back(key, probe.get(key));
   }
-  Context ctx(o.device);
+  for (const auto& [k, v] : changes) params.set(k, v);
+
+  Context ctx(c.device.value_or(""));
   if (!o.quiet) err << "eddy: device " << ctx.info().name << " (" << ctx.info().platformName << ")\n";
-  auto sim = makeSimulation(ctx, o.spec, params);
-  const std::string scene = o.spec.icPath.empty()
-                                ? (o.spec.scene.empty() ? defaultScene(o.spec.sim) : o.spec.scene)
-                                : "ic:" + o.spec.icPath;
+  std::unique_ptr<Simulation> sim;
+  if (snapshot) {
+    auto loaded = loadSnapshot(ctx, *snapshot);
+    sim = std::move(loaded.sim);
+    for (const auto& [k, v] : changes) sim->params().set(k, v);
+    snapshot.reset();  // the host copy of the state is no longer needed
+    if (!o.quiet)
+      err << "eddy: resumed " << o.loadPath << " at step " << sim->steps() << ", t = "
+          << sim->time() << '\n';
+  } else {
+    sim = makeSimulation(ctx, spec, params);
+  }
+  const std::string scene = spec.icPath.empty()
+                                ? (spec.scene.empty() ? defaultScene(spec.sim) : spec.scene)
+                                : "ic:" + spec.icPath;
+  const uint64_t steps = c.steps.value_or(1000);
+  const uint64_t diagEvery = c.diagEvery.value_or(10);
+  const uint64_t exportEvery = c.exportEvery.value_or(100);
+  const uint64_t checkEvery = c.checkEvery.value_or(100);
+  const uint64_t startStep = sim->steps();
 
   std::unique_ptr<AtomicFile> diag;
   const auto columns = sim->diagColumns();
-  if (!o.diagPath.empty()) {
-    diag = std::make_unique<AtomicFile>(o.diagPath);
+  if (c.diag) {
+    diag = std::make_unique<AtomicFile>(*c.diag);
     diag->stream() << joinCsv(columns) << '\n';
+  }
+  std::unique_ptr<VtkSeries> series;
+  if (c.exportDir) {
+    series = std::make_unique<VtkSeries>(*c.exportDir);
+    series->add(sim->frame());
   }
   const std::vector<double> first = sim->diagRow();
   if (diag) diag->stream() << joinCsv(first) << '\n';
 
   auto finished = [&] {
-    if (o.until) return sim->time() >= *o.until - 1e-12;
-    return sim->steps() >= o.steps;
+    if (c.until) return sim->time() >= *c.until - 1e-12;
+    return sim->steps() - startStep >= steps;
   };
   const auto t0 = Clock::now();
   auto lastReport = t0;
   sim->profiler().reset();
-  while (!finished()) {
-    sim->step();
-    if (diag && sim->steps() % o.diagEvery == 0) diag->stream() << joinCsv(sim->diagRow()) << '\n';
-    const auto now = Clock::now();
-    if (!o.quiet && now - lastReport > std::chrono::seconds(2)) {
-      lastReport = now;
-      const double secs = std::chrono::duration<double>(now - t0).count();
-      err << "  step " << sim->steps();
-      if (!o.until) err << "/" << o.steps << " (" << std::fixed << std::setprecision(0)
-                        << 100.0 * double(sim->steps()) / double(o.steps) << "%)";
-      err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
-          << std::setprecision(4) << double(sim->steps()) / secs << " steps/s\n";
+  try {
+    while (!finished()) {
+      sim->step();
+      const uint64_t s = sim->steps();
+      if (checkEvery && s % checkEvery == 0)
+        if (auto b = sim->pollFinite()) throw BlowUpError(*b, sim->kind());
+      if (diag && s % diagEvery == 0) diag->stream() << joinCsv(sim->diagRow()) << '\n';
+      if (series && s % exportEvery == 0) series->add(sim->frame());
+      const auto now = Clock::now();
+      if (!o.quiet && now - lastReport > std::chrono::seconds(2)) {
+        lastReport = now;
+        const double secs = std::chrono::duration<double>(now - t0).count();
+        const uint64_t done = s - startStep;
+        err << "  step " << s;
+        if (!c.until) err << " (" << std::fixed << std::setprecision(0)
+                          << 100.0 * double(done) / double(std::max<uint64_t>(steps, 1)) << "%)";
+        err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
+            << std::setprecision(4) << double(done) / secs << " steps/s\n";
+      }
     }
+    sim->context().queue().finish();
+    if (checkEvery)
+      if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
+  } catch (const BlowUpError&) {
+    // Keep what was recorded up to the blow-up; write no final state over good files.
+    if (diag) diag->commit();
+    throw;
   }
-  sim->context().queue().finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   sim->profiler().collect(true);
   const std::vector<double> last = sim->diagRow();
-  if (diag && (sim->steps() % o.diagEvery != 0)) diag->stream() << joinCsv(last) << '\n';
+  const bool moved = sim->steps() != startStep;
+  if (diag && moved && sim->steps() % diagEvery != 0) diag->stream() << joinCsv(last) << '\n';
   if (diag) diag->commit();
-  if (!o.outPath.empty()) writeCsv(o.outPath, sim->stateColumns(), sim->stateRows());
+  if (series && moved && sim->steps() % exportEvery != 0) series->add(sim->frame());
+  if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
+  if (c.save) saveSnapshot(*sim, spec, *c.save);
 
   // Relative change of the total energy (N-body) where the columns have it.
   std::optional<double> dE;
@@ -268,7 +392,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
 
   if (o.json) {
     json j;
-    j["sim"] = o.spec.sim;
+    j["sim"] = spec.sim;
     j["scene"] = scene;
     j["n"] = sim->size();
     j["steps"] = sim->steps();
@@ -290,7 +414,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     for (const auto& d : sim->params().declarations()) j["params"][d.name] = sim->params().get(d.name);
     out << j.dump(2) << '\n';
   } else {
-    out << "eddy " << o.spec.sim << " scene " << scene << ", N = " << sim->size() << ", "
+    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", "
         << sim->steps() << " steps to t = " << sim->time() << " in " << std::setprecision(4)
         << wall << " s (" << double(sim->steps()) / std::max(wall, 1e-9) << " steps/s)\n";
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "

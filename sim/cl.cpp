@@ -1,5 +1,7 @@
 #include "cl.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -234,6 +236,31 @@ Context::Context(const DeviceInfo& info) : info_(info) {
     queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
   } catch (const cl::Error& e) {
     throw Error("opening OpenCL device '" + info.name + "': " + describe(e));
+  }
+}
+
+namespace {
+std::atomic<long long> gLiveBytes{0}, gLiveBuffers{0};
+// Called by the OpenCL implementation when a buffer's last reference is gone.
+void CL_CALLBACK onBufferReleased(cl_mem, void* bytes) {
+  gLiveBytes -= static_cast<long long>(reinterpret_cast<uintptr_t>(bytes));
+  --gLiveBuffers;
+}
+}  // namespace
+
+DeviceMemoryInUse deviceMemoryInUse() { return {gLiveBytes.load(), gLiveBuffers.load()}; }
+
+cl::Buffer Context::createBuffer(cl_mem_flags flags, size_t bytes, std::string_view what) {
+  try {
+    cl::Buffer b(context_, flags, bytes);
+    b.setDestructorCallback(onBufferReleased,
+                            reinterpret_cast<void*>(static_cast<uintptr_t>(bytes)));
+    gLiveBytes += static_cast<long long>(bytes);
+    ++gLiveBuffers;
+    return b;
+  } catch (const cl::Error& e) {
+    throw Error("allocating " + std::to_string(bytes) + " bytes of device memory for " +
+                std::string(what) + " on " + info_.name + ": " + describe(e));
   }
 }
 
