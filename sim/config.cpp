@@ -119,7 +119,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
     const auto at = what.find("] ");

@@ -107,12 +107,14 @@ Snapshot Snapshot::parse(std::string bytes, std::string source) {
   const std::string_view d = bytes;
   if (d.size() < 8 || d.substr(0, 8) != std::string_view(kSnapshotMagic, 8))
     s.fail("wrong magic (expected the file to start with 'EDDYSNAP')");
-  if (d.size() < kSnapshotHeaderBytes + 4)
+  if (d.size() < 12)
     s.fail("truncated: " + std::to_string(d.size()) + " bytes, shorter than the header");
   const uint64_t version = getLE(d, 8, 4);
   if (version != kSnapshotVersion)
     s.fail("format version " + std::to_string(version) + ", this eddy reads version " +
            std::to_string(kSnapshotVersion));
+  if (d.size() < kSnapshotHeaderBytes + 4)
+    s.fail("truncated: " + std::to_string(d.size()) + " bytes, shorter than the header");
   const uint64_t count = getLE(d, 12, 4);
   const uint64_t size = getLE(d, 16, 8);
   if (size != d.size())
