@@ -4,11 +4,11 @@
 #
 #   scripts/test.sh [ctest args...]          the test suite (a minute or two)
 #   scripts/test.sh --full [ctest args...]   what CI (.ci/run) runs: the suite, then
-#     1. build-asan: the suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
+#     1. scripts/fuzz.sh: each libFuzzer target for 60 s on its seed corpus;
+#     2. build-asan: the suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #        run with LeakSanitizer on and the soak test at 100000 steps
-#        (scripts/lsan.supp: the PoCL/LLVM suppressions);
-#     2. scripts/fuzz.sh: each libFuzzer target for 60 s on its seed corpus.
-#   Together about 15 minutes on 2 cores.
+#        (scripts/lsan.supp: where PoCL/LLVM suppressions would go; none needed).
+#   Together about 10-15 minutes on 2 cores (ctest's summary is the last line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -23,6 +23,9 @@ cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs" "$@")
 ((full)) || exit 0
 
+echo "eddy: fuzzing"
+scripts/fuzz.sh 60
+
 echo "eddy: sanitizer build (AddressSanitizer + UBSan + LeakSanitizer) in build-asan"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDDY_WERROR=ON \
   -DEDDY_BUILD_GUI=OFF -DEDDY_SANITIZE=address,undefined
@@ -32,5 +35,3 @@ export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && EDDY_SOAK_STEPS=100000 ctest --output-on-failure -j"$jobs" "$@")
 
-echo "eddy: fuzzing"
-scripts/fuzz.sh 60
