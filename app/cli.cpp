@@ -1,5 +1,9 @@
 #include "cli.hpp"
 
+#include "config.hpp"
+#include "snapshot.hpp"
+#include "vtk.hpp"
+
 #include "factory.hpp"
 #include "io.hpp"
 #include "nbody.hpp"
@@ -42,11 +46,13 @@ commands:
   help, --help                 this text;  --version  the version
 
 run options:
+  --config FILE.json           read the run from a config file; flags given with it
+                               override the file's values (see docs/USAGE.md)
   --sim nbody|sph              simulation (default nbody)
   --scene NAME                 nbody: plummer (default), galaxies, collapse
                                sph: dam_break (default), drop, double_dam_break
   --n N                        nbody: body count (default 16384); sph: set spacing instead
-  --steps N                    steps to run (default 1000)
+  --steps N                    steps to run (default 1000; counted from a loaded step)
   --until T                    run until simulated time T (s for sph) instead of --steps
   --device gpu|cpu|P:D         device (default: first GPU, else a CPU device)
   --devices LIST               nbody: split the bodies over several devices: all, gpu, cpu
@@ -57,6 +63,12 @@ run options:
   --ic FILE.csv                nbody initial conditions, header x,y,z,vx,vy,vz,m
   --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
   --out FILE.csv               final particle state
+  --export DIR                 ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every
+                               --export-every K steps (default 100), first and last too
+  --save FILE.snap             restart snapshot of the final state
+  --load FILE.snap             continue a run from a snapshot (bit-identical)
+  --check-every K              blow-up check (NaN/inf on the device) every K steps
+                               (default 100, 0 = off)
   --json                       machine-readable summary on stdout
   --quiet                      no progress on stderr
 
@@ -242,93 +254,183 @@ int cmdParams(Args& args, std::ostream& out) {
 }
 
 struct RunOptions {
-  SceneSpec spec;
+  RunConfig cfg;  // the config file with the command line's flags on top
   std::vector<std::string> sets;
-  unsigned long long steps = 1000;
-  std::optional<double> until;
-  std::string device, devices, diagPath, outPath;
-  std::vector<double> shares;
-  unsigned long long diagEvery = 10;
+  std::string configPath, loadPath;
+  std::string devices;          // --devices LIST (nbody across several devices)
+  std::vector<double> shares;   // --shares
   bool json = false, quiet = false;
 };
 
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 RunOptions parseRun(Args& args) {
   RunOptions o;
-  bool stepsGiven = false;
+  RunConfig cli;
+  auto count = [&](const std::string& flag, CountLimit lim) {
+    return args.count(flag, lim.min, lim.max);
+  };
   while (!args.done()) {
     const std::string a = args.next();
-    if (a == "--sim") o.spec.sim = args.value(a);
-    else if (a == "--scene") o.spec.scene = args.value(a);
-    else if (a == "--n") o.spec.n = args.count(a, 1, 1ull << 31);
-    else if (a == "--steps") { o.steps = args.count(a, 0, 1ull << 40); stepsGiven = true; }
-    else if (a == "--until") o.until = args.real(a, 0, 1e12);
-    else if (a == "--device") o.device = args.value(a);
+    if (a == "--sim") cli.sim = args.value(a);
+    else if (a == "--scene") cli.scene = args.value(a);
+    else if (a == "--n") cli.n = count(a, kLimitN);
+    else if (a == "--steps") cli.steps = count(a, kLimitSteps);
+    else if (a == "--until") cli.until = args.real(a, 0, kMaxUntil);
+    else if (a == "--device") cli.device = args.value(a);
     else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
     else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
     else if (a == "--set") o.sets.push_back(args.value(a));
-    else if (a == "--ic") o.spec.icPath = args.value(a);
-    else if (a == "--diag") o.diagPath = args.value(a);
-    else if (a == "--diag-every") o.diagEvery = args.count(a, 1, 1ull << 40);
-    else if (a == "--out") o.outPath = args.value(a);
+    else if (a == "--ic") cli.ic = args.value(a);
+    else if (a == "--diag") cli.diag = args.value(a);
+    else if (a == "--diag-every") cli.diagEvery = count(a, kLimitEvery);
+    else if (a == "--out") cli.out = args.value(a);
+    else if (a == "--export") cli.exportDir = args.value(a);
+    else if (a == "--export-every") cli.exportEvery = count(a, kLimitEvery);
+    else if (a == "--check-every") cli.checkEvery = count(a, kLimitCheckEvery);
+    else if (a == "--save") cli.save = args.value(a);
+    else if (a == "--load") o.loadPath = args.value(a);
+    else if (a == "--config") o.configPath = args.value(a);
     else if (a == "--json") o.json = true;
     else if (a == "--quiet") o.quiet = true;
     else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
   }
-  if (o.until && stepsGiven) throw UsageError("run: give either --steps or --until, not both");
-  if (!o.device.empty() && !o.devices.empty())
+  if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
+  if (cli.ic && (cli.scene || cli.n))
+    throw UsageError("--ic replaces the scene: do not combine it with --scene or --n");
+
+  // The config file first, then every flag given on the command line on top.
+  RunConfig c;
+  if (!o.configPath.empty()) {
+    try {
+      c = loadConfig(o.configPath);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--config: ") + e.what());
+    }
+    if (cli.sim && c.sim.value_or("nbody") != *cli.sim && !c.params.empty())
+      throw UsageError("--sim " + *cli.sim + " overrides the config's simulation '" +
+                       c.sim.value_or("nbody") + "', whose \"params\" do not apply");
+  }
+  auto over = [](auto& base, const auto& top) {
+    if (top) base = top;
+  };
+  over(c.sim, cli.sim);
+  over(c.device, cli.device);
+  over(c.diag, cli.diag);
+  over(c.diagEvery, cli.diagEvery);
+  over(c.out, cli.out);
+  over(c.exportDir, cli.exportDir);
+  over(c.exportEvery, cli.exportEvery);
+  over(c.checkEvery, cli.checkEvery);
+  over(c.save, cli.save);
+  if (cli.steps || cli.until) {
+    c.steps = cli.steps;
+    c.until = cli.until;
+  }
+  if (cli.ic) {
+    c.ic = cli.ic;
+    c.scene.reset();
+    c.n.reset();
+  }
+  if (cli.scene || cli.n) {
+    over(c.scene, cli.scene);
+    over(c.n, cli.n);
+    c.ic.reset();
+  }
+  o.cfg = c;
+
+  const std::string sim = c.sim.value_or("nbody");
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+    throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
+  if (c.scene) {
+    const auto names = sceneNames(sim);
+    if (std::find(names.begin(), names.end(), *c.scene) == names.end())
+      throw UsageError("--scene '" + *c.scene + "': unknown " + sim + " scene; known: " +
+                       joinNames(names));
+  }
+  if (c.ic && sim != "nbody") throw UsageError("--ic is only for --sim nbody");
+  if (c.n && sim == "sph")
+    throw UsageError("--n is not used by --sim sph: the particle count follows from the scene "
+                     "(e.g. --set spacing=0.002)");
+  if (c.device && !o.devices.empty())
     throw UsageError("run: give either --device or --devices, not both");
   if (!o.shares.empty() && o.devices.empty()) throw UsageError("--shares needs --devices");
   checkShares(o.shares);
-  if (!o.devices.empty() && o.spec.sim != "nbody")
+  if (!o.devices.empty() && sim != "nbody")
     throw UsageError("--devices: only --sim nbody runs on several devices");
-  const auto& sims = simulationNames();
-  if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end()) {
-    std::string known;
-    for (const auto& s : sims) known += (known.empty() ? "" : ", ") + s;
-    throw UsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + known);
-  }
-  if (!o.spec.scene.empty()) {
-    const auto names = sceneNames(o.spec.sim);
-    if (std::find(names.begin(), names.end(), o.spec.scene) == names.end()) {
-      std::string known;
-      for (const auto& s : names) known += (known.empty() ? "" : ", ") + s;
-      throw UsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +
-                       " scene; known: " + known);
-    }
-  }
-  if (!o.spec.icPath.empty() && o.spec.sim != "nbody")
-    throw UsageError("--ic is only for --sim nbody");
-  if (o.spec.n && o.spec.sim == "sph")
-    throw UsageError("--n is not used by --sim sph: the particle count follows from the scene "
-                     "(e.g. --set spacing=0.002)");
-  if (!o.spec.icPath.empty() && (!o.spec.scene.empty() || o.spec.n))
-    throw UsageError("--ic replaces the scene: do not combine it with --scene or --n");
+  if (!o.devices.empty() && !o.loadPath.empty())
+    throw UsageError("--load restores onto one device: do not combine it with --devices");
+  if (!o.loadPath.empty() && (c.sim || c.scene || c.n || c.ic))
+    throw UsageError("--load restores the simulation and its scene: do not combine it with "
+                     "--sim, --scene, --n or --ic (nor a config that sets them)");
+  if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
+  if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
   return o;
 }
 
 int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   RunOptions o = parseRun(args);
-  Params params(paramDecl(o.spec.sim));
+  const RunConfig& c = o.cfg;
+
+  // Everything read from files is checked before the device is opened.
+  std::optional<Snapshot> snapshot;
+  SceneSpec spec;
+  Params params;
+  if (!o.loadPath.empty()) {
+    snapshot = Snapshot::read(o.loadPath);
+    SnapshotHeader h = readSnapshotHeader(*snapshot);
+    spec = h.spec;
+    params = h.params;
+  } else {
+    spec.sim = c.sim.value_or("nbody");
+    spec.scene = c.scene.value_or("");
+    spec.n = c.n.value_or(0);
+    spec.icPath = c.ic.value_or("");
+    params = Params(paramDecl(spec.sim));
+  }
+  // Changes on top of the scene's (or the snapshot's) values: config, then --set.
+  std::vector<std::pair<std::string, double>> changes = c.params;
   for (const auto& s : o.sets) {
+    Params probe = params;
     try {
-      params.setAssignment(s);
+      probe.setAssignment(s);
     } catch (const ParamError& e) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
+    const std::string key = s.substr(0, s.find('='));
+    changes.emplace_back(key, probe.get(key));
   }
+  for (const auto& [k, v] : changes) params.set(k, v);
+
   std::vector<std::unique_ptr<Context>> devices;
-  if (o.devices.empty()) devices.push_back(std::make_unique<Context>(o.device));
+  if (o.devices.empty()) devices.push_back(std::make_unique<Context>(c.device.value_or("")));
   else devices = openDevices(o.devices);
   if (!o.shares.empty() && o.shares.size() != devices.size())
     throw UsageError("--shares: " + std::to_string(o.shares.size()) + " values for " +
                      std::to_string(devices.size()) + " devices (--devices " + o.devices + ")");
   if (!o.quiet)
-    for (const auto& c : devices)
-      err << "eddy: device " << deviceTag(c->info()) << " " << c->info().name << " ("
-          << c->info().platformName << ")\n";
-  MultiNBodyOptions multi;
-  multi.shares = o.shares;
-  auto sim = makeSimulation(pointers(devices), o.spec, params, multi);
+    for (const auto& d : devices)
+      err << "eddy: device " << deviceTag(d->info()) << " " << d->info().name << " ("
+          << d->info().platformName << ")\n";
+  std::unique_ptr<Simulation> sim;
+  if (snapshot) {
+    auto loaded = loadSnapshot(*devices.front(), *snapshot);
+    sim = std::move(loaded.sim);
+    for (const auto& [k, v] : changes) sim->params().set(k, v);
+    snapshot.reset();  // the host copy of the state is no longer needed
+    if (!o.quiet)
+      err << "eddy: resumed " << o.loadPath << " at step " << sim->steps() << ", t = "
+          << sim->time() << '\n';
+  } else {
+    MultiNBodyOptions multi;
+    multi.shares = o.shares;
+    sim = makeSimulation(pointers(devices), spec, params, multi);
+  }
   Context& ctx = sim->context();
   auto* msim = dynamic_cast<MultiNBodySim*>(sim.get());
   if (msim && !o.quiet)
@@ -340,15 +442,25 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
                     sh.tag.c_str(), sh.count, sh.first, sh.first + sh.count, 100 * sh.weight, rate);
       err << line;
     }
-  const std::string scene = o.spec.icPath.empty()
-                                ? (o.spec.scene.empty() ? defaultScene(o.spec.sim) : o.spec.scene)
-                                : "ic:" + o.spec.icPath;
+  const std::string scene = spec.icPath.empty()
+                                ? (spec.scene.empty() ? defaultScene(spec.sim) : spec.scene)
+                                : "ic:" + spec.icPath;
+  const uint64_t steps = c.steps.value_or(1000);
+  const uint64_t diagEvery = c.diagEvery.value_or(10);
+  const uint64_t exportEvery = c.exportEvery.value_or(100);
+  const uint64_t checkEvery = c.checkEvery.value_or(100);
+  const uint64_t startStep = sim->steps();
 
   std::unique_ptr<AtomicFile> diag;
   const auto columns = sim->diagColumns();
-  if (!o.diagPath.empty()) {
-    diag = std::make_unique<AtomicFile>(o.diagPath);
+  if (c.diag) {
+    diag = std::make_unique<AtomicFile>(*c.diag);
     diag->stream() << joinCsv(columns) << '\n';
+  }
+  std::unique_ptr<VtkSeries> series;
+  if (c.exportDir) {
+    series = std::make_unique<VtkSeries>(*c.exportDir);
+    series->add(sim->frame());
   }
   const std::vector<double> first = sim->diagRow();
   if (diag) diag->stream() << joinCsv(first) << '\n';
@@ -356,18 +468,17 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   // With --until the simulated time is checked only now and then: where the
   // time step is chosen on the device (SPH), every check is a read-back. The
   // next check comes after half the steps the mean dt says are left.
-  unsigned long long nextCheck = 0, lastSteps = sim->steps();
+  uint64_t nextCheck = 0, lastSteps = sim->steps();
   double lastTime = sim->syncTime();
   auto finished = [&] {
-    if (!o.until) return sim->steps() >= o.steps;
+    if (!c.until) return sim->steps() - startStep >= steps;
     if (sim->steps() < nextCheck) return false;
     const double t = sim->syncTime();
-    if (t >= *o.until - 1e-12) return true;
+    if (t >= *c.until - 1e-12) return true;
     const double meanDt =
         sim->steps() > lastSteps ? (t - lastTime) / double(sim->steps() - lastSteps) : 0.0;
-    const double left = meanDt > 0 ? (*o.until - t) / meanDt : 0.0;
-    nextCheck = sim->steps() + std::clamp<unsigned long long>(
-                                   static_cast<unsigned long long>(left / 2), 1, 1000);
+    const double left = meanDt > 0 ? (*c.until - t) / meanDt : 0.0;
+    nextCheck = sim->steps() + std::clamp<uint64_t>(static_cast<uint64_t>(left / 2), 1, 1000);
     lastTime = t;
     lastSteps = sim->steps();
     return false;
@@ -375,27 +486,43 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   const auto t0 = Clock::now();
   auto lastReport = t0;
   sim->profiler().reset();
-  while (!finished()) {
-    sim->step();
-    if (diag && sim->steps() % o.diagEvery == 0) diag->stream() << joinCsv(sim->diagRow()) << '\n';
-    const auto now = Clock::now();
-    if (!o.quiet && now - lastReport > std::chrono::seconds(2)) {
-      lastReport = now;
-      const double secs = std::chrono::duration<double>(now - t0).count();
-      err << "  step " << sim->steps();
-      if (!o.until) err << "/" << o.steps << " (" << std::fixed << std::setprecision(0)
-                        << 100.0 * double(sim->steps()) / double(o.steps) << "%)";
-      err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
-          << std::setprecision(4) << double(sim->steps()) / secs << " steps/s\n";
+  try {
+    while (!finished()) {
+      sim->step();
+      const uint64_t s = sim->steps();
+      if (checkEvery && s % checkEvery == 0)
+        if (auto b = sim->pollFinite()) throw BlowUpError(*b, sim->kind());
+      if (diag && s % diagEvery == 0) diag->stream() << joinCsv(sim->diagRow()) << '\n';
+      if (series && s % exportEvery == 0) series->add(sim->frame());
+      const auto now = Clock::now();
+      if (!o.quiet && now - lastReport > std::chrono::seconds(2)) {
+        lastReport = now;
+        const double secs = std::chrono::duration<double>(now - t0).count();
+        const uint64_t done = s - startStep;
+        err << "  step " << s;
+        if (!c.until) err << " (" << std::fixed << std::setprecision(0)
+                          << 100.0 * double(done) / double(std::max<uint64_t>(steps, 1)) << "%)";
+        err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
+            << std::setprecision(4) << double(done) / secs << " steps/s\n";
+      }
     }
+    sim->finish();
+    if (checkEvery)
+      if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
+  } catch (const BlowUpError&) {
+    // Keep what was recorded up to the blow-up; write no final state over good files.
+    if (diag) diag->commit();
+    throw;
   }
-  sim->finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  const std::vector<double> last = sim->diagRow();
   sim->profiler().collect(true);
-  if (diag && (sim->steps() % o.diagEvery != 0)) diag->stream() << joinCsv(last) << '\n';
+  const std::vector<double> last = sim->diagRow();
+  const bool moved = sim->steps() != startStep;
+  if (diag && moved && sim->steps() % diagEvery != 0) diag->stream() << joinCsv(last) << '\n';
   if (diag) diag->commit();
-  if (!o.outPath.empty()) writeCsv(o.outPath, sim->stateColumns(), sim->stateRows());
+  if (series && moved && sim->steps() % exportEvery != 0) series->add(sim->frame());
+  if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
+  if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: particles that had to be put back into the tank.
   for (size_t i = 0; i < columns.size(); ++i)
     if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0)
@@ -414,7 +541,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
 
   if (o.json) {
     json j;
-    j["sim"] = o.spec.sim;
+    j["sim"] = spec.sim;
     j["scene"] = scene;
     j["n"] = sim->size();
     j["steps"] = sim->steps();
@@ -449,7 +576,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     for (const auto& d : sim->params().declarations()) j["params"][d.name] = sim->params().get(d.name);
     out << j.dump(2) << '\n';
   } else {
-    out << "eddy " << o.spec.sim << " scene " << scene << ", N = " << sim->size() << ", "
+    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", "
         << sim->steps() << " steps to t = " << sim->time() << " in " << std::setprecision(4)
         << wall << " s (" << double(sim->steps()) / std::max(wall, 1e-9) << " steps/s)\n";
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package eddy needs to build, test and run, if missing.
+# python3-vtk9: VTK's own reader checks the ParaView export (tests/check_vtk.py);
+# clang + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh).
 # Safe to run repeatedly; needs root (or sudo) only when something is missing.
 set -euo pipefail
 pkgs=(
@@ -8,6 +10,8 @@ pkgs=(
   libglfw3-dev python3-glad libglm-dev libimgui-dev libstb-dev
   libx11-dev libxrandr-dev libgl1-mesa-dri
   libgtest-dev nlohmann-json3-dev
+  python3-vtk9 python3-numpy
+  clang libclang-rt-14-dev
   xvfb xauth
 )
 missing=()

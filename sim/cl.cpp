@@ -1,6 +1,8 @@
 #include "cl.hpp"
 
 #include <cstdio>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -286,6 +288,31 @@ Context::Context(const DeviceInfo& info, const std::vector<cl_context_properties
 
 cl::Platform Context::platform() const {
   return cl::Platform(device_.getInfo<CL_DEVICE_PLATFORM>(), true);
+}
+
+namespace {
+std::atomic<long long> gLiveBytes{0}, gLiveBuffers{0};
+// Called by the OpenCL implementation when a buffer's last reference is gone.
+void CL_CALLBACK onBufferReleased(cl_mem, void* bytes) {
+  gLiveBytes -= static_cast<long long>(reinterpret_cast<uintptr_t>(bytes));
+  --gLiveBuffers;
+}
+}  // namespace
+
+DeviceMemoryInUse deviceMemoryInUse() { return {gLiveBytes.load(), gLiveBuffers.load()}; }
+
+cl::Buffer Context::createBuffer(cl_mem_flags flags, size_t bytes, std::string_view what) {
+  try {
+    cl::Buffer b(context_, flags, bytes);
+    b.setDestructorCallback(onBufferReleased,
+                            reinterpret_cast<void*>(static_cast<uintptr_t>(bytes)));
+    gLiveBytes += static_cast<long long>(bytes);
+    ++gLiveBuffers;
+    return b;
+  } catch (const cl::Error& e) {
+    throw Error("allocating " + std::to_string(bytes) + " bytes of device memory for " +
+                std::string(what) + " on " + info_.name + ": " + describe(e));
+  }
 }
 
 std::string kernelSource(std::string_view file) {

@@ -76,12 +76,24 @@ class Context {
   // device functions followed by the kernels that use it) into one program.
   cl::Program buildProgram(const std::vector<std::string>& files, const std::string& options = {});
 
+  // Every device buffer of the core is created here, so the live device bytes
+  // are counted (deviceMemoryInUse()); soak tests assert they do not grow.
+  // Throws eddy::Error naming `what` on failure.
+  cl::Buffer createBuffer(cl_mem_flags flags, size_t bytes, std::string_view what);
+
  private:
   DeviceInfo info_;
   cl::Device device_;
   cl::Context context_;
   cl::CommandQueue queue_;
 };
+
+// Device memory held by buffers made with Context::createBuffer that the
+// OpenCL implementation has not yet released (all contexts of the process).
+struct DeviceMemoryInUse {
+  long long bytes = 0, buffers = 0;
+};
+DeviceMemoryInUse deviceMemoryInUse();
 
 // Source text of a kernel file: EDDY_KERNEL_DIR/<file> if that variable is set,
 // else the copy embedded at build time. Throws if neither exists.

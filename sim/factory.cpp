@@ -1,8 +1,13 @@
 #include "factory.hpp"
 
+#include <algorithm>
+
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
 #include "sph.hpp"
+#include "snapshot.hpp"
+
+#include <cmath>
 
 namespace eddy {
 
@@ -47,6 +52,8 @@ static std::vector<Body> nbodyBodies(const SceneSpec& spec, const Params& params
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params) {
   if (spec.sim == "nbody") {
+    if (spec.icPath.empty())  // before building the scene
+      NBodySim::checkFits(ctx.info(), spec.n ? spec.n : defaultCount("nbody"));
     const std::vector<Body> bodies = nbodyBodies(spec, params);
     return std::make_unique<NBodySim>(ctx, params, bodies,
                                       NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
@@ -70,6 +77,74 @@ std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
     throw Error("simulation '" + spec.sim + "' runs on one device only (--devices is for nbody)");
   if (spec.icPath.empty()) checkMultiNBodyMemory(devices, spec.n ? spec.n : defaultCount("nbody"));
   return std::make_unique<MultiNBodySim>(devices, params, nbodyBodies(spec, params), opts);
+}
+
+void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path) {
+  SnapshotWriter w;
+  w.addString("eddy/sim", sim.kind());
+  w.addString("eddy/scene", spec.scene);
+  w.addString("eddy/ic", spec.icPath);
+  w.addU64("eddy/n", spec.n);
+  w.addU64("eddy/count", sim.size());
+  w.addU64("eddy/step", sim.steps());
+  w.addF64("eddy/time", sim.time());
+  w.addString("eddy/device", sim.context().info().name);
+  for (const auto& d : sim.params().declarations())
+    w.addF64("param/" + d.name, sim.params().get(d.name));
+  sim.saveState(w);
+  w.write(path);
+}
+
+SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
+  SnapshotHeader h;
+  h.spec.sim = snap.string("eddy/sim");
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), h.spec.sim) == sims.end())
+    snap.fail("unknown simulation '" + h.spec.sim + "'; known: " + knownSims());
+  h.spec.scene = snap.string("eddy/scene");
+  h.spec.icPath = snap.string("eddy/ic");
+  h.spec.n = snap.u64("eddy/n");
+  h.count = snap.u64("eddy/count");
+  h.steps = snap.u64("eddy/step");
+  h.time = snap.f64("eddy/time");
+  if (snap.has("eddy/device")) h.device = snap.string("eddy/device");
+  if (!std::isfinite(h.time) || h.time < 0) snap.fail("simulated time is not a finite number >= 0");
+  if (h.count == 0 || h.count > 0x7fffffffu)
+    snap.fail("particle count " + std::to_string(h.count) + " is outside [1, 2^31 - 1]");
+  h.params = Params(paramDecl(h.spec.sim));
+  for (const auto& name : snap.names()) {
+    if (name.rfind("param/", 0) != 0) continue;
+    const std::string key = name.substr(6);
+    if (!h.params.find(key))
+      snap.fail("parameter '" + key + "' is not a " + h.spec.sim + " parameter; known: " +
+                h.params.knownKeys());
+    try {
+      h.params.set(key, snap.f64(name));
+    } catch (const ParamError& e) {
+      snap.fail(e.what());
+    }
+  }
+  return h;
+}
+
+LoadedSimulation loadSnapshot(Context& ctx, const Snapshot& snap) {
+  SnapshotHeader h = readSnapshotHeader(snap);
+  LoadedSimulation out;
+  out.spec = h.spec;
+  if (h.spec.sim == "nbody") {
+    NBodySim::checkFits(ctx.info(), h.count);
+    out.sim = std::make_unique<NBodySim>(ctx, h.params, decodeNBodyState(snap, h.count));
+  } else if (h.spec.sim == "sph") {
+    SphState st = decodeSphState(snap, h.count);
+    auto sph = std::make_unique<SphSim>(ctx, h.params, st.setup);
+    sph->restoreState(st);
+    out.sim = std::move(sph);
+  } else {
+    // A simulation added to simulationNames() must get its branch here.
+    snap.fail("restoring a '" + h.spec.sim + "' simulation is not implemented");
+  }
+  out.sim->restoreClock(h.steps, h.time);
+  return out;
 }
 
 }  // namespace eddy

@@ -25,7 +25,8 @@ std::vector<std::string> sceneNames(std::string_view sim);
 std::string defaultScene(std::string_view sim);
 size_t defaultCount(std::string_view sim);
 
-// Builds the scene and the simulation with the given parameter values.
+// Builds the scene and the simulation with the given parameter values. The
+// device memory needed is checked before the scene is built.
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params);
 // The same split over several devices (N-body only, MultiNBodySim). Checks
@@ -34,5 +35,30 @@ std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
 std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
                                            const SceneSpec& spec, const Params& params,
                                            const MultiNBodyOptions& opts);
+
+// ---- Restart snapshots (format: sim/snapshot.hpp) ----
+// Generic blobs: eddy/sim, eddy/scene, eddy/ic, eddy/n, eddy/count, eddy/step,
+// eddy/time, eddy/device and param/<name> (f64) for every declared parameter;
+// the simulation adds its own through Simulation::saveState().
+void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path);
+
+struct SnapshotHeader {
+  SceneSpec spec;
+  Params params;
+  uint64_t count = 0, steps = 0;
+  double time = 0;
+  std::string device;
+};
+// Decodes and checks the generic part (host only): known simulation, every
+// parameter known and in range, sane count, step and time.
+SnapshotHeader readSnapshotHeader(const class Snapshot& snap);
+
+struct LoadedSimulation {
+  std::unique_ptr<Simulation> sim;
+  SceneSpec spec;
+};
+// Rebuilds the simulation exactly as saved; running it on gives the same bits
+// as running straight through on the same device.
+LoadedSimulation loadSnapshot(Context& ctx, const class Snapshot& snap);
 
 }  // namespace eddy

@@ -1,6 +1,7 @@
 #include "nbody.hpp"
 
 #include "eddy_shared.h"
+#include "snapshot.hpp"
 
 #include <cmath>
 
@@ -70,42 +71,66 @@ cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
   return ctx.buildProgram("nbody.cl", opts);
 }
 
-NBodySim::NBodySim(Context& ctx, const Params& params, const std::vector<Body>& bodies,
-                   NBodyKernelConfig cfg)
-    : Simulation(ctx, nbodyParamDecl()),
-      n_(bodies.size()),
-      cfg_(cfg),
-      program_(buildProgram(ctx, cfg)) {
+void NBodySim::checkFits(const DeviceInfo& info, size_t n) {
+  if (n == 0) throw Error("N-body: no bodies");
+  if (n > 0x7fffffffu)
+    throw Error("N-body: " + std::to_string(n) + " bodies are too many (limit 2^31 - 1)");
+  const size_t vecBytes = n * sizeof(cl_float4);
+  const size_t phiBytes = n * (info.fp64 ? sizeof(double) : sizeof(float));
+  checkDeviceMemory(info, 4 * vecBytes + phiBytes, vecBytes, std::to_string(n) + " bodies");
+}
+
+NBodySim::NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConfig cfg)
+    : Simulation(ctx, nbodyParamDecl()), n_(n), cfg_(cfg), program_(buildProgram(ctx, cfg)) {
   params_ = params;
-  if (n_ == 0) throw Error("N-body: no bodies");
-  if (n_ > 0x7fffffffu) throw Error("N-body: too many bodies (limit 2^31 - 1)");
+  checkFits(ctx.info(), n_);
   const size_t vecBytes = n_ * sizeof(cl_float4);
   const size_t phiBytes = n_ * (ctx.info().fp64 ? sizeof(double) : sizeof(float));
-  checkDeviceMemory(ctx.info(), 4 * vecBytes + phiBytes, vecBytes,
-                    std::to_string(n_) + " bodies");
+  pos_[0] = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body positions");
+  pos_[1] = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body positions");
+  vel_ = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body velocities");
+  acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body accelerations");
+  phi_ = ctx.createBuffer(CL_MEM_READ_WRITE, phiBytes, "N-body potentials");
+}
 
+void NBodySim::upload(const std::vector<cl_float4>& p, const std::vector<cl_float4>& v) {
+  const size_t vecBytes = n_ * sizeof(cl_float4);
   try {
-    std::vector<cl_float4> p(n_), v(n_);
-    for (size_t i = 0; i < n_; ++i) {
-      const Body& b = bodies[i];
-      p[i] = f4(b.x, b.y, b.z, b.m);
-      v[i] = f4(b.vx, b.vy, b.vz, 0);
-    }
-    auto& c = ctx.context();
-    pos_[0] = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
-    pos_[1] = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
-    vel_ = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
-    acc_ = cl::Buffer(c, CL_MEM_READ_WRITE, vecBytes);
-    phi_ = cl::Buffer(c, CL_MEM_READ_WRITE, phiBytes);
-    auto& q = ctx.queue();
+    auto& q = ctx_.queue();
     q.enqueueWriteBuffer(pos_[0], CL_TRUE, 0, vecBytes, p.data());
     q.enqueueWriteBuffer(pos_[1], CL_TRUE, 0, vecBytes, p.data());
     q.enqueueWriteBuffer(vel_, CL_TRUE, 0, vecBytes, v.data());
   } catch (const cl::Error& e) {
     throw Error("N-body setup: " + describe(e));
   }
+}
+
+NBodySim::NBodySim(Context& ctx, const Params& params, const std::vector<Body>& bodies,
+                   NBodyKernelConfig cfg)
+    : NBodySim(ctx, params, bodies.size(), cfg) {
+  std::vector<cl_float4> p(n_), v(n_);
+  for (size_t i = 0; i < n_; ++i) {
+    const Body& b = bodies[i];
+    p[i] = f4(b.x, b.y, b.z, b.m);
+    v[i] = f4(b.vx, b.vy, b.vz, 0);
+  }
+  upload(p, v);
   syncParams();
   computeAccelerations();
+}
+
+NBodySim::NBodySim(Context& ctx, const Params& params, const NBodyState& state,
+                   NBodyKernelConfig cfg)
+    : NBodySim(ctx, params, state.pos.size(), cfg) {
+  if (state.vel.size() != n_ || state.acc.size() != n_)
+    throw Error("N-body: snapshot arrays of different lengths");
+  upload(state.pos, state.vel);
+  try {
+    ctx.queue().enqueueWriteBuffer(acc_, CL_TRUE, 0, n_ * sizeof(cl_float4), state.acc.data());
+  } catch (const cl::Error& e) {
+    throw Error("N-body setup: " + describe(e));
+  }
+  syncParams();
 }
 
 void NBodySim::syncParams() {
@@ -259,6 +284,55 @@ std::vector<std::string> NBodySim::stateColumns() const { return nbodyStateColum
 
 std::vector<std::vector<double>> NBodySim::stateRows() {
   return nbodyStateRows(readPositions(), readVelocities());
+}
+
+std::vector<const cl::Buffer*> NBodySim::finiteCheckBuffers() const {
+  return {&pos_[cur_], &vel_};
+}
+
+ParticleFrame NBodySim::frame() {
+  const auto p = readPositions();
+  const auto v = readVelocities();
+  ParticleFrame f;
+  f.time = time_;
+  f.step = steps_;
+  f.positions.resize(3 * n_);
+  PointArray vel{"velocity", 3, std::vector<float>(3 * n_)};
+  PointArray mass{"mass", 1, std::vector<float>(n_)};
+  for (size_t i = 0; i < n_; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      f.positions[3 * i + k] = p[i].s[k];
+      vel.values[3 * i + k] = v[i].s[k];
+    }
+    mass.values[i] = p[i].s[3];
+  }
+  f.arrays.push_back(std::move(vel));
+  f.arrays.push_back(std::move(mass));
+  return f;
+}
+
+void NBodySim::saveState(SnapshotWriter& out) {
+  out.addArray("nbody/pos", readPositions());
+  out.addArray("nbody/vel", readVelocities());
+  out.addArray("nbody/acc", readAccelerations());
+}
+
+NBodyState decodeNBodyState(const Snapshot& snap, size_t count) {
+  if (count == 0 || count > 0x7fffffffu)
+    snap.fail("body count " + std::to_string(count) + " is outside [1, 2^31 - 1]");
+  NBodyState s;
+  // array() checks each blob's size against the count before allocating.
+  s.pos = snap.array<cl_float4>("nbody/pos", count);
+  s.vel = snap.array<cl_float4>("nbody/vel", count);
+  s.acc = snap.array<cl_float4>("nbody/acc", count);
+  for (size_t i = 0; i < count; ++i) {
+    for (int k = 0; k < 4; ++k)
+      if (!std::isfinite(s.pos[i].s[k]) || !std::isfinite(s.vel[i].s[k]) ||
+          !std::isfinite(s.acc[i].s[k]))
+        snap.fail("body " + std::to_string(i) + " has a non-finite value");
+    if (!(s.pos[i].s[3] > 0)) snap.fail("body " + std::to_string(i) + " has a mass <= 0");
+  }
+  return s;
 }
 
 std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,

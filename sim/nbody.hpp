@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,25 @@ const std::vector<std::string>& nbodySceneNames();
 //  collapse - cold uniform sphere of radius 1
 std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed);
 
+// The exact device state of an N-body run as stored in a restart snapshot.
+struct NBodyState {
+  std::vector<cl_float4> pos;  // x, y, z, mass
+  std::vector<cl_float4> vel;  // vx, vy, vz, 0
+  std::vector<cl_float4> acc;  // a(x) of pos: drives the next opening kick
+};
+class Snapshot;
+// Decodes and checks the N-body blobs of a snapshot holding `count` bodies
+// (sizes, finite values, positive masses). Host only; throws eddy::Error.
+NBodyState decodeNBodyState(const Snapshot& snap, size_t count);
+
 // Reads a CSV with header x,y,z,vx,vy,vz,m. Throws eddy::Error naming the file
 // and line for anything malformed (missing/extra columns, non-numbers,
 // non-finite values, negative mass, no bodies).
 std::vector<Body> readBodiesCsv(const std::string& path);
+// The same from a stream; `source` names it in messages. Lines longer than
+// kMaxCsvLine characters are rejected (no unbounded line buffer).
+inline constexpr size_t kMaxCsvLine = 4096;
+std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& source);
 
 struct NBodyKernelConfig {
   unsigned wg = 256;        // work-group size = tile length
@@ -54,6 +70,11 @@ class NBodySim : public Simulation {
  public:
   NBodySim(Context& ctx, const Params& params, const std::vector<Body>& bodies,
            NBodyKernelConfig cfg = {});
+  // Resumes the exact state of a snapshot (no force evaluation).
+  NBodySim(Context& ctx, const Params& params, const NBodyState& state,
+           NBodyKernelConfig cfg = {});
+  // Throws eddy::Error naming the limit if n bodies cannot fit the device.
+  static void checkFits(const DeviceInfo& info, size_t n);
 
   std::string kind() const override { return "nbody"; }
   size_t size() const override { return n_; }
@@ -64,6 +85,9 @@ class NBodySim : public Simulation {
   std::vector<std::string> stateColumns() const override;
   std::vector<std::vector<double>> stateRows() override;
   const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
+  ParticleFrame frame() override;
+  std::vector<const cl::Buffer*> finiteCheckBuffers() const override;
+  void saveState(SnapshotWriter& out) override;
 
   // Front-end hooks: colour by speed or mass; push bodies at the cursor ray.
   std::vector<std::string> colorFields() const override { return {"speed", "mass"}; }
@@ -84,6 +108,8 @@ class NBodySim : public Simulation {
   static cl::Program buildProgram(Context& ctx, const NBodyKernelConfig& cfg);
 
  private:
+  NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConfig cfg);
+  void upload(const std::vector<cl_float4>& pos, const std::vector<cl_float4>& vel);
   void syncParams();
   InteractKernels& interact();
 

@@ -259,15 +259,15 @@ MultiNBodySim::MultiNBodySim(Prepared&& prep, const Params& params, const std::v
       auto& c = dv.ctx->context();
       auto& q = dv.ctx->queue();
       dv.xfer = cl::CommandQueue(c, dv.ctx->device(), CL_QUEUE_PROFILING_ENABLE);
-      dv.pos[0] = cl::Buffer(c, CL_MEM_READ_WRITE, n_ * kF4);
-      dv.pos[1] = cl::Buffer(c, CL_MEM_READ_WRITE, n_ * kF4);
-      dv.vel = cl::Buffer(c, CL_MEM_READ_WRITE, dv.count * kF4);
-      dv.acc = cl::Buffer(c, CL_MEM_READ_WRITE, dv.count * kF4);
-      if (primary) dv.phi = cl::Buffer(c, CL_MEM_READ_WRITE, phiBytes);
+      dv.pos[0] = dv.ctx->createBuffer(CL_MEM_READ_WRITE, n_ * kF4, "N-body pos[0]");
+      dv.pos[1] = dv.ctx->createBuffer(CL_MEM_READ_WRITE, n_ * kF4, "N-body pos[1]");
+      dv.vel = dv.ctx->createBuffer(CL_MEM_READ_WRITE, dv.count * kF4, "N-body vel");
+      dv.acc = dv.ctx->createBuffer(CL_MEM_READ_WRITE, dv.count * kF4, "N-body acc");
+      if (primary) dv.phi = dv.ctx->createBuffer(CL_MEM_READ_WRITE, phiBytes, "N-body phi");
       if (k > 1)
         for (int s = 0; s < 2; ++s) {
           // Pinned (driver-allocated) host memory: transfers stay asynchronous.
-          dv.stage[s] = cl::Buffer(c, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, dv.count * kF4);
+          dv.stage[s] = dv.ctx->createBuffer(CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, dv.count * kF4, "N-body staging");
           dv.stagePtr[s] = q.enqueueMapBuffer(dv.stage[s], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                               dv.count * kF4);
         }

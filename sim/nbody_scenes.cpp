@@ -153,6 +153,10 @@ std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed
 std::vector<Body> readBodiesCsv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open initial-conditions file");
+  return parseBodiesCsv(in, path);
+}
+
+std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
   std::string line;
   size_t lineNo = 0;
   bool header = false;
@@ -160,7 +164,24 @@ std::vector<Body> readBodiesCsv(const std::string& path) {
   auto fail = [&](const std::string& why) {
     throw Error(path + ":" + std::to_string(lineNo) + ": " + why);
   };
-  while (std::getline(in, line)) {
+  // One line into `line`, at most kMaxCsvLine characters; false at the end.
+  auto nextLine = [&]() {
+    line.clear();
+    auto* buf = in.rdbuf();
+    if (!buf) return false;
+    bool any = false;
+    for (int c; (c = buf->sbumpc()) != std::char_traits<char>::eof();) {
+      any = true;
+      if (c == '\n') return true;
+      if (line.size() >= kMaxCsvLine) {
+        ++lineNo;
+        fail("line longer than " + std::to_string(kMaxCsvLine) + " characters");
+      }
+      line.push_back(char(c));
+    }
+    return any;
+  };
+  while (nextLine()) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;

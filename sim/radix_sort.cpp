@@ -31,7 +31,7 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   layout(n, groups, chunk);
   try {
     if (groups > histGroups_) {
-      hist_ = cl::Buffer(ctx_.context(), CL_MEM_READ_WRITE, sizeof(cl_uint) * EDDY_RADIX * groups);
+      hist_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * EDDY_RADIX * groups, "radix sort histogram");
       histGroups_ = groups;
     }
     auto& q = ctx_.queue();

@@ -2,9 +2,13 @@
 // (std:: distributions are implementation-defined, so we do our own).
 #pragma once
 
+#include "cl.hpp"  // eddy::Error
+
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 
 namespace eddy {
 
@@ -30,6 +34,20 @@ class Rng {
     z = c;
   }
   std::mt19937_64& engine() { return engine_; }
+  // The full generator state as text, for restart snapshots (a simulation
+  // that draws random numbers while it runs saves this in saveState()).
+  std::string state() const {
+    std::ostringstream o;
+    o << engine_;
+    return o.str();
+  }
+  void setState(const std::string& s) {
+    std::istringstream i(s);
+    std::mt19937_64 e;
+    i >> e;
+    if (!i) throw Error("random generator state in the snapshot is malformed");
+    engine_ = e;
+  }
 
  private:
   std::mt19937_64 engine_;

@@ -1,17 +1,104 @@
 #include "simulation.hpp"
 
+#include "eddy_shared.h"
+
+#include <algorithm>
 #include <atomic>
+#include <sstream>
 
 namespace eddy {
+
+// The device-side blow-up check of one simulation: a counter buffer, the
+// check_finite kernel, and the (non-blocking) read of the last check's count.
+class FiniteCheck {
+ public:
+  explicit FiniteCheck(Context& ctx)
+      : ctx_(ctx),
+        program_(ctx.buildProgram("health.cl")),
+        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint), "the finite check")) {}
+  ~FiniteCheck() {
+    // The pending read writes into host_: never free it under the device's feet.
+    if (pending_) {
+      try {
+        read_.wait();
+      } catch (const cl::Error&) {
+      }
+    }
+  }
+  FiniteCheck(const FiniteCheck&) = delete;
+  FiniteCheck& operator=(const FiniteCheck&) = delete;
+
+  void enqueue(const std::vector<const cl::Buffer*>& buffers, size_t n, uint64_t step,
+               double time, Profiler* profiler) {
+    if (buffers.empty() || n == 0) return;
+    auto& q = ctx_.queue();
+    try {
+      q.enqueueFillBuffer(counter_, cl_uint(0), 0, sizeof(cl_uint));
+      for (size_t i = 0; i < buffers.size(); i += 2) {
+        const cl::Buffer& a = *buffers[i];
+        const cl::Buffer& b = i + 1 < buffers.size() ? *buffers[i + 1] : a;
+        cl::Event e = kernel_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n, EDDY_LINEAR_WG)),
+                                              cl::NDRange(EDDY_LINEAR_WG)),
+                              a, b, cl_uint(n), counter_);
+        if (profiler) profiler->record("check", e);
+      }
+      q.enqueueReadBuffer(counter_, CL_FALSE, 0, sizeof(cl_uint), &host_, nullptr, &read_);
+    } catch (const cl::Error& e) {
+      throw Error("finite check at step " + std::to_string(step) + ": " + describe(e));
+    }
+    pending_ = true;
+    step_ = step;
+    time_ = time;
+    n_ = n;
+  }
+
+  // The result of the last enqueued check (waits for it), if it found any.
+  std::optional<BlowUp> collect() {
+    if (!pending_) return std::nullopt;
+    try {
+      read_.wait();
+    } catch (const cl::Error& e) {
+      pending_ = false;
+      throw Error("finite check at step " + std::to_string(step_) + ": " + describe(e));
+    }
+    pending_ = false;
+    if (host_ == 0) return std::nullopt;
+    return BlowUp{step_, time_, std::min<uint64_t>(host_, n_), n_};
+  }
+
+ private:
+  Context& ctx_;
+  cl::Program program_;
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl::Buffer> kernel_{program_,
+                                                                         "check_finite"};
+  cl::Buffer counter_;
+  cl_uint host_ = 0;
+  cl::Event read_;
+  bool pending_ = false;
+  uint64_t step_ = 0;
+  double time_ = 0;
+  size_t n_ = 0;
+};
 
 namespace {
 std::atomic<int> gLive{0};
 }
 
-Simulation::Simulation(Context& ctx, const std::vector<ParamDesc>& decl) : ctx_(ctx), params_(decl) {
+Simulation::Simulation(Context& ctx, const std::vector<ParamDesc>& decl)
+    : ctx_(ctx), params_(decl) {
   ++gLive;
 }
+
 Simulation::~Simulation() { --gLive; }
+
+std::string BlowUp::message(std::string_view sim) const {
+  std::ostringstream o;
+  o << "the " << sim << " simulation blew up: " << particles << " of " << n
+    << " particles have a non-finite (NaN or infinite) position or velocity at step " << step
+    << " (t = " << time << "); try a smaller time step";
+  return o.str();
+}
+
 int Simulation::liveCount() { return gLive.load(); }
 
 cl::Event Simulation::writeColorField(size_t index, const cl::Buffer&) {
@@ -32,6 +119,81 @@ void Simulation::throttle(size_t maxPending) {
     ctx_.queue().flush();
     profiler_.drainTo(maxPending / 2);
   }
+}
+
+std::optional<BlowUp> Simulation::pollFinite() {
+  if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
+  auto previous = finite_->collect();
+  finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_);
+  ctx_.queue().flush();
+  return previous;
+}
+
+std::optional<BlowUp> Simulation::checkFiniteNow() {
+  if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
+  if (auto previous = finite_->collect()) return previous;
+  finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_);
+  return finite_->collect();
+}
+
+std::vector<const cl::Buffer*> Simulation::finiteCheckBuffers() const {
+  return {&positionBuffer()};
+}
+
+void Simulation::saveState(SnapshotWriter&) {
+  throw Error("the " + kind() + " simulation cannot save restart snapshots yet");
+}
+
+ParticleFrame Simulation::frame() {
+  const auto cols = stateColumns();
+  const auto rows = stateRows();
+  auto column = [&](std::string_view name) -> long {
+    const auto it = std::find(cols.begin(), cols.end(), name);
+    return it == cols.end() ? -1 : long(it - cols.begin());
+  };
+  ParticleFrame f;
+  f.time = time_;
+  f.step = steps_;
+  const size_t n = rows.size();
+  const long ix = column("x"), iy = column("y"), iz = column("z");
+  if (ix < 0 || iy < 0 || iz < 0)
+    throw Error("the " + kind() + " simulation's state has no x,y,z columns to export");
+  f.positions.resize(3 * n);
+  for (size_t i = 0; i < n; ++i) {
+    f.positions[3 * i] = float(rows[i][ix]);
+    f.positions[3 * i + 1] = float(rows[i][iy]);
+    f.positions[3 * i + 2] = float(rows[i][iz]);
+  }
+  std::vector<long> used = {ix, iy, iz};
+  const long ivx = column("vx"), ivy = column("vy"), ivz = column("vz");
+  if (ivx >= 0 && ivy >= 0 && ivz >= 0) {
+    PointArray v{"velocity", 3, std::vector<float>(3 * n)};
+    for (size_t i = 0; i < n; ++i) {
+      v.values[3 * i] = float(rows[i][ivx]);
+      v.values[3 * i + 1] = float(rows[i][ivy]);
+      v.values[3 * i + 2] = float(rows[i][ivz]);
+    }
+    f.arrays.push_back(std::move(v));
+    used.insert(used.end(), {ivx, ivy, ivz});
+  }
+  for (long c = 0; c < long(cols.size()); ++c) {
+    if (std::find(used.begin(), used.end(), c) != used.end()) continue;
+    std::string name = cols[c];
+    if (name == "m") name = "mass";
+    else if (name == "rho") name = "density";
+    else if (name == "p") name = "pressure";
+    PointArray a{name, 1, std::vector<float>(n)};
+    for (size_t i = 0; i < n; ++i) a.values[i] = float(rows[i][c]);
+    f.arrays.push_back(std::move(a));
+  }
+  return f;
+}
+
+uint64_t countNonFinite(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, size_t n) {
+  FiniteCheck check(ctx);
+  check.enqueue({&a, &b}, n, 0, 0, nullptr);
+  const auto r = check.collect();
+  return r ? r->particles : 0;
 }
 
 void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what) {

@@ -2,11 +2,13 @@
 #pragma once
 
 #include "cl.hpp"
+#include "frame.hpp"
 #include "params.hpp"
 #include "profiler.hpp"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +26,25 @@ struct Ray {
 // An axis-aligned box in simulation coordinates.
 struct Box {
   Vec3f lo{}, hi{};
+};
+
+class Snapshot;
+class SnapshotWriter;
+class FiniteCheck;
+
+// The state went non-finite: `particles` of `n` have a NaN or infinity in a
+// checked buffer (positions, velocities) at step `step`, simulated time `time`.
+struct BlowUp {
+  uint64_t step = 0;
+  double time = 0;
+  uint64_t particles = 0, n = 0;
+  std::string message(std::string_view sim) const;
+};
+
+class BlowUpError : public Error {
+ public:
+  BlowUpError(const BlowUp& b, std::string_view sim) : Error(b.message(sim)), blowUp(b) {}
+  BlowUp blowUp;
 };
 
 class Simulation {
@@ -79,6 +100,37 @@ class Simulation {
   // the app derives one from the extent and the count.
   virtual float particleRadius() const { return 0.f; }
 
+  // ---- Hooks for files and robustness. Each has a generic default; a
+  // simulation overrides what it can do better or must add. ----
+
+  // Export: positions and every per-particle field as named point data
+  // (reads back). The default builds it from stateColumns()/stateRows():
+  // x,y,z -> positions, vx,vy,vz -> "velocity", every other column a scalar
+  // (m -> "mass", rho -> "density", p -> "pressure", else the column's name).
+  virtual ParticleFrame frame();
+  // Blow-up check: float4-per-particle buffers whose xyz must stay finite.
+  // Default: positionBuffer() only. Override to add velocities etc.
+  virtual std::vector<const cl::Buffer*> finiteCheckBuffers() const;
+  // Restart snapshots: add / restore the simulation's own state (particles,
+  // velocities, anything that the next step reads, RNG state) as named blobs.
+  // The generic part (simulation name, scene, parameters, step, time) is
+  // written by saveSnapshot() (sim/factory.hpp). The default throws: a
+  // simulation without it cannot be saved.
+  virtual void saveState(SnapshotWriter& out);
+
+  // Enqueues the device-side finite check of the current state (kernel
+  // "check", non-blocking) and returns the result of the previous check,
+  // which has long finished by then: checking never stalls the pipeline.
+  std::optional<BlowUp> pollFinite();
+  // Checks the current state and waits for the answer (end of run, GUI).
+  std::optional<BlowUp> checkFiniteNow();
+
+  // Restores the clock of a loaded snapshot.
+  void restoreClock(uint64_t steps, double time) {
+    steps_ = steps;
+    time_ = time;
+  }
+
   double time() const { return time_; }
   // Brings time() up to date where the simulation chooses its time step on
   // the device (SPH: one small blocking read of the device clock) and returns
@@ -104,7 +156,14 @@ class Simulation {
   Profiler profiler_;
   double time_ = 0;
   uint64_t steps_ = 0;
+
+ private:
+  std::unique_ptr<FiniteCheck> finite_;
 };
+
+// Counts the particles i < n whose a[i].xyz or b[i].xyz is not finite, on the
+// device (kernel check_finite in kernels/health.cl), and waits for the answer.
+uint64_t countNonFinite(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, size_t n);
 
 // Throws eddy::Error if `bytes` in `buffers` buffers (largest one `largest`)
 // cannot fit the device: checked before any allocation.

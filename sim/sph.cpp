@@ -1,5 +1,7 @@
 #include "sph.hpp"
 
+#include "snapshot.hpp"
+
 #include "eddy_shared.h"
 
 #include <algorithm>
@@ -159,6 +161,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   if (!(setup.spacing > 0)) throw Error("SPH: spacing must be positive");
   tank_ = setup.tank;
   expectedSpeed_ = setup.expectedSpeed;
+  spacing_ = setup.spacing;
 
   // Derived constants, rounded to float: exactly what the kernels see.
   phys_.spacing = setup.spacing;
@@ -190,23 +193,22 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
                     std::to_string(n_) + " SPH particles");
 
   try {
-    auto& c = ctx.context();
     for (int k = 0; k < 2; ++k) {
-      pos_[k] = cl::Buffer(c, CL_MEM_READ_WRITE, v4);
-      vel_[k] = cl::Buffer(c, CL_MEM_READ_WRITE, v4);
-      id_[k] = cl::Buffer(c, CL_MEM_READ_WRITE, u);
+      pos_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH pos");
+      vel_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH vel");
+      id_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH id");
     }
-    keys_ = cl::Buffer(c, CL_MEM_READ_WRITE, u);
-    vals_ = cl::Buffer(c, CL_MEM_READ_WRITE, u);
-    tmpKeys_ = cl::Buffer(c, CL_MEM_READ_WRITE, u);
-    tmpVals_ = cl::Buffer(c, CL_MEM_READ_WRITE, u);
-    cells_ = cl::Buffer(c, CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint));
-    nlist_ = cl::Buffer(c, CL_MEM_READ_WRITE, listBytes);
-    nbcount_ = cl::Buffer(c, CL_MEM_READ_WRITE, u);
-    rhop_ = cl::Buffer(c, CL_MEM_READ_WRITE, n_ * sizeof(cl_float2));
-    acc_ = cl::Buffer(c, CL_MEM_READ_WRITE, v4);
-    counters_ = cl::Buffer(c, CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint));
-    clock_ = cl::Buffer(c, CL_MEM_READ_WRITE, EDDY_SPH_CLOCK_SIZE * sizeof(cl_float));
+    keys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH keys");
+    vals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH vals");
+    tmpKeys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpKeys");
+    tmpVals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpVals");
+    cells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH cells");
+    nlist_ = ctx.createBuffer(CL_MEM_READ_WRITE, listBytes, "SPH nlist");
+    nbcount_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH nbcount");
+    rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, n_ * sizeof(cl_float2), "SPH rhop");
+    acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH acc");
+    counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint), "SPH counters");
+    clock_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_CLOCK_SIZE * sizeof(cl_float), "SPH clock");
 
     std::vector<cl_float4> p(n_), v(n_), a(n_, f4(0, 0, 0));
     std::vector<cl_uint> ids(n_);
@@ -395,6 +397,75 @@ std::optional<Box> SphSim::domain() const {
   Box b;
   for (int a = 0; a < 3; ++a) b.hi[a] = float(tank_[a]);
   return b;
+}
+
+void SphSim::saveState(SnapshotWriter& out) {
+  out.addF64("sph/tank_x", tank_[0]);
+  out.addF64("sph/tank_y", tank_[1]);
+  out.addF64("sph/tank_z", tank_[2]);
+  out.addF64("sph/spacing", spacing_);
+  out.addF64("sph/expected_speed", expectedSpeed_);
+  out.addArray("sph/pos", readPositions());
+  out.addArray("sph/vel", readVelocities());
+  out.addArray("sph/ids", readIds());
+  std::vector<cl_float> clk(EDDY_SPH_CLOCK_SIZE);
+  std::vector<cl_uint> cnt(EDDY_SPH_NUM_COUNTERS);
+  auto& q = ctx_.queue();
+  q.enqueueReadBuffer(clock_, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
+  q.enqueueReadBuffer(counters_, CL_TRUE, 0, cnt.size() * sizeof(cl_uint), cnt.data());
+  out.addArray("sph/clock", clk);
+  out.addArray("sph/counters", cnt);
+}
+
+void SphSim::restoreState(const SphState& st) {
+  if (st.pos.size() != n_ || st.vel.size() != n_ || st.ids.size() != n_ ||
+      st.clock.size() != EDDY_SPH_CLOCK_SIZE || st.counters.size() != EDDY_SPH_NUM_COUNTERS)
+    throw Error("SPH restore: the state does not match the simulation's size");
+  try {
+    auto& q = ctx_.queue();
+    q.finish();
+    writeState(st.pos, st.vel);
+    q.enqueueWriteBuffer(id_[cur_], CL_TRUE, 0, n_ * sizeof(cl_uint), st.ids.data());
+    q.enqueueWriteBuffer(clock_, CL_TRUE, 0, st.clock.size() * sizeof(cl_float), st.clock.data());
+    q.enqueueWriteBuffer(counters_, CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
+                         st.counters.data());
+  } catch (const cl::Error& e) {
+    throw Error("SPH restore: " + describe(e));
+  }
+  syncTime();
+}
+
+SphState decodeSphState(const Snapshot& snap, size_t count) {
+  if (count == 0 || count > 0x7fffffffu)
+    snap.fail("particle count " + std::to_string(count) + " is outside [1, 2^31 - 1]");
+  SphState s;
+  s.setup.tank = {snap.f64("sph/tank_x"), snap.f64("sph/tank_y"), snap.f64("sph/tank_z")};
+  s.setup.spacing = snap.f64("sph/spacing");
+  s.setup.expectedSpeed = snap.f64("sph/expected_speed");
+  for (double v : {s.setup.tank[0], s.setup.tank[1], s.setup.tank[2], s.setup.spacing})
+    if (!std::isfinite(v) || !(v > 0)) snap.fail("SPH tank and spacing must be finite and > 0");
+  if (!std::isfinite(s.setup.expectedSpeed) || s.setup.expectedSpeed < 0)
+    snap.fail("SPH expected speed must be finite and >= 0");
+  s.pos = snap.array<cl_float4>("sph/pos", count);
+  s.vel = snap.array<cl_float4>("sph/vel", count);
+  s.ids = snap.array<cl_uint>("sph/ids", count);
+  s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
+  s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  std::vector<bool> seen(count, false);
+  s.setup.particles.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    for (int k = 0; k < 3; ++k)
+      if (!std::isfinite(s.pos[i].s[k]) || !std::isfinite(s.vel[i].s[k]))
+        snap.fail("particle " + std::to_string(i) + " has a non-finite value");
+    if (s.ids[i] >= count || seen[s.ids[i]])
+      snap.fail("particle ids are not a permutation of 0 .. " + std::to_string(count - 1));
+    seen[s.ids[i]] = true;
+    s.setup.particles[i] = SphParticle{s.pos[i].s[0], s.pos[i].s[1], s.pos[i].s[2],
+                                       s.vel[i].s[0], s.vel[i].s[1], s.vel[i].s[2]};
+  }
+  for (float c : s.clock)
+    if (!std::isfinite(c)) snap.fail("the SPH clock is not finite");
+  return s;
 }
 
 void SphSim::step() {

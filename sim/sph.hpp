@@ -65,6 +65,20 @@ struct SphDiagnostics {
   SphCounters counters;
 };
 
+// The exact device state of an SPH run between steps, as stored in a restart
+// snapshot, plus the scene geometry the simulation was built from.
+struct SphState {
+  SphSetup setup;                 // tank, spacing, expected speed; particles = pos/vel
+  std::vector<cl_float4> pos, vel;  // current slot order (sorted by the last step)
+  std::vector<cl_uint> ids;       // stable particle id of each slot
+  std::vector<cl_float> clock;    // device clock (time as hi + lo, dt)
+  std::vector<cl_uint> counters;  // escape/overflow counters and the running maxima
+};
+class Snapshot;
+// Decodes and checks the SPH blobs of a snapshot holding `count` particles
+// (sizes, finite values, ids a permutation, a positive geometry). Host only.
+SphState decodeSphState(const Snapshot& snap, size_t count);
+
 // Values the kernels see (float on the device), derived from the parameters.
 struct SphPhysics {
   double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
@@ -96,6 +110,14 @@ class SphSim : public Simulation {
   cl::Event push(const Ray& ray, float radius, const Vec3f& dv) override;
   std::optional<Box> domain() const override;
   float particleRadius() const override { return float(0.5 * phys_.spacing); }
+
+  // Blow-up check, restart snapshots.
+  std::vector<const cl::Buffer*> finiteCheckBuffers() const override {
+    return {&pos_[cur_], &vel_[cur_]};
+  }
+  void saveState(SnapshotWriter& out) override;
+  // Puts a decoded state back (the simulation was built from state.setup).
+  void restoreState(const SphState& state);
 
   // The phases of one step, public so that tests can run them one by one.
   void runHash();
@@ -151,6 +173,7 @@ class SphSim : public Simulation {
   SphPhysics phys_;
   double expectedSpeed_ = 0;
   std::array<double, 3> tank_{};
+  double spacing_ = 0;
   std::array<int, 3> dims_{};
   double cell_ = 0;
   size_t numCells_ = 0;

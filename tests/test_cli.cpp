@@ -57,12 +57,85 @@ TEST(Cli, BadArgumentsGiveClearErrors) {
   expectUsageError("run --device fast --n 8 --steps 1", "expected gpu, cpu or P:D", 1);
 }
 
+TEST(Cli, BadValuesOfEveryKindAreUsageErrors) {
+  // Missing values (at the end, or followed by another flag).
+  for (const char* flag : {"--sim", "--scene", "--n", "--steps", "--until", "--device", "--set",
+                           "--ic", "--diag", "--diag-every", "--out", "--export",
+                           "--export-every", "--save", "--load", "--config", "--check-every"}) {
+    expectUsageError(std::string("run ") + flag, std::string(flag) + " needs a value");
+    expectUsageError(std::string("run ") + flag + " --quiet", std::string(flag) + " needs a value");
+  }
+  // Non-numbers, NaN/inf, negative, zero and absurd counts.
+  expectUsageError("run --n abc", "--n: 'abc' is not a whole number");
+  expectUsageError("run --n 1.5", "--n: '1.5' is not a whole number");
+  expectUsageError("run --n -3", "--n");
+  expectUsageError("run --n 1e6", "--n: '1e6' is not a whole number");
+  expectUsageError("run --n 99999999999999999999999", "--n: '99999999999999999999999' is not a whole number");
+  expectUsageError("run --n 2147483648", "--n: 2147483648 is out of range [1, 2147483647]");
+  expectUsageError("run --steps 2000000000000", "--steps: 2000000000000 is out of range");
+  expectUsageError("run --until nan", "--until: 'nan' is not a finite number");
+  expectUsageError("run --until -inf", "--until");
+  expectUsageError("run --until -1", "--until: -1 is out of range");
+  expectUsageError("run --until 1e13", "--until: 1e13 is out of range");
+  expectUsageError("run --set dt=inf", "not a finite number");
+  expectUsageError("run --set dt=1e-9", "out of range: allowed [1e-06, 1]");
+  expectUsageError("run --set softening=-1", "out of range");
+  expectUsageError("run --set seed=1.5", "must be a whole number");
+  expectUsageError("run --set =3", "--set expects key=value");
+  expectUsageError("run --diag-every 0 --diag x.csv", "--diag-every: 0 is out of range");
+  expectUsageError("run --export-every 0 --export d", "--export-every: 0 is out of range");
+  expectUsageError("run --export-every 5", "--export-every needs --export DIR");
+  expectUsageError("run --diag-every 5", "--diag-every needs --diag FILE");
+  expectUsageError("run --check-every x", "--check-every: 'x' is not a whole number");
+  expectUsageError("run --load a.snap --n 5", "--load restores the simulation");
+  expectUsageError("run --load a.snap --scene plummer", "--load restores the simulation");
+  expectUsageError("run -n 5", "unknown option '-n'");
+  expectUsageError("run --N 5", "unknown option '--N'");
+  expectUsageError("run 5", "unknown option '5'");
+}
+
 TEST(Cli, MalformedInitialConditionsAreRejected) {
   const std::string dir = eddy::test::tempDir();
   eddy::test::writeFile(dir + "/bad.csv", "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1,2,oops,0,0,0,1\n");
   expectUsageError("run --ic " + dir + "/bad.csv --steps 1 --device cpu", "bad.csv:3: column 'z'", 1);
   expectUsageError("run --ic " + dir + "/missing.csv --steps 1 --device cpu", "missing.csv: cannot open", 1);
   expectUsageError("run --ic " + dir + "/bad.csv --n 5", "--ic replaces the scene");
+  // A line without an end: refused at the length limit, not read into memory whole.
+  eddy::test::writeFile(dir + "/long.csv", "x,y,z,vx,vy,vz,m\n" + std::string(1 << 20, '1'));
+  expectUsageError("run --ic " + dir + "/long.csv --steps 1 --device cpu",
+                   "long.csv:2: line longer than 4096 characters", 1);
+  eddy::test::writeFile(dir + "/bin.csv", std::string("\0\x01\xff\n", 4));
+  expectUsageError("run --ic " + dir + "/bin.csv --steps 1 --device cpu", "bin.csv:1: expected the header", 1);
+}
+
+TEST(Cli, MalformedSnapshotsAreRejected) {
+  const std::string dir = eddy::test::tempDir();
+  eddy::test::writeFile(dir + "/text.snap", "x,y,z\n");
+  expectUsageError("run --load " + dir + "/text.snap --device cpu", "text.snap: not a valid eddy snapshot: wrong magic", 1);
+  eddy::test::writeFile(dir + "/short.snap", "EDDYSNAP");
+  expectUsageError("run --load " + dir + "/short.snap --device cpu", "truncated", 1);
+  expectUsageError("run --load " + dir + "/none.snap --device cpu", "none.snap: cannot open snapshot", 1);
+  expectUsageError("run --load " + dir + " --device cpu", "not a regular file", 1);
+}
+
+TEST(Cli, SaveLoadContinuesBitIdentically) {
+  const std::string dir = eddy::test::tempDir();
+  const std::string common = " --device cpu --quiet --set dt=0.002 --set softening=0.03";
+  auto r = run(kCli, "run --scene galaxies --n 101 --steps 30 --save " + dir + "/h.snap" + common);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run(kCli, "run --load " + dir + "/h.snap --steps 20 --out " + dir + "/resumed.csv --save " +
+                    dir + "/end.snap --json --device cpu --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"], 50);
+  EXPECT_EQ(j["n"], 101);
+  EXPECT_EQ(j["scene"], "galaxies");
+  EXPECT_EQ(j["params"]["dt"], 0.002);
+  r = run(kCli, "run --scene galaxies --n 101 --steps 50 --out " + dir + "/straight.csv" + common);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string a = eddy::test::slurp(dir + "/resumed.csv"), b = eddy::test::slurp(dir + "/straight.csv");
+  EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 102);
+  EXPECT_EQ(a, b);
 }
 
 TEST(Cli, RunWritesDiagnosticsStateAndJson) {

@@ -1,0 +1,18 @@
+/*
+ * health.cl: cheap on-device check that a simulation has not blown up.
+ *
+ * Phase "check": counts the particles i < n whose a[i].xyz or b[i].xyz holds a
+ * NaN or an infinity (a, b: float4 per particle, e.g. positions and
+ * velocities; b may be the same buffer as a). Only a bad particle touches the
+ * counter, so the atomic is uncontended in the normal (healthy) case.
+ */
+__kernel void check_finite(__global const float4* restrict a,
+                           __global const float4* restrict b,
+                           const uint n,
+                           __global uint* restrict count)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const float4 p = a[i], q = b[i];
+    if (!all(isfinite(p.xyz)) || !all(isfinite(q.xyz))) atomic_inc(count);
+}

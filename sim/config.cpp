@@ -1,0 +1,251 @@
+#include "config.hpp"
+
+#include "factory.hpp"
+#include "io.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace eddy {
+
+namespace {
+
+using json = nlohmann::json;
+
+const char* kKeys[] = {"eddy_config", "sim",  "scene", "n",           "ic",          "device",
+                       "steps",       "until", "params", "check_every", "diag",       "diag_every",
+                       "out",         "export", "export_every", "save"};
+
+std::string knownKeys() {
+  std::string s;
+  for (const char* k : kKeys) s += (s.empty() ? "" : ", ") + std::string(k);
+  return s;
+}
+
+std::string typeName(const json& v) {
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_null()) return "null";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+class Reader {
+ public:
+  explicit Reader(const std::string& source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const {
+    throw Error(source_ + ": key '" + key + "': " + why);
+  }
+
+  std::string string(const json& v, const std::string& key) const {
+    if (!v.is_string()) fail(key, "expected a string, got " + typeName(v));
+    std::string s = v.get<std::string>();
+    if (s.empty()) fail(key, "must not be empty");
+    if (s.size() > 4096) fail(key, "longer than 4096 characters");
+    return s;
+  }
+
+  double number(const json& v, const std::string& key) const {
+    if (!v.is_number()) fail(key, "expected a number, got " + typeName(v));
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) fail(key, "must be a finite number");
+    return d;
+  }
+
+  unsigned long long count(const json& v, const std::string& key, CountLimit lim) const {
+    const std::string range =
+        "[" + std::to_string(lim.min) + ", " + std::to_string(lim.max) + "]";
+    if (!v.is_number()) fail(key, "expected a whole number in " + range + ", got " + typeName(v));
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<unsigned long long>();
+      if (u < lim.min || u > lim.max)
+        fail(key, std::to_string(u) + " is out of range " + range);
+      return u;
+    }
+    if (v.is_number_integer()) {
+      const auto i = v.get<long long>();
+      if (i < 0 || static_cast<unsigned long long>(i) < lim.min ||
+          static_cast<unsigned long long>(i) > lim.max)
+        fail(key, std::to_string(i) + " is out of range " + range);
+      return static_cast<unsigned long long>(i);
+    }
+    const double d = number(v, key);
+    if (d != std::floor(d)) fail(key, "expected a whole number in " + range);
+    if (d < double(lim.min) || d > double(lim.max)) {
+      std::ostringstream o;
+      o << d << " is out of range " << range;
+      fail(key, o.str());
+    }
+    return static_cast<unsigned long long>(d);
+  }
+
+ private:
+  const std::string& source_;
+};
+
+// Deepest nesting of [ and { outside strings (a config is at most 2 deep;
+// refusing deep input up front keeps the JSON parser's recursion bounded).
+size_t nestingDepth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false, escaped = false;
+  for (const char ch : text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') inString = false;
+    } else if (ch == '"') {
+      inString = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+}  // namespace
+
+RunConfig parseConfig(std::string_view text, const std::string& source) {
+  if (nestingDepth(text) > 16)
+    throw Error(source + ": nested deeper than 16 levels; a config is a flat object with \"params\"");
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    std::string what = e.what();
+    const auto at = what.find("] ");
+    throw Error(source + ": not valid JSON: " + (at == std::string::npos ? what : what.substr(at + 2)));
+  }
+  if (!j.is_object()) throw Error(source + ": expected a JSON object at the top level, got " + typeName(j));
+  Reader r(source);
+  RunConfig c;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (const char* k : kKeys) known = known || it.key() == k;
+    if (!known)
+      throw Error(source + ": unknown key '" + it.key() + "'; known keys: " + knownKeys() +
+                  " (parameters go inside \"params\")");
+  }
+  if (j.contains("eddy_config")) {
+    const auto v = r.count(j["eddy_config"], "eddy_config", {1, 1});
+    (void)v;
+  }
+  if (j.contains("sim")) {
+    c.sim = r.string(j["sim"], "sim");
+    const auto& sims = simulationNames();
+    if (std::find(sims.begin(), sims.end(), *c.sim) == sims.end()) {
+      std::string known;
+      for (const auto& s : sims) known += (known.empty() ? "" : ", ") + s;
+      r.fail("sim", "unknown simulation '" + *c.sim + "'; known: " + known);
+    }
+  }
+  const std::string sim = c.sim.value_or("nbody");
+  if (j.contains("scene")) {
+    c.scene = r.string(j["scene"], "scene");
+    const auto names = sceneNames(sim);
+    if (std::find(names.begin(), names.end(), *c.scene) == names.end()) {
+      std::string known;
+      for (const auto& s : names) known += (known.empty() ? "" : ", ") + s;
+      r.fail("scene", "unknown " + sim + " scene '" + *c.scene + "'; known: " + known);
+    }
+  }
+  if (j.contains("n")) c.n = r.count(j["n"], "n", kLimitN);
+  if (j.contains("ic")) c.ic = r.string(j["ic"], "ic");
+  if (j.contains("device")) c.device = r.string(j["device"], "device");
+  if (j.contains("steps")) c.steps = r.count(j["steps"], "steps", kLimitSteps);
+  if (j.contains("until")) {
+    const double u = r.number(j["until"], "until");
+    if (u < 0 || u > kMaxUntil) {
+      std::ostringstream o;
+      o << u << " is out of range [0, " << kMaxUntil << "]";
+      r.fail("until", o.str());
+    }
+    c.until = u;
+  }
+  if (c.steps && c.until) r.fail("until", "give either \"steps\" or \"until\", not both");
+  if (c.ic && (c.scene || c.n)) r.fail("ic", "\"ic\" replaces the scene: do not combine it with \"scene\" or \"n\"");
+  if (j.contains("check_every")) c.checkEvery = r.count(j["check_every"], "check_every", kLimitCheckEvery);
+  if (j.contains("diag")) c.diag = r.string(j["diag"], "diag");
+  if (j.contains("diag_every")) c.diagEvery = r.count(j["diag_every"], "diag_every", kLimitEvery);
+  if (j.contains("out")) c.out = r.string(j["out"], "out");
+  if (j.contains("export")) c.exportDir = r.string(j["export"], "export");
+  if (j.contains("export_every"))
+    c.exportEvery = r.count(j["export_every"], "export_every", kLimitEvery);
+  if (j.contains("save")) c.save = r.string(j["save"], "save");
+  if (j.contains("params")) {
+    const json& p = j["params"];
+    if (!p.is_object()) r.fail("params", "expected an object of parameter: value, got " + typeName(p));
+    Params check(paramDecl(sim));
+    for (auto it = p.begin(); it != p.end(); ++it) {
+      const std::string key = "params." + it.key();
+      if (!check.find(it.key()))
+        r.fail(key, "unknown " + sim + " parameter; known parameters: " + check.knownKeys());
+      const double v = r.number(it.value(), key);
+      try {
+        check.set(it.key(), v);
+      } catch (const ParamError& e) {
+        r.fail(key, e.what());
+      }
+      c.params.emplace_back(it.key(), v);
+    }
+  }
+  return c;
+}
+
+RunConfig loadConfig(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open config file");
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  if (st.st_size > 16 * 1024 * 1024) throw Error(path + ": config file larger than 16 MiB");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open config file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw Error(path + ": read error");
+  return parseConfig(s.str(), path);
+}
+
+std::string configToJson(const RunConfig& c) {
+  json j = json::object();
+  j["eddy_config"] = 1;
+  auto put = [&](const char* key, const auto& opt) {
+    if (opt) j[key] = *opt;
+  };
+  put("sim", c.sim);
+  put("scene", c.scene);
+  put("n", c.n);
+  put("ic", c.ic);
+  put("device", c.device);
+  put("steps", c.steps);
+  put("until", c.until);
+  put("check_every", c.checkEvery);
+  put("diag", c.diag);
+  put("diag_every", c.diagEvery);
+  put("out", c.out);
+  put("export", c.exportDir);
+  put("export_every", c.exportEvery);
+  put("save", c.save);
+  if (!c.params.empty()) {
+    json p = json::object();
+    for (const auto& [k, v] : c.params) p[k] = v;
+    j["params"] = p;
+  }
+  return j.dump(2) + "\n";
+}
+
+void saveConfig(const std::string& path, const RunConfig& c) {
+  AtomicFile f(path);
+  f.stream() << configToJson(c);
+  f.commit();
+}
+
+}  // namespace eddy

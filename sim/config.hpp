@@ -1,0 +1,59 @@
+// config.hpp: run descriptions in JSON files (eddy-cli --config, the app's
+// "save settings"). Keys of "params" come from the simulation's declared
+// parameter registry, so a config file accepts exactly what --set accepts.
+//
+//   {
+//     "eddy_config": 1,              optional format version
+//     "sim": "nbody",                simulation (default nbody)
+//     "scene": "plummer",            scene name, or "ic": "file.csv" (nbody)
+//     "n": 4096,                     particle count
+//     "params": {"dt": 0.001, "softening": 0.02},
+//     "steps": 1000,                 or "until": 2.5 (simulated time)
+//     "device": "cpu",
+//     "check_every": 100,            blow-up check interval in steps (0 = off)
+//     "diag": "diag.csv", "diag_every": 10, "out": "final.csv",
+//     "export": "frames", "export_every": 50, "save": "end.snap"
+//   }
+//
+// Every problem is an eddy::Error that names the file, the key and the allowed
+// range or type: invalid JSON, unknown keys, wrong types, non-finite numbers,
+// values out of range.
+#pragma once
+
+#include "params.hpp"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace eddy {
+
+// Limits shared by the command line and config files.
+struct CountLimit {
+  unsigned long long min, max;
+};
+inline constexpr CountLimit kLimitN{1, (1ull << 31) - 1};
+inline constexpr CountLimit kLimitSteps{0, 1ull << 40};
+inline constexpr CountLimit kLimitEvery{1, 1ull << 40};
+inline constexpr CountLimit kLimitCheckEvery{0, 1ull << 40};
+inline constexpr double kMaxUntil = 1e12;
+
+struct RunConfig {
+  std::optional<std::string> sim, scene, ic, device, diag, out, exportDir, save;
+  std::optional<unsigned long long> n, steps, diagEvery, exportEvery, checkEvery;
+  std::optional<double> until;
+  // Declared parameters by name (already range-checked for `sim`).
+  std::vector<std::pair<std::string, double>> params;
+};
+
+// Parses config text; `source` (the path) names it in every message.
+RunConfig parseConfig(std::string_view text, const std::string& source);
+// Reads a config file (at most 16 MiB).
+RunConfig loadConfig(const std::string& path);
+// The JSON text of a config (round-trips through parseConfig).
+std::string configToJson(const RunConfig& c);
+// Writes a config file atomically (the app's "save settings").
+void saveConfig(const std::string& path, const RunConfig& c);
+
+}  // namespace eddy

@@ -1,0 +1,246 @@
+// Restart snapshots: the container (header, sizes, checksum), corrupt and
+// lying files, and bit-identical continuation of a run.
+#include "factory.hpp"
+#include "nbody.hpp"
+#include "snapshot.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+using namespace eddy;
+
+namespace {
+
+std::string errorOfParse(const std::string& bytes) {
+  try {
+    Snapshot::parse(bytes, "t.snap");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string errorOfRead(const std::string& bytes) {
+  static int k = 0;
+  const std::string path = test::tempDir() + "/s" + std::to_string(k++) + ".snap";
+  std::ofstream(path, std::ios::binary) << bytes;
+  try {
+    auto snap = Snapshot::read(path);
+    auto h = readSnapshotHeader(snap);
+    decodeNBodyState(snap, h.count);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void putLE(std::string& s, size_t at, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s[at + i] = char((v >> (8 * i)) & 0xff);
+}
+void fixCrc(std::string& s) { putLE(s, s.size() - 4, crc32(s.data(), s.size() - 4), 4); }
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+// A valid N-body snapshot of `n` bodies, built without a device.
+std::string nbodySnapshotBytes(size_t n, uint64_t countField) {
+  SnapshotWriter w;
+  w.addString("eddy/sim", "nbody");
+  w.addString("eddy/scene", "plummer");
+  w.addString("eddy/ic", "");
+  w.addU64("eddy/n", n);
+  w.addU64("eddy/count", countField);
+  w.addU64("eddy/step", 7);
+  w.addF64("eddy/time", 0.007);
+  w.addF64("param/dt", 0.001);
+  std::vector<cl_float4> p(n), v(n), a(n);
+  for (size_t i = 0; i < n; ++i) {
+    p[i] = {{float(i), 0, 0, 1.0f / float(n)}};
+    v[i] = {{0, float(i), 0, 0}};
+    a[i] = {{0, 0, 0, 0}};
+  }
+  w.addArray("nbody/pos", p);
+  w.addArray("nbody/vel", v);
+  w.addArray("nbody/acc", a);
+  return w.bytes();
+}
+
+}  // namespace
+
+TEST(Crc32, MatchesTheStandardCheckValue) {
+  EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);  // the CRC-32/ISO-HDLC check value
+  EXPECT_EQ(crc32("", 0), 0u);
+  // Incremental == one shot.
+  EXPECT_EQ(crc32("6789", 4, crc32("12345", 5)), 0xCBF43926u);
+}
+
+TEST(Snapshot, ContainerRoundTrips) {
+  SnapshotWriter w;
+  w.addString("a", "hello");
+  w.addU64("b", 0x0123456789abcdefull);
+  w.addF64("c", -0.1);
+  w.addArray("d", std::vector<float>{1.5f, -2.0f});
+  w.addString("empty", "");
+  EXPECT_THROW(w.addString("a", "again"), Error);
+  EXPECT_THROW(w.addString("", "x"), Error);
+  const auto s = Snapshot::parse(w.bytes(), "mem");
+  EXPECT_EQ(s.string("a"), "hello");
+  EXPECT_EQ(s.u64("b"), 0x0123456789abcdefull);
+  EXPECT_EQ(s.f64("c"), -0.1);
+  EXPECT_EQ(s.array<float>("d", 2), (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(s.string("empty"), "");
+  EXPECT_TRUE(contains(errorOfParse(w.bytes()), ""));
+  EXPECT_THROW(s.array<float>("d", 3), Error);
+  EXPECT_THROW(s.u64("a"), Error);
+  EXPECT_THROW(s.blob("nope"), Error);
+}
+
+TEST(Snapshot, CorruptFilesAreRejectedWithAClearMessage) {
+  const std::string good = nbodySnapshotBytes(5, 5);
+  EXPECT_EQ(errorOfRead(good), "");
+
+  // Every truncation, from 0 bytes to one byte short.
+  for (size_t len = 0; len < good.size(); ++len) {
+    const std::string e = errorOfRead(good.substr(0, len));
+    EXPECT_TRUE(contains(e, "not a valid eddy snapshot")) << len << ": " << e;
+    if (len >= 8) {
+      EXPECT_TRUE(contains(e, "truncated")) << len << ": " << e;
+    }
+  }
+  // Wrong magic, wrong version.
+  std::string bad = good;
+  bad[0] = 'X';
+  EXPECT_TRUE(contains(errorOfRead(bad), "wrong magic"));
+  bad = good;
+  putLE(bad, 8, 99, 4);
+  EXPECT_TRUE(contains(errorOfRead(bad), "format version 99, this eddy reads version 1"));
+  // One flipped bit anywhere in the body: checksum mismatch.
+  unsigned seed = test::freshSeed();
+  std::mt19937 rng(seed);
+  for (int k = 0; k < 50; ++k) {
+    bad = good;
+    const size_t at = 24 + rng() % (good.size() - 28);
+    bad[at] = char(bad[at] ^ (1 << (rng() % 8)));
+    EXPECT_TRUE(contains(errorOfRead(bad), "checksum mismatch")) << "seed " << seed << " byte " << at;
+  }
+  // The recorded size disagrees with the file.
+  bad = good + "extra";
+  EXPECT_TRUE(contains(errorOfRead(bad), "the header records"));
+  bad = good;
+  putLE(bad, 16, uint64_t(1) << 40, 8);
+  EXPECT_TRUE(contains(errorOfRead(bad), "the header records 1099511627776 bytes"));
+}
+
+TEST(Snapshot, LyingSizesAndHugeCountsAreRejectedBeforeAllocating) {
+  // A blob whose size field claims more than the file holds (checksum fixed up,
+  // so only the bounds check can catch it).
+  std::string bad = nbodySnapshotBytes(3, 3);
+  {
+    const size_t at = 24 + 2 + std::strlen("eddy/sim");  // the first blob's size field
+    putLE(bad, at, uint64_t(1) << 62, 8);
+    fixCrc(bad);
+    EXPECT_TRUE(contains(errorOfRead(bad), "claims 4611686018427387904 bytes")) << errorOfRead(bad);
+  }
+  // Absurd blob count in the header.
+  bad = nbodySnapshotBytes(3, 3);
+  putLE(bad, 12, 0xffffffffu, 4);
+  fixCrc(bad);
+  EXPECT_TRUE(contains(errorOfRead(bad), "absurd blob count")) << errorOfRead(bad);
+  // The body count says 2^31 - 1 but the arrays hold 3 bodies: refused by the
+  // size check, before any array of that count is allocated.
+  const std::string e = errorOfRead(nbodySnapshotBytes(3, 0x7fffffffu));
+  EXPECT_TRUE(contains(e, "blob 'nbody/pos' holds 48 bytes, expected 2147483647 x 16")) << e;
+  EXPECT_TRUE(contains(errorOfRead(nbodySnapshotBytes(3, uint64_t(1) << 40)),
+                       "outside [1, 2^31 - 1]"));
+  EXPECT_TRUE(contains(errorOfRead(nbodySnapshotBytes(3, 0)), "outside [1, 2^31 - 1]"));
+  // Unknown simulation and out-of-range parameter.
+  SnapshotWriter w;
+  w.addString("eddy/sim", "plasma");
+  EXPECT_TRUE(contains(errorOfRead(w.bytes()), "unknown simulation 'plasma'"));
+  std::string s = nbodySnapshotBytes(3, 3);
+  const size_t at = s.find("param/dt") + 8 + 8;  // after name and size field
+  const double huge = 1e9;
+  std::memcpy(&s[at], &huge, 8);
+  fixCrc(s);
+  EXPECT_TRUE(contains(errorOfRead(s), "'dt' = 1e+09 is out of range")) << errorOfRead(s);
+}
+
+TEST(Snapshot, NonFiniteStateIsRejected) {
+  SnapshotWriter w;
+  w.addString("eddy/sim", "nbody");
+  w.addU64("eddy/count", 1);
+  std::vector<cl_float4> p = {{{0, std::numeric_limits<float>::quiet_NaN(), 0, 1}}}, z(1);
+  w.addArray("nbody/pos", p);
+  w.addArray("nbody/vel", z);
+  w.addArray("nbody/acc", z);
+  const auto snap = Snapshot::parse(w.bytes(), "nan.snap");
+  try {
+    decodeNBodyState(snap, 1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(), "body 0 has a non-finite value")) << e.what();
+  }
+}
+
+// The heart of restarts: K steps, save, load, K more steps gives the same
+// bits as 2K steps straight through (positions, velocities, accelerations,
+// clock), on fresh random bodies of an awkward count.
+TEST(Snapshot, RestartIsBitIdenticalToRunningStraightThrough) {
+  const unsigned seed = test::freshSeed();
+  for (size_t n : {1u, 97u, 300u}) {
+    SceneSpec spec;
+    spec.sim = "nbody";
+    spec.scene = "plummer";
+    spec.n = n;
+    Params params(nbodyParamDecl());
+    params.set("dt", 0.003);
+    params.set("softening", 0.02);
+    params.set("seed", seed % 100000);
+    const int K = 37;
+    auto straight = makeSimulation(test::context(), spec, params);
+    auto half = makeSimulation(test::context(), spec, params);
+    for (int k = 0; k < 2 * K; ++k) straight->step();
+    for (int k = 0; k < K; ++k) half->step();
+    const std::string path = test::tempDir() + "/restart" + std::to_string(n) + ".snap";
+    saveSnapshot(*half, spec, path);
+    half.reset();
+    auto loaded = loadSnapshot(test::context(), Snapshot::read(path));
+    EXPECT_EQ(loaded.spec.scene, "plummer");
+    EXPECT_EQ(loaded.sim->steps(), uint64_t(K));
+    EXPECT_EQ(loaded.sim->params().get("dt"), 0.003);
+    for (int k = 0; k < K; ++k) loaded.sim->step();
+    auto& a = dynamic_cast<NBodySim&>(*straight);
+    auto& b = dynamic_cast<NBodySim&>(*loaded.sim);
+    EXPECT_EQ(a.steps(), b.steps());
+    EXPECT_EQ(a.time(), b.time());  // exactly: the clock is stored as bits
+    const auto pa = a.readPositions(), pb = b.readPositions();
+    const auto va = a.readVelocities(), vb = b.readVelocities();
+    const auto aa = a.readAccelerations(), ab = b.readAccelerations();
+    EXPECT_EQ(std::memcmp(pa.data(), pb.data(), n * sizeof(cl_float4)), 0) << "n=" << n << " seed " << seed;
+    EXPECT_EQ(std::memcmp(va.data(), vb.data(), n * sizeof(cl_float4)), 0) << "n=" << n << " seed " << seed;
+    EXPECT_EQ(std::memcmp(aa.data(), ab.data(), n * sizeof(cl_float4)), 0) << "n=" << n << " seed " << seed;
+    // And the run did move (the comparison is not of two frozen states).
+    EXPECT_NE(pa[0].s[0], float(makeNBodyScene("plummer", n, seed % 100000)[0].x));
+  }
+}
+
+TEST(Snapshot, SaveIsAtomicAndKeepsThePreviousFileOnFailure) {
+  const std::string path = test::tempDir() + "/keep.snap";
+  SnapshotWriter w;
+  w.addString("x", "first");
+  w.write(path);
+  // A writer whose destination folder vanished fails without touching `path`.
+  SnapshotWriter w2;
+  w2.addString("x", "second");
+  EXPECT_THROW(w2.write(test::tempDir() + "/no-such-dir/keep.snap"), Error);
+  EXPECT_EQ(Snapshot::read(path).string("x"), "first");
+  // No temporary files are left behind.
+  for (const auto& e : std::filesystem::directory_iterator(test::tempDir()))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
