@@ -87,7 +87,7 @@ void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& pat
   w.addU64("eddy/n", spec.n);
   w.addU64("eddy/count", sim.size());
   w.addU64("eddy/step", sim.steps());
-  w.addF64("eddy/time", sim.time());
+  w.addF64("eddy/time", sim.syncTime());
   w.addString("eddy/device", sim.context().info().name);
   for (const auto& d : sim.params().declarations())
     w.addF64("param/" + d.name, sim.params().get(d.name));

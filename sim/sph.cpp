@@ -468,7 +468,37 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   return s;
 }
 
+SphSim::~SphSim() {
+  // A pending clock read writes into clockHost_: never free it under the device.
+  if (clockPending_) {
+    try {
+      clockRead_.wait();
+    } catch (const cl::Error&) {
+    }
+  }
+}
+
+void SphSim::pollClock() {
+  if (clockPending_ &&
+      clockRead_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) {
+    time_ = double(clockHost_[EDDY_SPH_CLOCK_T_HI]) + double(clockHost_[EDDY_SPH_CLOCK_T_LO]);
+    lastDt_ = double(clockHost_[EDDY_SPH_CLOCK_DT]);
+    clockPending_ = false;
+  }
+  if (!clockPending_ && steps_ >= clockReadStep_ + 8) {
+    clockReadStep_ = steps_;
+    try {
+      ctx_.queue().enqueueReadBuffer(clock_, CL_FALSE, 0, sizeof(clockHost_), clockHost_.data(),
+                                     nullptr, &clockRead_);
+    } catch (const cl::Error& e) {
+      throw Error("SPH clock read: " + describe(e));
+    }
+    clockPending_ = true;
+  }
+}
+
 void SphSim::step() {
+  pollClock();
   syncParams();
   refreshDensity();
   runForces();
@@ -516,6 +546,10 @@ std::array<double, 2> SphSim::readClock() {
 }
 
 double SphSim::syncTime() {
+  if (clockPending_) {
+    clockRead_.wait();
+    clockPending_ = false;
+  }
   const auto c = readClock();
   time_ = c[0];
   lastDt_ = c[1];

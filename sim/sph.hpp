@@ -12,6 +12,8 @@
 #include "radix_sort.hpp"
 #include "simulation.hpp"
 
+#include "eddy_shared.h"
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -89,6 +91,7 @@ struct SphPhysics {
 class SphSim : public Simulation {
  public:
   SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg = {});
+  ~SphSim() override;
 
   std::string kind() const override { return "sph"; }
   size_t size() const override { return n_; }
@@ -187,6 +190,13 @@ class SphSim : public Simulation {
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
+  // time() without stalling: every few steps a non-blocking read of the device
+  // clock; the next step() takes its value once the read has completed.
+  void pollClock();
+  std::array<cl_float, EDDY_SPH_CLOCK_SIZE> clockHost_{};
+  cl::Event clockRead_;
+  bool clockPending_ = false;
+  uint64_t clockReadStep_ = 0;  // step of the last clock read
 
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};
