@@ -99,6 +99,16 @@ DeviceMemoryInUse deviceMemoryInUse();
 // else the copy embedded at build time. Throws if neither exists.
 std::string kernelSource(std::string_view file);
 
+// A cl_float4 from doubles (rounded to float).
+inline cl_float4 makeFloat4(double x, double y, double z, double w = 0) {
+  cl_float4 v;
+  v.s[0] = float(x);
+  v.s[1] = float(y);
+  v.s[2] = float(z);
+  v.s[3] = float(w);
+  return v;
+}
+
 // Round n up to a multiple of m.
 inline size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 

@@ -26,14 +26,8 @@ const std::vector<ParamDesc>& nbodyParamDecl() {
 }
 
 namespace {
-cl_float4 f4(double x, double y, double z, double w) {
-  cl_float4 v;
-  v.s[0] = float(x);
-  v.s[1] = float(y);
-  v.s[2] = float(z);
-  v.s[3] = float(w);
-  return v;
-}
+using eddy::makeFloat4;
+cl_float4 f4(double x, double y, double z, double w) { return makeFloat4(x, y, z, w); }
 }  // namespace
 
 NBodyKernelConfig NBodyKernelConfig::automatic(const DeviceInfo& device, size_t n) {
@@ -133,19 +127,23 @@ NBodySim::NBodySim(Context& ctx, const Params& params, const NBodyState& state,
   syncParams();
 }
 
+bool NBodyKernelParams::sync(const Params& p) {
+  if (p.version() == seen) return false;
+  const float newG = float(p.get("G"));
+  const double eps = p.get("softening");
+  const float newEps2 = float(eps * eps);
+  const bool forceChanged = seen != ~0ull && (newG != G || newEps2 != eps2);
+  G = newG;
+  eps2 = newEps2;
+  dtExact = p.get("dt");
+  dt = float(dtExact);
+  seen = p.version();
+  return forceChanged;
+}
+
 void NBodySim::syncParams() {
-  if (params_.version() == paramsSeen_) return;
-  const float G = float(params_.get("G"));
-  const double eps = params_.get("softening");
-  const float eps2 = float(eps * eps);
-  const bool forceChanged = paramsSeen_ != ~0ull && (G != G_ || eps2 != eps2_);
-  G_ = G;
-  eps2_ = eps2;
-  dtExact_ = params_.get("dt");
-  dt_ = float(dtExact_);
-  paramsSeen_ = params_.version();
   // The stored a(x_n) drives the next opening kick: keep it consistent.
-  if (forceChanged) computeAccelerations();
+  if (kp_.sync(params_)) computeAccelerations();
 }
 
 void NBodySim::computeAccelerations() {
@@ -153,7 +151,7 @@ void NBodySim::computeAccelerations() {
   try {
     cl::Event e = gravity_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(groups * cfg_.wg),
                                            cl::NDRange(cfg_.wg)),
-                           pos_[cur_], vel_, acc_, cl_uint(n_), G_, eps2_, 0.0f);
+                           pos_[cur_], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, 0.0f);
     profiler_.record("gravity", e);
   } catch (const cl::Error& e) {
     throw Error("N-body gravity kernel: " + describe(e));
@@ -168,16 +166,16 @@ void NBodySim::step() {
     auto& q = ctx_.queue();
     cl::Event e1 = drift_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
                                           cl::NDRange(EDDY_LINEAR_WG)),
-                          pos_[cur_], pos_[next], vel_, acc_, cl_uint(n_), dt_);
+                          pos_[cur_], pos_[next], vel_, acc_, cl_uint(n_), kp_.dt);
     profiler_.record("drift", e1);
     cl::Event e2 = gravity_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg), cl::NDRange(cfg_.wg)),
-                            pos_[next], vel_, acc_, cl_uint(n_), G_, eps2_, 0.5f * dt_);
+                            pos_[next], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, 0.5f * kp_.dt);
     profiler_.record("gravity", e2);
   } catch (const cl::Error& e) {
     throw Error("N-body step " + std::to_string(steps_) + ": " + describe(e));
   }
   cur_ = next;
-  time_ += dtExact_;
+  time_ += kp_.dtExact;
   ++steps_;
   profiler_.endStep();
   throttle();
@@ -215,7 +213,7 @@ NBodyDiagnostics NBodySim::diagnostics() {
   try {
     cl::Event e = potential_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
                                              cl::NDRange(EDDY_LINEAR_WG)),
-                             pos_[cur_], phi_, cl_uint(n_), eps2_);
+                             pos_[cur_], phi_, cl_uint(n_), kp_.eps2);
     profiler_.record("potential", e);
     if (ctx_.info().fp64) {
       ctx_.queue().enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(double), phi.data());
@@ -227,7 +225,7 @@ NBodyDiagnostics NBodySim::diagnostics() {
   } catch (const cl::Error& e) {
     throw Error("N-body diagnostics: " + describe(e));
   }
-  return nbodyDiagnostics(p, v, phi, double(G_));
+  return nbodyDiagnostics(p, v, phi, double(kp_.G));
 }
 
 NBodyDiagnostics nbodyDiagnostics(const std::vector<cl_float4>& p, const std::vector<cl_float4>& v,

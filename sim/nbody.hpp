@@ -48,6 +48,18 @@ std::vector<Body> readBodiesCsv(const std::string& path);
 inline constexpr size_t kMaxCsvLine = 4096;
 std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& source);
 
+// The N-body parameters as the kernels see them, reloaded from Params at a
+// step boundary (shared by the one- and the multi-device simulation).
+struct NBodyKernelParams {
+  float G = 1, eps2 = 0, dt = 0;
+  double dtExact = 0;  // dt as given, for the simulated clock
+  unsigned long long seen = ~0ull;
+  // Reloads if the parameters changed since the last call; returns true when
+  // G or the softening changed after the first load (stored accelerations are
+  // then stale and must be recomputed).
+  bool sync(const Params& p);
+};
+
 struct NBodyKernelConfig {
   unsigned wg = 256;        // work-group size = tile length
   unsigned bpi = 1;         // bodies per work-item
@@ -119,9 +131,7 @@ class NBodySim : public Simulation {
   cl::Buffer pos_[2], vel_, acc_, phi_;
   std::unique_ptr<InteractKernels> interact_;  // built on first use
   int cur_ = 0;
-  unsigned long long paramsSeen_ = ~0ull;
-  float G_ = 1, eps2_ = 0, dt_ = 0;
-  double dtExact_ = 0;  // the parameter as given, for the simulated clock
+  NBodyKernelParams kp_;  // G, eps^2, dt as the kernels see them
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float, cl_float>
       gravity_{program_, "nbody_gravity"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float> drift_{

@@ -308,17 +308,8 @@ MultiNBodySim::~MultiNBodySim() {
 const cl::Buffer& MultiNBodySim::positionBuffer() const { return devs_.front()->pos[cur_]; }
 
 void MultiNBodySim::syncParams() {
-  if (params_.version() == paramsSeen_) return;
-  const float G = float(params_.get("G"));
-  const double eps = params_.get("softening");
-  const float eps2 = float(eps * eps);
-  const bool forceChanged = paramsSeen_ != ~0ull && (G != G_ || eps2 != eps2_);
-  G_ = G;
-  eps2_ = eps2;
-  dtExact_ = params_.get("dt");
-  dt_ = float(dtExact_);
-  paramsSeen_ = params_.version();
-  if (forceChanged) computeAccelerations();
+  // The stored a(x_n) drives the next opening kick: keep it consistent.
+  if (kp_.sync(params_)) computeAccelerations();
 }
 
 void MultiNBodySim::flushAll() {
@@ -334,7 +325,7 @@ cl::Event MultiNBodySim::launchPart(Dev& dv, int buf, const std::vector<cl::Even
       cl::EnqueueArgs(dv.ctx->queue(), wait, cl::NDRange(dv.gravityGlobal(dv.count)),
                       cl::NDRange(dv.cfg.wg)),
       dv.pos[buf], dv.pos[buf], cl_uint(src.first), cl_uint(src.first + src.count), dv.vel, dv.acc,
-      cl_uint(dv.first), cl_uint(dv.count), G_, eps2_, halfDt, flags);
+      cl_uint(dv.first), cl_uint(dv.count), kp_.G, kp_.eps2, halfDt, flags);
   profiler_.record(dv.phGravity, e);
   return e;
 }
@@ -387,7 +378,7 @@ void MultiNBodySim::step() {
       drifted[d] = (*dv.drift)(
           cl::EnqueueArgs(dv.ctx->queue(), cl::NDRange(dv.first),
                           cl::NDRange(roundUp(dv.count, EDDY_LINEAR_WG)), cl::NDRange(EDDY_LINEAR_WG)),
-          dv.pos[cur], dv.pos[next], dv.vel, dv.acc, cl_uint(dv.first + dv.count), dt_);
+          dv.pos[cur], dv.pos[next], dv.vel, dv.acc, cl_uint(dv.first + dv.count), kp_.dt);
       profiler_.record(dv.phDrift, drifted[d]);
     }
     if (k > 1) {
@@ -430,7 +421,7 @@ void MultiNBodySim::step() {
     for (d = 0; d < k; ++d) {
       Dev& dv = *devs_[d];
       size_t i = 0;
-      launchPart(dv, next, none, dv, partFlags(i++, k), 0.5f * dt_);
+      launchPart(dv, next, none, dv, partFlags(i++, k), 0.5f * kp_.dt);
       for (size_t e = 0; e < k; ++e) {
         if (e == d) continue;
         const Dev& src = *devs_[e];
@@ -441,7 +432,7 @@ void MultiNBodySim::step() {
         dv.xfer.enqueueWriteBuffer(dv.pos[next], CL_FALSE, src.first * kF4, src.count * kF4,
                                    src.stagePtr[par], &waitArrive, &got);
         profiler_.record(dv.phRecv, got);
-        launchPart(dv, next, {got}, src, partFlags(i++, k), 0.5f * dt_);
+        launchPart(dv, next, {got}, src, partFlags(i++, k), 0.5f * kp_.dt);
       }
     }
     flushAll();
@@ -451,7 +442,7 @@ void MultiNBodySim::step() {
     throw Error(where + "N-body step " + std::to_string(steps_) + ": " + describe(e));
   }
   cur_ = next;
-  time_ += dtExact_;
+  time_ += kp_.dtExact;
   ++steps_;
   profiler_.endStep();
   // Bound how far the host runs ahead: a few steps are enough to keep every
@@ -540,7 +531,7 @@ NBodyDiagnostics MultiNBodySim::diagnostics() {
     auto& q = dv.ctx->queue();
     cl::Event e = (*dv.potential)(
         cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)), cl::NDRange(EDDY_LINEAR_WG)),
-        dv.pos[cur_], dv.phi, cl_uint(n_), eps2_);
+        dv.pos[cur_], dv.phi, cl_uint(n_), kp_.eps2);
     profiler_.record(dv.phPotential, e);
     if (dv.ctx->info().fp64) {
       q.enqueueReadBuffer(dv.phi, CL_TRUE, 0, n_ * sizeof(double), phi.data());
@@ -550,7 +541,7 @@ NBodyDiagnostics MultiNBodySim::diagnostics() {
       for (size_t i = 0; i < n_; ++i) phi[i] = f[i];
     }
   });
-  return nbodyDiagnostics(p, v, phi, double(G_));
+  return nbodyDiagnostics(p, v, phi, double(kp_.G));
 }
 
 std::vector<double> MultiNBodySim::diagRow() { return nbodyDiagRow(steps_, time_, diagnostics()); }

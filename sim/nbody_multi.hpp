@@ -105,9 +105,7 @@ class MultiNBodySim : public Simulation {
   std::vector<std::unique_ptr<Dev>> devs_;  // one per device with bodies, in list order
   std::vector<NBodyDeviceShare> shares_;    // one per device given
   int cur_ = 0;
-  unsigned long long paramsSeen_ = ~0ull;
-  float G_ = 1, eps2_ = 0, dt_ = 0;
-  double dtExact_ = 0;
+  NBodyKernelParams kp_;  // G, eps^2, dt as the kernels see them
   size_t eventsPerStep_ = 1;
   std::atomic<int> callbacksPending_{0};
 };

@@ -82,14 +82,7 @@ const std::vector<ParamDesc>& sphParamDecl() {
 
 namespace {
 
-cl_float4 f4(double x, double y, double z, double w = 0) {
-  cl_float4 v;
-  v.s[0] = float(x);
-  v.s[1] = float(y);
-  v.s[2] = float(z);
-  v.s[3] = float(w);
-  return v;
-}
+cl_float4 f4(double x, double y, double z, double w = 0) { return makeFloat4(x, y, z, w); }
 double fl(double x) { return double(float(x)); }  // the value the device sees
 
 }  // namespace
