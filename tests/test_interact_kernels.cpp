@@ -218,11 +218,16 @@ TEST(SphHooks, TimeFollowsTheDeviceClockWithoutBlocking) {
   params.set("depth", 0.08);
   SphSim sim(test::context(), params, makeSphScene("dam_break", params));
   for (int i = 0; i < 40; ++i) sim.step();
+  // The host may run far ahead of the device: the read in flight can be old.
+  // Once the device has caught up, the next step takes it and issues a fresh
+  // read (>= 8 steps later), which the step after that takes.
   sim.finish();
-  sim.step();  // picks up the completed clock read
+  sim.step();
+  sim.finish();
+  sim.step();
   const double seen = sim.time();
   EXPECT_GT(seen, 0.0);
   const double exact = sim.syncTime();
   EXPECT_LE(seen, exact);
-  EXPECT_GT(seen, 0.5 * exact);  // at most a few steps behind
+  EXPECT_GT(seen, 0.9 * exact);  // the clock after step 41 of 42
 }
