@@ -35,7 +35,7 @@ size_t defaultAppCount(const std::string& sim, bool gpu) {
 Params defaultAppParams(const std::string& sim) {
   Params p(paramDecl(sim));
   // The app's "Drop block" fills a box of 2% of the tank: on the default dam
-  // break (6384 particles) one block is about 2000 particles, so 4x leaves
+  // break (6612 particles) one block is about 2000 particles, so 4x leaves
   // room for about nine blocks; memory is ~0.5 KB per particle of capacity.
   if (sim == "sph" && p.find("capacity_factor")) p.set("capacity_factor", kAppSphCapacityFactor);
   return p;
