@@ -87,7 +87,7 @@ Box randomBox(std::mt19937_64& rng, const std::array<double, 3>& tank) {
   for (int a = 0; a < 3; ++a) {
     const double lo0 = a == 1 ? 0.55 : -0.1, lo1 = a == 1 ? 0.8 : 0.6;
     const double lo = (lo0 + (lo1 - lo0) * u(rng)) * tank[a];
-    const double w = (0.1 + 0.5 * u(rng)) * tank[a];
+    const double w = (0.3 + 0.4 * u(rng)) * tank[a];  // > one spacing on every axis
     b.lo[a] = float(lo);
     b.hi[a] = float(lo + w);
   }
@@ -137,7 +137,7 @@ TEST(SphBlock, CapacityFollowsTheFactorAndIsAllocated) {
 TEST(SphBlock, FillsTheLatticeSitesOfBoxAndTankAtRest) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
-  auto sim = makeSph(smallParams(4.0));
+  auto sim = makeSph(smallParams(10.0));  // room for two of the largest random blocks
   const size_t n0 = sim->size();
   const double dx = sim->physics().spacing;
   const auto oldPos = byId(sim->readPositions(), sim->readIds());
@@ -189,7 +189,7 @@ TEST(SphBlock, FillsTheLatticeSitesOfBoxAndTankAtRest) {
 TEST(SphBlock, StepsAfterADropKeepEveryParticleInTheTank) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
-  auto sim = makeSph(smallParams(3.0));
+  auto sim = makeSph(smallParams(5.0));
   for (int k = 0; k < 20; ++k) sim->step();
   sim->addBlock(randomBox(rng, sim->tank()));
   const size_t n = sim->size();
@@ -302,7 +302,7 @@ TEST(SphBlock, EmptyOrOutsideBoxesThrowClearly) {
 TEST(SphBlock, SnapshotAfterADropRestoresBitIdentically) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
-  const Params params = smallParams(3.0);
+  const Params params = smallParams(5.0);
   auto sim = makeSph(params);
   for (int k = 0; k < 7; ++k) sim->step();
   sim->addBlock(randomBox(rng, sim->tank()));
