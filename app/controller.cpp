@@ -42,7 +42,7 @@ void Controller::selectSimulation(const std::string& sim) {
   next_.sim = sim;
   next_.scene = defaultSceneFor(sim);
   next_.n = defaultAppCount(sim, onGpu(ctx_));
-  edit_ = Params(paramDecl(sim));
+  edit_ = defaultAppParams(sim);
   rebuildPending_ = true;
 }
 

@@ -32,6 +32,15 @@ size_t defaultAppCount(const std::string& sim, bool gpu) {
   return sim == "nbody" ? 2048 : 0;
 }
 
+Params defaultAppParams(const std::string& sim) {
+  Params p(paramDecl(sim));
+  // The app's "Drop block" fills a box of 2% of the tank: on the default dam
+  // break (6612 particles) one block is about 2000 particles, so 4x leaves
+  // room for about nine blocks; memory is ~0.5 KB per particle of capacity.
+  if (sim == "sph" && p.find("capacity_factor")) p.set("capacity_factor", kAppSphCapacityFactor);
+  return p;
+}
+
 std::vector<std::string> headlessDemoArgs() {
   const SceneSpec d = defaultAppSpec();
   std::vector<std::string> a = {"run", "--sim", d.sim, "--scene", d.scene, "--steps", "200"};

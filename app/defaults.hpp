@@ -18,6 +18,11 @@ std::string defaultSceneFor(const std::string& sim);
 // factory's default) on a GPU; on a CPU device a count that still moves
 // interactively (N-body: 2048 bodies, all pairs).
 size_t defaultAppCount(const std::string& sim, bool gpu);
+// The parameters the app starts `sim` with: the declared defaults, except
+// SPH's capacity_factor = kAppSphCapacityFactor (room to drop blocks of fluid;
+// eddy-cli keeps the declared 1 and pays no memory for it).
+inline constexpr double kAppSphCapacityFactor = 4.0;
+Params defaultAppParams(const std::string& sim);
 // Arguments of the headless demo `eddy` runs without a display.
 std::vector<std::string> headlessDemoArgs();
 

@@ -116,7 +116,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
 }
 
 Params guiParams(const GuiOptions& o) {
-  Params p(paramDecl(o.spec.sim));
+  Params p = defaultAppParams(o.spec.sim);
   for (const auto& s : o.sets) {
     try {
       p.setAssignment(s);

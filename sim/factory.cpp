@@ -136,7 +136,9 @@ LoadedSimulation loadSnapshot(Context& ctx, const Snapshot& snap) {
     out.sim = std::make_unique<NBodySim>(ctx, h.params, decodeNBodyState(snap, h.count));
   } else if (h.spec.sim == "sph") {
     SphState st = decodeSphState(snap, h.count);
-    auto sph = std::make_unique<SphSim>(ctx, h.params, st.setup);
+    SphKernelConfig cfg;
+    cfg.capacity = st.capacity;  // the saved headroom (0: from capacity_factor)
+    auto sph = std::make_unique<SphSim>(ctx, h.params, st.setup, cfg);
     sph->restoreState(st);
     out.sim = std::move(sph);
   } else {

@@ -46,6 +46,13 @@ const std::vector<ParamDesc>& sphParamDecl() {
        true, false},
       {"seed", "Random seed", "Scene", "", 0, 4294967295.0, 1,
        "Seed of the lattice jitter; the same seed gives the same particles.", true, true, false},
+      {"capacity_factor", "Capacity (x particles)", "Scene", "", 1.0, 64.0, 1.0,
+       "Particle buffers are allocated for ceil(capacity_factor x the scene's count) particles: "
+       "the room for blocks of fluid dropped into the running simulation (desktop app, "
+       "'Drop block'). Memory grows with it (about 0.5 KB per particle of capacity); steps "
+       "cost only what is in use. 1 = no room (eddy-cli, bench); the desktop app starts "
+       "SPH with 4.",
+       false, true, false},
       {"rest_density", "Rest density", "Physics", "kg/m^3", 1.0, 1e5, 1000.0,
        "rho0 of the fluid (water: 1000).", false, true, true},
       {"speed_of_sound", "Speed of sound", "Physics", "m/s", 0.0, 1e5, 0.0,
@@ -152,6 +159,16 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   for (int a = 0; a < 3; ++a)
     if (!(setup.tank[a] > 0)) throw Error("SPH: tank dimensions must be positive");
   if (!(setup.spacing > 0)) throw Error("SPH: spacing must be positive");
+  // Capacity: the initial count plus addBlock's headroom.
+  if (cfg_.capacity) {
+    cap_ = cfg_.capacity;
+  } else {
+    const double want = std::ceil(params_.get("capacity_factor") * double(n_));
+    cap_ = want >= double(0x7fffffffu) ? size_t(0x7fffffffu) : size_t(want);
+  }
+  if (cap_ < n_ || cap_ > 0x7fffffffu)
+    throw Error("SPH: capacity " + std::to_string(cap_) + " must lie in [" + std::to_string(n_) +
+                " (the particle count), 2^31 - 1]");
   tank_ = setup.tank;
   expectedSpeed_ = setup.expectedSpeed;
   spacing_ = setup.spacing;
@@ -179,11 +196,14 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   keyBits_ = 1;
   while ((size_t(1) << keyBits_) < numCells_) ++keyBits_;
 
-  const size_t v4 = n_ * sizeof(cl_float4), u = n_ * sizeof(cl_uint);
+  // Every per-particle buffer is allocated for cap_ particles; kernels use n_.
+  const size_t v4 = cap_ * sizeof(cl_float4), u = cap_ * sizeof(cl_uint);
   const size_t listBytes = cfg_.neighbourList ? u * cfg_.listCapacity : sizeof(cl_uint);
-  const size_t total = 7 * v4 + 7 * u + n_ * sizeof(cl_float2) + numCells_ * 8 + listBytes;
+  const size_t total = 7 * v4 + 7 * u + cap_ * sizeof(cl_float2) + numCells_ * 8 + listBytes;
   checkDeviceMemory(ctx.info(), total, std::max({v4, numCells_ * 8, listBytes}),
-                    std::to_string(n_) + " SPH particles");
+                    cap_ == n_ ? std::to_string(n_) + " SPH particles"
+                               : std::to_string(n_) + " SPH particles (capacity " +
+                                     std::to_string(cap_) + ")");
 
   try {
     for (int k = 0; k < 2; ++k) {
@@ -198,12 +218,12 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
     cells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH cells");
     nlist_ = ctx.createBuffer(CL_MEM_READ_WRITE, listBytes, "SPH nlist");
     nbcount_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH nbcount");
-    rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, n_ * sizeof(cl_float2), "SPH rhop");
+    rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap_ * sizeof(cl_float2), "SPH rhop");
     acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH acc");
     counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint), "SPH counters");
     clock_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_CLOCK_SIZE * sizeof(cl_float), "SPH clock");
 
-    std::vector<cl_float4> p(n_), v(n_), a(n_, f4(0, 0, 0));
+    std::vector<cl_float4> p(n_), v(n_), a(cap_, f4(0, 0, 0));
     std::vector<cl_uint> ids(n_);
     for (size_t i = 0; i < n_; ++i) {
       const auto& s = setup.particles[i];
@@ -212,9 +232,9 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
       ids[i] = cl_uint(i);
     }
     auto& q = ctx.queue();
-    q.enqueueWriteBuffer(pos_[0], CL_TRUE, 0, v4, p.data());
-    q.enqueueWriteBuffer(vel_[0], CL_TRUE, 0, v4, v.data());
-    q.enqueueWriteBuffer(id_[0], CL_TRUE, 0, u, ids.data());
+    q.enqueueWriteBuffer(pos_[0], CL_TRUE, 0, n_ * sizeof(cl_float4), p.data());
+    q.enqueueWriteBuffer(vel_[0], CL_TRUE, 0, n_ * sizeof(cl_float4), v.data());
+    q.enqueueWriteBuffer(id_[0], CL_TRUE, 0, n_ * sizeof(cl_uint), ids.data());
     q.enqueueWriteBuffer(acc_, CL_TRUE, 0, v4, a.data());
     const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
     q.enqueueWriteBuffer(counters_, CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
@@ -225,6 +245,101 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   } catch (const cl::Error& e) {
     throw Error("SPH setup: " + describe(e));
   }
+  syncParams();
+  refreshDensity();
+}
+
+SphSim::~SphSim() {
+  try {
+    waitUploads();  // the staging vectors must outlive their transfers
+    // A pending clock read writes into clockHost_: never free it under the device.
+    if (clockPending_) clockRead_.wait();
+  } catch (...) {
+    // teardown: nothing to report to
+  }
+}
+
+void SphSim::waitUploads() {
+  if (upload_.events.empty()) return;
+  cl::Event::waitForEvents(upload_.events);
+  upload_.events.clear();
+}
+
+size_t SphSim::BlockSites::count() const {
+  size_t c = 1;
+  for (int a = 0; a < 3; ++a) c *= hi[a] > lo[a] ? size_t(hi[a] - lo[a]) : 0;
+  return c;
+}
+
+SphSim::BlockSites SphSim::blockSites(const Box& box) const {
+  BlockSites b;
+  for (int a = 0; a < 3; ++a) {
+    // Cells [i dx, (i+1) dx) of the lattice inside the tank: i < floor(L / dx)
+    // (the tolerance keeps L = k dx from losing its last cell to rounding).
+    const double cells = std::floor(tank_[a] / spacing_ + 1e-9);
+    // Centre (i + 1/2) dx in [lo, hi)  <=>  lo/dx - 1/2 <= i < hi/dx - 1/2.
+    auto index = [&](float x) {
+      const double v = std::ceil(double(x) / spacing_ - 0.5);
+      return (long long)std::clamp(v, 0.0, cells);
+    };
+    b.lo[a] = index(box.lo[a]);
+    b.hi[a] = index(box.hi[a]);
+  }
+  return b;
+}
+
+void SphSim::addBlock(const Box& box) {
+  for (int a = 0; a < 3; ++a)
+    if (!std::isfinite(box.lo[a]) || !std::isfinite(box.hi[a]))
+      throw Error("SPH drop block: the box has a non-finite corner");
+  const BlockSites b = blockSites(box);
+  const size_t k = b.count();
+  auto corner = [](const Vec3f& v) {
+    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
+           std::to_string(v[2]) + ")";
+  };
+  if (k == 0)
+    throw Error("SPH drop block: the box " + corner(box.lo) + " .. " + corner(box.hi) +
+                " m holds no particle site inside the tank (spacing " +
+                std::to_string(spacing_) + " m)");
+  if (k > cap_ - n_)
+    throw Error("SPH drop block: the block has " + std::to_string(k) + " particles but only " +
+                std::to_string(cap_ - n_) + " of the capacity " + std::to_string(cap_) +
+                " are free (" + std::to_string(n_) +
+                " in use); raise capacity_factor (rebuilds the scene)");
+
+  // Stage the block on the host; the previous block's transfers finished long ago.
+  waitUploads();
+  upload_.pos.clear();
+  upload_.ids.clear();
+  upload_.pos.reserve(k);
+  upload_.ids.reserve(k);
+  const double dx = spacing_;
+  for (long long l = b.lo[2]; l < b.hi[2]; ++l)
+    for (long long j = b.lo[1]; j < b.hi[1]; ++j)
+      for (long long i = b.lo[0]; i < b.hi[0]; ++i) {
+        upload_.pos.push_back(f4((double(i) + 0.5) * dx, (double(j) + 0.5) * dx, (double(l) + 0.5) * dx));
+        upload_.ids.push_back(cl_uint(n_ + upload_.ids.size()));
+      }
+  upload_.vel.assign(k, f4(0, 0, 0));
+  try {
+    auto& q = ctx_.queue();
+    upload_.events.resize(3);
+    // In queue order after the last step's integrate: appended at the end of
+    // the current slot order.
+    q.enqueueWriteBuffer(pos_[cur_], CL_FALSE, n_ * sizeof(cl_float4), k * sizeof(cl_float4),
+                         upload_.pos.data(), nullptr, &upload_.events[0]);
+    q.enqueueWriteBuffer(vel_[cur_], CL_FALSE, n_ * sizeof(cl_float4), k * sizeof(cl_float4),
+                         upload_.vel.data(), nullptr, &upload_.events[1]);
+    q.enqueueWriteBuffer(id_[cur_], CL_FALSE, n_ * sizeof(cl_uint), k * sizeof(cl_uint),
+                         upload_.ids.data(), nullptr, &upload_.events[2]);
+    q.flush();
+  } catch (const cl::Error& e) {
+    throw Error("SPH drop block: upload failed: " + describe(e));
+  }
+  n_ += k;
+  // Density and pressure of the new count (colour fields, diagnostics); the
+  // next step recomputes everything else from positions and velocities.
   syncParams();
   refreshDensity();
 }
@@ -398,6 +513,7 @@ void SphSim::saveState(SnapshotWriter& out) {
   out.addF64("sph/tank_z", tank_[2]);
   out.addF64("sph/spacing", spacing_);
   out.addF64("sph/expected_speed", expectedSpeed_);
+  out.addU64("sph/capacity", cap_);
   out.addArray("sph/pos", readPositions());
   out.addArray("sph/vel", readVelocities());
   out.addArray("sph/ids", readIds());
@@ -444,6 +560,13 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   s.ids = snap.array<cl_uint>("sph/ids", count);
   s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
   s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  if (snap.has("sph/capacity")) {
+    const uint64_t cap = snap.u64("sph/capacity");
+    if (cap < count || cap > 0x7fffffffu)
+      snap.fail("SPH capacity " + std::to_string(cap) + " is outside [" + std::to_string(count) +
+                " (the particle count), 2^31 - 1]");
+    s.capacity = size_t(cap);
+  }
   std::vector<bool> seen(count, false);
   s.setup.particles.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -459,16 +582,6 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   for (float c : s.clock)
     if (!std::isfinite(c)) snap.fail("the SPH clock is not finite");
   return s;
-}
-
-SphSim::~SphSim() {
-  // A pending clock read writes into clockHost_: never free it under the device.
-  if (clockPending_) {
-    try {
-      clockRead_.wait();
-    } catch (const cl::Error&) {
-    }
-  }
 }
 
 void SphSim::pollClock() {

@@ -53,6 +53,10 @@ struct SphKernelConfig {
   // selectable (bench sph --mode) for the GPU measurement.
   bool neighbourList = true;
   unsigned listCapacity = 96;  // neighbour list entries per particle (self included)
+  // Particles the buffers are allocated for (addBlock headroom); 0 = from the
+  // parameter capacity_factor (ceil(factor * initial count)). A restored
+  // snapshot passes its saved capacity here. Never below the initial count.
+  size_t capacity = 0;
 };
 
 struct SphCounters {
@@ -75,6 +79,7 @@ struct SphState {
   std::vector<cl_uint> ids;       // stable particle id of each slot
   std::vector<cl_float> clock;    // device clock (time as hi + lo, dt)
   std::vector<cl_uint> counters;  // escape/overflow counters and the running maxima
+  size_t capacity = 0;            // buffer capacity when saved (0: not stored, older files)
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles
@@ -113,6 +118,24 @@ class SphSim : public Simulation {
   cl::Event push(const Ray& ray, float radius, const Vec3f& dv) override;
   std::optional<Box> domain() const override;
   float particleRadius() const override { return float(0.5 * phys_.spacing); }
+  // Drop a block of fluid: every site of the scene's lattice (centres at
+  // (i + 1/2) dx per axis, as the scenes place them) whose centre lies in
+  // [box.lo, box.hi) and whose cell lies inside the tank gets a particle at
+  // rest, appended after the current slots with the next ids (size() .. ),
+  // then density is refreshed (colour fields belong to the new count). Only
+  // uploads are enqueued (non-blocking); nothing waits on the device. Throws
+  // eddy::Error, changing nothing, for a box with no site in the tank or a
+  // block that does not fit capacity().
+  bool supportsAddBlock() const override { return true; }
+  void addBlock(const Box& box) override;
+  size_t capacity() const override { return cap_; }
+  // The lattice sites addBlock would fill: index ranges [lo, hi) per axis
+  // (empty if any hi <= lo). Host only (tests, messages).
+  struct BlockSites {
+    std::array<long long, 3> lo{}, hi{};
+    size_t count() const;
+  };
+  BlockSites blockSites(const Box& box) const;
 
   // Blow-up check, restart snapshots.
   std::vector<const cl::Buffer*> finiteCheckBuffers() const override {
@@ -171,7 +194,10 @@ class SphSim : public Simulation {
   static cl::Program buildProgram(Context& ctx, const SphKernelConfig& cfg);
   cl::NDRange global() const;
 
+  void waitUploads();
+
   size_t n_;
+  size_t cap_ = 0;  // particles the buffers hold (>= n_)
   SphKernelConfig cfg_;
   SphPhysics phys_;
   double expectedSpeed_ = 0;
@@ -197,6 +223,12 @@ class SphSim : public Simulation {
   cl::Event clockRead_;
   bool clockPending_ = false;
   uint64_t clockReadStep_ = 0;  // step of the last clock read
+  // addBlock's host staging, alive until its non-blocking uploads completed.
+  struct Upload {
+    std::vector<cl_float4> pos, vel;
+    std::vector<cl_uint> ids;
+    std::vector<cl::Event> events;
+  } upload_;
 
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};

@@ -2,6 +2,7 @@
 // real panel code, the mouse is moved onto a parameter's slider and clicked,
 // and the simulation must receive the value at its next step (not before).
 #include "controller.hpp"
+#include "defaults.hpp"
 #include "nbody.hpp"
 #include "panel.hpp"
 #include "test_util.hpp"
@@ -185,6 +186,43 @@ TEST(Controller, RunControl) {
   bool sawPush = false;
   for (const auto& s : fp.stats()) sawPush = sawPush || (s.name == "push" && s.count == 1);
   EXPECT_TRUE(sawPush);
+}
+
+// "Drop block" on the app's SPH: the app's parameters leave room (capacity
+// factor 4), the block lands at the next step boundary, and a block that does
+// not fit is reported, not thrown.
+TEST(Controller, DropBlockGrowsTheFluidUntilFull) {
+  Params p = defaultAppParams("sph");
+  EXPECT_EQ(p.get("capacity_factor"), kAppSphCapacityFactor);
+  p.set("spacing", 0.004);
+  p.set("depth", 0.016);
+  SceneSpec spec;
+  spec.sim = "sph";
+  Controller c(test::context(), spec, p);
+  ASSERT_TRUE(c.sim().supportsAddBlock());
+  const size_t n0 = c.sim().size(), cap = c.sim().capacity();
+  EXPECT_EQ(cap, size_t(std::ceil(kAppSphCapacityFactor * double(n0))));
+  Profiler fp;
+  c.paused = true;
+  c.dropBlock();
+  EXPECT_EQ(c.sim().size(), n0);  // queued for the step boundary
+  c.frame(fp);
+  EXPECT_TRUE(c.error().empty()) << c.error();
+  const size_t block = c.sim().size() - n0;
+  EXPECT_GT(block, 0u);
+  size_t n = c.sim().size();
+  while (n + block <= cap) {
+    c.dropBlock();
+    c.frame(fp);
+    ASSERT_TRUE(c.error().empty()) << c.error();
+    ASSERT_EQ(c.sim().size(), n + block);
+    n = c.sim().size();
+  }
+  c.dropBlock();
+  c.frame(fp);
+  EXPECT_NE(c.error().find("capacity"), std::string::npos) << c.error();
+  EXPECT_EQ(c.sim().size(), n);
+  EXPECT_EQ(c.sim().capacity(), cap);
 }
 
 TEST(Panel, LegendAndHelpOverlays) {
