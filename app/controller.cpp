@@ -12,6 +12,11 @@ namespace eddy {
 namespace {
 bool onGpu(const Context& ctx) { return (ctx.info().type & CL_DEVICE_TYPE_GPU) != 0; }
 
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 // Runs f; returns the message of anything it throws (never lets it escape).
 template <class F>
 std::optional<std::string> attempt(F&& f) {
@@ -21,7 +26,7 @@ std::optional<std::string> attempt(F&& f) {
   } catch (const cl::Error& e) {
     return describe(e);
   } catch (const std::exception& e) {
-    return std::string(e.what());
+    return trimmed(e.what());
   }
 }
 

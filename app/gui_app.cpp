@@ -569,7 +569,7 @@ int App::run() {
   }
 
   if (!ctl_->hasSim()) {
-    err_ << "eddy: error: closed without a running simulation: " << ctl_->error() << '\n';
+    err_ << "eddy: error: closed without a running simulation (see the error above)\n";
     return 1;
   }
   if (o_.stats && measured > 0) {
