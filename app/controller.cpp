@@ -1,20 +1,81 @@
 #include "controller.hpp"
 
 #include "defaults.hpp"
+#include "snapshot.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <utility>
 
 namespace eddy {
 
 namespace {
 bool onGpu(const Context& ctx) { return (ctx.info().type & CL_DEVICE_TYPE_GPU) != 0; }
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Runs f; returns the message of anything it throws (never lets it escape).
+template <class F>
+std::optional<std::string> attempt(F&& f) {
+  try {
+    f();
+    return std::nullopt;
+  } catch (const cl::Error& e) {
+    return describe(e);
+  } catch (const std::exception& e) {
+    return trimmed(e.what());
+  }
+}
+
+bool known(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 }  // namespace
 
-Controller::Controller(Context& ctx, SceneSpec spec, Params params)
+SceneSpec specFromConfig(const RunConfig& c) {
+  SceneSpec s;
+  s.sim = c.sim.value_or("nbody");  // the config format's default (sim/config.hpp)
+  if (!known(simulationNames(), s.sim)) throw Error("unknown simulation '" + s.sim + "'");
+  s.scene = c.scene.value_or("");
+  s.icPath = c.ic.value_or("");
+  s.n = size_t(c.n.value_or(0));
+  if (!s.icPath.empty() && s.sim != "nbody") throw Error("\"ic\" is only for the nbody simulation");
+  if (!s.icPath.empty() && (c.scene || c.n))
+    throw Error("\"ic\" replaces the scene: do not combine it with \"scene\" or \"n\"");
+  if (s.n && s.sim == "sph")
+    throw Error("\"n\" is not used by the sph simulation: the particle count follows from the "
+                "scene (set \"spacing\" instead)");
+  if (s.icPath.empty()) {
+    if (s.scene.empty()) s.scene = defaultSceneFor(s.sim);
+    if (!known(sceneNames(s.sim), s.scene))
+      throw Error("unknown " + s.sim + " scene '" + s.scene + "'");
+  } else {
+    s.scene.clear();
+  }
+  return s;
+}
+
+Params paramsFromConfig(const RunConfig& c) {
+  Params p(paramDecl(c.sim.value_or("nbody")));
+  for (const auto& [k, v] : c.params) p.set(k, v);
+  return p;
+}
+
+Controller::Controller(Context& ctx, SceneSpec spec, Params params, const std::string& loadPath)
     : ctx_(ctx), spec_(std::move(spec)), next_(spec_), edit_(std::move(params)) {
-  if (spec_.scene.empty()) spec_.scene = next_.scene = defaultSceneFor(spec_.sim);
+  if (spec_.scene.empty() && spec_.icPath.empty()) spec_.scene = next_.scene = defaultSceneFor(spec_.sim);
   if (spec_.n == 0 && spec_.icPath.empty()) spec_.n = next_.n = defaultAppCount(spec_.sim, onGpu(ctx_));
-  sim_ = makeSimulation(ctx_, spec_, edit_);
+  if (!loadPath.empty() && load(loadPath)) return;
+  const std::string loadError = error_;
+  if (auto why = attempt([&] { sim_ = makeSimulation(ctx_, spec_, edit_); })) {
+    error_ = "Building the " + spec_.sim + " simulation failed (Retry builds it again):\n" + *why;
+    if (!loadError.empty()) error_ = loadError + "\n" + error_;
+  } else if (!loadError.empty()) {
+    error_ = loadError + "\n(started the " + spec_.sim + " scene '" + spec_.scene + "' instead)";
+  }
 }
 
 Controller::~Controller() {
@@ -81,7 +142,7 @@ void Controller::push(const Ray& ray, float radius, const Vec3f& dv) {
 void Controller::addBlock(const Box& box) { blocks_.push_back(box); }
 
 void Controller::dropBlock() {
-  if (!sim_->supportsAddBlock()) return;
+  if (!sim_ || !sim_->supportsAddBlock()) return;
   const auto d = sim_->domain();
   if (!d) {
     error_ = sim_->kind() + ": no domain to drop a block into";
@@ -104,30 +165,149 @@ void Controller::stepOnce() {
 
 void Controller::runSteps(uint64_t n) { runRemaining_ = n; }
 
-void Controller::rebuild() {
-  rebuildPending_ = false;
-  pushes_.clear();
-  blocks_.clear();
-  // Free the old simulation first (its device buffers), then build the new
-  // one; if that fails, build the old scene again and report why.
-  ctx_.queue().finish();
-  const SceneSpec oldSpec = spec_;
-  const Params oldParams = sim_->params();
-  sim_.reset();
-  try {
-    sim_ = makeSimulation(ctx_, next_, edit_);
-    spec_ = next_;
-    error_.clear();
-  } catch (const Error& e) {
-    error_ = std::string("rebuild failed, kept the previous scene: ") + e.what();
-    next_ = spec_ = oldSpec;
-    edit_ = oldParams;
-    sim_ = makeSimulation(ctx_, spec_, edit_);
-  }
-  ++generation_;
+bool Controller::keepOldWhileBuilding() const {
+  // The running simulation stays alive while the new one is built (so a
+  // failure leaves it exactly as it was) when it holds at most a quarter of
+  // the device's memory; a bigger one is freed first so the peak stays one
+  // simulation, and a failure then restarts the previous scene from its spec.
+  return deviceMemoryInUse().bytes * 4 <= static_cast<long long>(ctx_.info().globalMem);
 }
 
+bool Controller::replace(const std::function<LoadedSimulation()>& build, const std::string& what) {
+  pushes_.clear();
+  blocks_.clear();
+  notice_.clear();
+  attempt([&] { ctx_.queue().finish(); });
+  std::optional<SceneSpec> freedSpec;
+  std::optional<Params> freedParams;
+  if (sim_ && !keepOldWhileBuilding()) {
+    freedSpec = spec_;
+    freedParams = sim_->params();
+    sim_.reset();
+  }
+  LoadedSimulation made;
+  if (auto why = attempt([&] { made = build(); })) {
+    if (sim_) {  // kept alive: untouched
+      error_ = what + " failed; the running scene is unchanged:\n" + *why;
+      next_ = spec_;
+      edit_ = sim_->params();
+      return false;
+    }
+    ++generation_;
+    blowUp_.reset();
+    checkPending_ = uncheckedSteps_ = false;
+    if (freedSpec) {
+      const std::string first = *why;
+      if (auto why2 = attempt([&] { sim_ = makeSimulation(ctx_, *freedSpec, *freedParams); })) {
+        error_ = what + " failed (Retry builds it again):\n" + first +
+                 "\nand rebuilding the previous scene failed too:\n" + *why2;
+        next_ = spec_ = *freedSpec;
+        edit_ = *freedParams;
+      } else {
+        error_ = what + " failed; restarted the previous scene:\n" + first;
+        next_ = spec_ = *freedSpec;
+        edit_ = *freedParams;
+      }
+      return true;
+    }
+    error_ = what + " failed (Retry builds it again):\n" + *why;
+    return true;
+  }
+  sim_ = std::move(made.sim);  // frees the old simulation (if it was kept) after the new one exists
+  next_ = spec_ = made.spec;
+  edit_ = sim_->params();
+  error_.clear();
+  blowUp_.reset();
+  checkPending_ = uncheckedSteps_ = false;
+  framesSinceCheck_ = 0;
+  ++generation_;
+  return true;
+}
+
+bool Controller::rebuild() {
+  rebuildPending_ = false;
+  const SceneSpec want = next_;
+  const Params params = edit_;
+  return replace(
+      [&] {
+        LoadedSimulation l;
+        l.sim = makeSimulation(ctx_, want, params);
+        l.spec = want;
+        return l;
+      },
+      "Building the " + want.sim + " scene '" + (want.icPath.empty() ? want.scene : want.icPath) + "'");
+}
+
+bool Controller::load(const std::string& path) {
+  const bool ok = replace([&] { return eddy::loadSnapshot(ctx_, Snapshot::read(path)); },
+                          "Loading the snapshot " + path);
+  if (ok && sim_ && error_.empty())
+    notice_ = "loaded " + path + " (step " + std::to_string(sim_->steps()) + ")";
+  return ok && sim_ && error_.empty();
+}
+
+RunConfig Controller::settings() const {
+  RunConfig c;
+  c.sim = next_.sim;
+  if (!next_.icPath.empty()) {
+    c.ic = next_.icPath;
+  } else {
+    c.scene = next_.scene;
+    if (next_.n) c.n = next_.n;
+  }
+  for (const ParamDesc& d : edit_.declarations()) c.params.emplace_back(d.name, edit_.get(d.name));
+  return c;
+}
+
+bool Controller::saveSettings(const std::string& path) {
+  if (auto why = attempt([&] { saveConfig(path, settings()); })) {
+    error_ = "Saving the settings failed:\n" + *why;
+    notice_.clear();
+    return false;
+  }
+  notice_ = "saved settings to " + path;
+  return true;
+}
+
+bool Controller::loadSettings(const std::string& path) {
+  SceneSpec spec;
+  std::optional<Params> params;
+  if (auto why = attempt([&] {
+        const RunConfig c = loadConfig(path);
+        spec = specFromConfig(c);
+        params = paramsFromConfig(c);
+      })) {
+    error_ = "Loading the settings failed; nothing changed:\n" + *why;
+    notice_.clear();
+    return false;
+  }
+  if (spec.n == 0 && spec.icPath.empty()) spec.n = defaultAppCount(spec.sim, onGpu(ctx_));
+  next_ = spec;
+  edit_ = *params;
+  rebuildPending_ = true;
+  notice_ = "loaded settings from " + path;
+  return true;
+}
+
+bool Controller::saveSnapshot(const std::string& path) {
+  if (!sim_) {
+    error_ = "Saving a snapshot failed: there is no simulation running";
+    return false;
+  }
+  if (!rebuildPending_) applyParams();  // between frames: a step boundary
+  if (auto why = attempt([&] { eddy::saveSnapshot(*sim_, spec_, path); })) {
+    error_ = "Saving the snapshot failed:\n" + *why;
+    notice_.clear();
+    return false;
+  }
+  notice_ = "saved " + path + " (step " + std::to_string(sim_->steps()) + ")";
+  return true;
+}
+
+void Controller::loadSnapshot(const std::string& path) { loadPath_ = path; }
+
 void Controller::applyParams() {
+  if (!sim_) return;
   Params& p = sim_->params();
   for (const ParamDesc& d : edit_.declarations())
     if (!d.rebuild && p.get(d.name) != edit_.get(d.name)) p.set(d.name, edit_.get(d.name));
@@ -136,9 +316,20 @@ void Controller::applyParams() {
 FrameReport Controller::frame(Profiler& frameProf) {
   FrameReport r;
   // ---- step boundary: everything queued since the last frame lands here ----
-  if (rebuildPending_) {
-    rebuild();
-    r.rebuilt = true;
+  if (!loadPath_.empty()) {
+    const std::string path = std::exchange(loadPath_, {});
+    rebuildPending_ = false;
+    const uint64_t g = generation_;
+    load(path);
+    r.rebuilt = generation_ != g;
+  } else if (rebuildPending_) {
+    r.rebuilt = rebuild();
+  }
+  if (!sim_) {
+    pushes_.clear();
+    blocks_.clear();
+    runRemaining_ = 0;
+    return r;
   }
   applyParams();
   for (const Box& b : blocks_) {
@@ -161,9 +352,53 @@ FrameReport Controller::frame(Profiler& frameProf) {
   } else if (!paused) {
     n = std::max(substeps, 1u);
   }
-  for (unsigned i = 0; i < n; ++i) sim_->step();
+  if (auto why = attempt([&] {
+        for (unsigned i = 0; i < n; ++i) sim_->step();
+      })) {
+    error_ = "A step failed; paused:\n" + *why;
+    paused = true;
+    runRemaining_ = 0;
+  }
   r.steps = n;
+  check(r, n);
   return r;
+}
+
+void Controller::check(FrameReport& r, unsigned steps) {
+  if (checkEvery == 0) return;
+  if (steps) {
+    uncheckedSteps_ = true;
+    ++framesSinceCheck_;
+  }
+  std::optional<BlowUp> b;
+  std::optional<std::string> why;
+  if (steps && framesSinceCheck_ >= checkEvery) {
+    // Enqueue a check of this frame's state; read the previous one's answer
+    // (finished long ago): never stalls the pipeline.
+    why = attempt([&] { b = sim_->pollFinite(); });
+    checkPending_ = true;
+    uncheckedSteps_ = false;
+    framesSinceCheck_ = 0;
+  } else if (!steps && (checkPending_ || uncheckedSteps_)) {
+    // Paused (or stopped): settle the last answer once, and check the steps
+    // not yet checked. A tiny kernel behind work already done.
+    why = attempt([&] { b = sim_->checkFiniteNow(); });
+    checkPending_ = uncheckedSteps_ = false;
+    framesSinceCheck_ = 0;
+  }
+  if (why) {
+    error_ = "The finite check failed; paused:\n" + *why;
+    paused = true;
+    runRemaining_ = 0;
+  }
+  if (!b) return;
+  blowUp_ = b;
+  paused = true;
+  runRemaining_ = 0;
+  r.blewUp = true;
+  error_ = "Blow-up at step " + std::to_string(b->step) + ": " + std::to_string(b->particles) +
+           " of " + std::to_string(b->n) + " particles are NaN/inf. Paused.\n" +
+           b->message(sim_->kind()) + ".\nReset (R) rebuilds the scene; a smaller time step may help.";
 }
 
 }  // namespace eddy

@@ -4,11 +4,21 @@
 // step; a change that needs a rebuild (simulation, scene, count, a parameter
 // marked `rebuild`) frees the old simulation before building the new one.
 // GL-free: the panel test drives it without a window.
+//
+// Robustness: nothing the user does here ends the app. A simulation that fails
+// to build (a kernel build error, not enough device memory, a bad snapshot)
+// leaves the running one in place, or — at start-up — no simulation at all
+// (hasSim() false) with the error and the build log in error(), and retry().
+// Every few frames the device checks the state for NaN/inf (pollFinite, never
+// blocking); a blow-up pauses the run and says so in error() / blowUp().
 #pragma once
 
+#include "config.hpp"
 #include "factory.hpp"
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,16 +26,26 @@ namespace eddy {
 
 struct FrameReport {
   unsigned steps = 0;    // steps enqueued this frame
-  bool rebuilt = false;  // a new simulation replaced the old one
+  bool rebuilt = false;  // a new simulation replaced the old one (or the first one appeared)
+  bool blewUp = false;   // this frame's finite check found a blow-up (now paused)
 };
+
+// The scene and the parameter values a run description asks for (the app's
+// --config and "Load settings"). Throws eddy::Error naming the problem (unknown
+// simulation or scene, a count where the simulation takes none).
+SceneSpec specFromConfig(const RunConfig& c);
+Params paramsFromConfig(const RunConfig& c);
 
 class Controller {
  public:
-  // Builds the first simulation; throws eddy::Error if that fails. A count of
-  // 0 means the app's default for the device (defaultAppCount).
-  Controller(Context& ctx, SceneSpec spec, Params params);
+  // Builds the first simulation, or with `loadPath` restores that snapshot. A
+  // count of 0 means the app's default for the device (defaultAppCount). Never
+  // throws for a failed build or load: see hasSim(), error(), retry().
+  Controller(Context& ctx, SceneSpec spec, Params params, const std::string& loadPath = {});
   ~Controller();
 
+  // False only when no simulation could be built yet (start-up failure).
+  bool hasSim() const { return sim_ != nullptr; }
   Simulation& sim() { return *sim_; }
   const Simulation& sim() const { return *sim_; }
   Context& context() { return ctx_; }
@@ -43,6 +63,7 @@ class Controller {
   void setCount(size_t n);                        // 0 = the simulation's default
   void reset();                                   // same scene, edited parameters
   void reseed();                                  // "seed" + 1 where declared, then reset
+  void retry() { reset(); }                       // build again after a failure
   bool rebuildPending() const { return rebuildPending_; }
   // Interaction, applied at the next boundary (where the simulation offers it).
   void push(const Ray& ray, float radius, const Vec3f& dv);
@@ -62,13 +83,40 @@ class Controller {
   // go to `frameProf`. Failures of a rebuild keep the old simulation and are
   // reported by error().
   FrameReport frame(Profiler& frameProf);
+  // The last failure (first line: what happened; then details such as the
+  // kernel build log), empty when none.
   const std::string& error() const { return error_; }
   void clearError() { error_.clear(); }
+  // The last successful file action ("saved settings to ..."), for the panel.
+  const std::string& notice() const { return notice_; }
   uint64_t generation() const { return generation_; }
 
+  // ---- Files. Each reports failure in error() and success in notice(). ----
+  // The run description of the current settings: simulation, scene (or ic),
+  // count and every declared parameter as edited (pending ones included).
+  RunConfig settings() const;
+  // Writes settings() with saveConfig (atomic). Returns false on failure.
+  bool saveSettings(const std::string& path);
+  // Reads a config (loadConfig: same checks as --config) and rebuilds with it
+  // at the next boundary. A bad file changes nothing. Returns false on failure.
+  bool loadSettings(const std::string& path);
+  // Writes a restart snapshot of the running simulation now (atomic).
+  bool saveSnapshot(const std::string& path);
+  // Restores a snapshot at the next boundary; a bad file (or a failed build)
+  // is reported and the running simulation keeps running, untouched.
+  void loadSnapshot(const std::string& path);
+
+  // ---- Blow-up check. ----
+  unsigned checkEvery = 8;  // frames with steps between device-side checks (0 = off)
+  const std::optional<BlowUp>& blowUp() const { return blowUp_; }
+
  private:
-  void rebuild();
+  bool replace(const std::function<LoadedSimulation()>& build, const std::string& what);
+  bool rebuild();
+  bool load(const std::string& path);
   void applyParams();
+  bool keepOldWhileBuilding() const;
+  void check(FrameReport& r, unsigned steps);
 
   Context& ctx_;
   SceneSpec spec_, next_;
@@ -83,8 +131,12 @@ class Controller {
   };
   std::vector<PushRequest> pushes_;
   std::vector<Box> blocks_;
-  std::string error_;
+  std::string error_, notice_, loadPath_;
   uint64_t generation_ = 0;
+  std::optional<BlowUp> blowUp_;
+  unsigned framesSinceCheck_ = 0;
+  bool checkPending_ = false;   // a check is on the device, its answer not yet read
+  bool uncheckedSteps_ = false; // steps ran since the last check was enqueued
 };
 
 }  // namespace eddy

@@ -50,6 +50,22 @@ int main(int argc, char** argv) {
     std::cout << eddy::kGuiUsage;
     return 0;
   }
+  // Files named on the command line are checked before any window opens.
+  try {
+    eddy::resolveLoad(o);
+  } catch (const eddy::GuiUsageError& e) {
+    std::cerr << "eddy: error: " << e.what() << "\n(see 'eddy --help')\n";
+    return 2;
+  } catch (const eddy::Error& e) {
+    std::cerr << "eddy: error: --load: " << e.what() << '\n';
+    return 1;
+  }
+  if (!o.ignoredConfigKeys.empty()) {
+    std::string keys;
+    for (const auto& k : o.ignoredConfigKeys) keys += (keys.empty() ? "" : ", ") + k;
+    std::cerr << "eddy: --config " << o.configPath << ": the app ignores " << keys
+              << " (they describe a headless run: eddy-cli run --config)\n";
+  }
   if (!eddy::displayAvailable()) {
     if (args.empty()) return headlessDemo();
     std::cerr << "eddy: error: no display (DISPLAY / WAYLAND_DISPLAY unset); run under "

@@ -118,6 +118,7 @@ class App {
   double fps_ = 0, stepsPerSec_ = 0;
   std::string status_;
   double statusUntil_ = 0;
+  std::string lastError_, lastNotice_;
 };
 
 App::~App() {
@@ -139,6 +140,7 @@ void App::onKey(int key, int action, int /*mods*/) {
   if (action != GLFW_PRESS && !(action == GLFW_REPEAT && key == GLFW_KEY_S)) return;
   if (imguiReady_ && ImGui::GetIO().WantCaptureKeyboard) return;
   if (!ctl_) return;
+  if (!ctl_->hasSim() && key != GLFW_KEY_H && key != GLFW_KEY_F1 && key != GLFW_KEY_ESCAPE) return;
   switch (key) {
     case GLFW_KEY_SPACE: ctl_->paused = !ctl_->paused; break;
     case GLFW_KEY_S: ctl_->stepOnce(); break;
@@ -185,19 +187,38 @@ void App::setup() {
   choice_ = opened.choice;
 
   // ---- simulation, buffers, renderer ----
-  ctl_ = std::make_unique<Controller>(*ctx_, o_.spec, guiParams(o_));
+  // A failed build or load does not end the app: the panel shows the error.
+  ctl_ = std::make_unique<Controller>(*ctx_, o_.spec, guiParams(o_), o_.loadPath);
   ctl_->substeps = o_.substeps;
   ctl_->paused = o_.paused;
+  if (!o_.loadPath.empty()) {
+    panel_.setSnapshotPath(o_.loadPath);
+    if (ctl_->hasSim() && ctl_->error().empty()) {
+      // --set / config values on top of the snapshot's, as eddy-cli run --load does;
+      // a value that only a rebuild uses (e.g. seed) would discard the loaded state.
+      std::vector<std::pair<std::string, double>> changes = o_.configParams;
+      const Params p = guiParams(o_);
+      for (const auto& a : o_.sets) {
+        const std::string k = a.substr(0, a.find('='));
+        changes.emplace_back(k, p.get(k));
+      }
+      for (const auto& [k, v] : changes) {
+        const ParamDesc* d = ctl_->editParams().find(k);
+        if (d && d->rebuild) err_ << "eddy: --load: '" << k << "' applies only when the scene is rebuilt; ignored\n";
+        else ctl_->setParam(k, v);
+      }
+    }
+  }
   bufs_ = std::make_unique<ParticleBuffers>(*ctx_, choice_.path, choice_.clGlEvent);
-  bufs_->reset(ctl_->sim().capacity());
+  if (ctl_->hasSim()) bufs_->reset(ctl_->sim().capacity());
   renderer_ = std::make_unique<Renderer>();
   glGenQueries(2, queries_);
 
-  applyViewDefaults();
+  if (ctl_->hasSim()) applyViewDefaults();
   view_.showPanel = !o_.hidePanel;
   view_.vsync = o_.vsync < 0 ? o_.frames == 0 : o_.vsync == 1;
   if (!o_.style.empty()) view_.style = o_.style == "glow" ? DrawStyle::Glow : DrawStyle::Spheres;
-  if (!o_.color.empty()) {
+  if (!o_.color.empty() && ctl_->hasSim()) {
     const auto f = ctl_->sim().colorFields();
     const auto it = std::find(f.begin(), f.end(), o_.color);
     if (o_.color == "none") view_.colorField = -1;
@@ -314,7 +335,7 @@ void App::handleMouse(float frameDt) {
     else if (left && ctrl) drag_ = Drag::Push;
     else if (right || middle || (left && shift)) drag_ = Drag::Pan;
     else drag_ = Drag::Orbit;
-    if (left && !io.WantCaptureMouse) {
+    if (left && !io.WantCaptureMouse && ctl_->hasSim()) {
       const double now = glfwGetTime();
       if (now - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
         // double click: drop a block (SPH) or re-seed (N-body)
@@ -331,7 +352,8 @@ void App::handleMouse(float frameDt) {
     cam_.orbit(dx, dy);
   } else if (drag_ == Drag::Pan) {
     cam_.pan(dx, dy, float(wh));
-  } else if (drag_ == Drag::Push && (dx != 0 || dy != 0) && ctl_->sim().supportsPush()) {
+  } else if (drag_ == Drag::Push && (dx != 0 || dy != 0) && ctl_->hasSim() &&
+             ctl_->sim().supportsPush()) {
     const glm::vec3 d = cam_.worldDelta(dx, dy, float(wh));
     const glm::vec3 dv = d * (0.2f * view_.pushStrength / std::max(frameDt, 1.f / 240.f));
     ctl_->push(cam_.ray(float(x), float(y), float(ww), float(wh)), view_.pushRadius * sceneSize(),
@@ -391,24 +413,36 @@ int App::run() {
 
     // ---- simulate: this frame's changes at the step boundary, then its steps ----
     const FrameReport rep = ctl_->frame(frameProf_);
-    if (rep.rebuilt) {
+    const bool live = ctl_->hasSim();
+    if (rep.rebuilt && live) {
       bufs_->reset(ctl_->sim().capacity());
       if (ctl_->sim().kind() != lastKind_) applyViewDefaults();
       needFit_ = resetRange_ = true;
+    }
+    if (ctl_->error() != lastError_) {  // every failure also goes to stderr, once
+      lastError_ = ctl_->error();
+      if (!lastError_.empty()) err_ << "eddy: " << lastError_ << '\n';
+    }
+    if (ctl_->notice() != lastNotice_) {
+      lastNotice_ = ctl_->notice();
+      if (!lastNotice_.empty()) err_ << "eddy: " << lastNotice_ << '\n';
     }
     stepsTotal += rep.steps;
     secSteps += rep.steps;
 
     // ---- transfer: enqueue the copy into the slot GL is not drawing ----
-    if (view_.colorField >= int(ctl_->sim().colorFields().size())) view_.colorField = -1;
-    bufs_->upload(ctl_->sim(), view_.colorField, frameProf_);
-    ParticleDraw d = bufs_->drawSlot();
-    if (needFit_) fitView();
-    if (view_.colorField != lastField_ || view_.logScale != lastLog_) resetRange_ = true;
-    lastField_ = view_.colorField;
-    lastLog_ = view_.logScale;
-    updateColorRange(resetRange_);
-    resetRange_ = false;
+    ParticleDraw d{};
+    if (live) {
+      if (view_.colorField >= int(ctl_->sim().colorFields().size())) view_.colorField = -1;
+      bufs_->upload(ctl_->sim(), view_.colorField, frameProf_);
+      d = bufs_->drawSlot();
+      if (needFit_) fitView();
+      if (view_.colorField != lastField_ || view_.logScale != lastLog_) resetRange_ = true;
+      lastField_ = view_.colorField;
+      lastLog_ = view_.logScale;
+      updateColorRange(resetRange_);
+      resetRange_ = false;
+    }
 
     // ---- draw ----
     int fbw = 1, fbh = 1;
@@ -433,16 +467,16 @@ int App::run() {
     const glm::mat4 view = cam_.view(), proj = cam_.proj(aspect);
     d.radius = autoRadius_;
     d.massScale = meanMass_;
-    if (view_.showBox) {
+    if (live && view_.showBox) {
       const auto dom = ctl_->sim().domain();
       if (dom) renderer_->drawBox(*dom, proj * view, glm::vec4(0.75f, 0.8f, 0.9f, 0.55f));
     }
-    renderer_->drawParticles(d, view, proj, fbh, view_);
+    if (live) renderer_->drawParticles(d, view, proj, fbh, view_);
     if (timing) {
       glEndQuery(GL_TIME_ELAPSED);
       queryIssued_[q] = true;
     }
-    bufs_->afterDraw();
+    if (live) bufs_->afterDraw();
 
     // ---- panel ----
     ImGui_ImplOpenGL3_NewFrame();
@@ -459,8 +493,10 @@ int App::run() {
     ps.frameMs = smooth_.frame;
     ps.waitMs = smooth_.wait;
     ps.frameProfiler = &frameProf_;
-    if (view_.showPanel) panel_.draw(*ctl_, view_, ps);
-    panel_.drawLegend(ctl_->sim(), view_);
+    // Without a simulation (start-up failure) the panel is always shown: it
+    // holds the error, the build log and Retry.
+    if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
+    if (live) panel_.drawLegend(ctl_->sim(), view_);
     panel_.drawHelp(view_);
     if (!status_.empty() && glfwGetTime() < statusUntil_) {
       ImGui::SetNextWindowPos(ImVec2(12, 12));
@@ -498,11 +534,11 @@ int App::run() {
 
     // ---- timing: only from completed events and queries ----
     frameProf_.collect(false);
-    ctl_->sim().profiler().collect(false);
+    if (live) ctl_->sim().profiler().collect(false);
     const auto t1 = Clock::now();
     ft.frame = ms(t0, t1);
     ft.wait = bufs_->waitMs();
-    ft.simulate = rep.steps * ctl_->sim().profiler().meanStepMs();
+    ft.simulate = live ? rep.steps * ctl_->sim().profiler().meanStepMs() : 0.0;
     for (const auto& s : frameProf_.stats())
       if (s.name != "push") ft.transfer += s.lastMs;
     const double a = frame < 3 ? 1.0 : 0.05;
@@ -516,7 +552,7 @@ int App::run() {
       secAcc = 0;
       secFrames = secSteps = 0;
     }
-    if (o_.stats && frame == warmup) {
+    if (o_.stats && frame == warmup && live) {
       ctl_->sim().profiler().reset();
       frameProf_.reset();
       total = FrameTimes{};
@@ -532,6 +568,10 @@ int App::run() {
     if (lastFrame) break;
   }
 
+  if (!ctl_->hasSim()) {
+    err_ << "eddy: error: closed without a running simulation (see the error above)\n";
+    return 1;
+  }
   if (o_.stats && measured > 0) {
     ctx_->queue().finish();
     ctl_->sim().profiler().collect(true);

@@ -1,6 +1,8 @@
 #include "gui_options.hpp"
 
+#include "config.hpp"
 #include "defaults.hpp"
+#include "snapshot.hpp"
 
 #include <algorithm>
 
@@ -15,6 +17,10 @@ options:
   --scene NAME            scene of the simulation
   --n N                   particle / body count
   --set key=value         set a declared parameter (repeatable; 'eddy params --sim S')
+  --config FILE.json      start from a run description (the format of eddy-cli --config
+                          and of the panel's "Save settings"); flags given with it win
+  --load FILE.snap        start from a restart snapshot (eddy-cli --save, panel "Save
+                          snapshot"); not with --sim, --scene, --n
   --device gpu|cpu|P:D    OpenCL device
   --substeps K            simulation steps per frame (default 1)
   --no-gl-sharing         never share buffers with OpenGL (cl_khr_gl_sharing); host copy
@@ -56,7 +62,7 @@ std::string join(const std::vector<std::string>& v) {
 
 GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   GuiOptions o;
-  bool simGiven = false;
+  bool simGiven = false, sceneGiven = false, nGiven = false, simFlag = false;
   size_t i = 0;
   auto value = [&](const std::string& flag) -> std::string {
     if (i >= args.size() || (args[i].rfind("--", 0) == 0 && args[i].size() > 2))
@@ -65,9 +71,11 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   };
   while (i < args.size()) {
     const std::string a = args[i++];
-    if (a == "--sim") { o.spec.sim = value(a); simGiven = true; }
-    else if (a == "--scene") o.spec.scene = value(a);
-    else if (a == "--n") o.spec.n = size_t(number(a, value(a), 1, 1ull << 31));
+    if (a == "--sim") { o.spec.sim = value(a); simGiven = simFlag = true; }
+    else if (a == "--scene") { o.spec.scene = value(a); sceneGiven = true; }
+    else if (a == "--n") { o.spec.n = size_t(number(a, value(a), kLimitN.min, kLimitN.max)); nGiven = true; }
+    else if (a == "--config") o.configPath = value(a);
+    else if (a == "--load") o.loadPath = value(a);
     else if (a == "--set") o.sets.push_back(value(a));
     else if (a == "--device") o.device = value(a);
     else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
@@ -98,6 +106,47 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   }
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
+  if (!o.configPath.empty()) {
+    RunConfig c;
+    try {
+      c = loadConfig(o.configPath);
+    } catch (const Error& e) {
+      throw GuiUsageError(std::string("--config: ") + e.what());
+    }
+    const std::string csim = c.sim.value_or("nbody");  // the format's default
+    if (simGiven && csim != o.spec.sim && !c.params.empty())
+      throw GuiUsageError("--sim " + o.spec.sim + " overrides the config's simulation '" + csim +
+                          "', whose \"params\" do not apply");
+    if (!o.loadPath.empty() && (c.sim || c.scene || c.n || c.ic))
+      throw GuiUsageError("--load restores the simulation and its scene: do not combine it with "
+                          "a config that sets sim, scene, n or ic");
+    if (!simGiven && o.loadPath.empty()) {
+      o.spec.sim = csim;
+      simGiven = true;
+    }
+    if (!sceneGiven && !nGiven && c.ic) o.spec.icPath = *c.ic;
+    else {
+      if (!sceneGiven && c.scene) o.spec.scene = *c.scene;
+      if (!nGiven && c.n) o.spec.n = size_t(*c.n);
+    }
+    if (!o.spec.icPath.empty() && o.spec.sim != "nbody")
+      throw GuiUsageError("--config: \"ic\" is only for the nbody simulation");
+    o.configParams = c.params;
+    if (c.device && o.device.empty()) o.device = *c.device;
+    const std::pair<const char*, bool> headless[] = {
+        {"steps", bool(c.steps)},  {"until", bool(c.until)}, {"diag", bool(c.diag)},
+        {"diag_every", bool(c.diagEvery)}, {"out", bool(c.out)}, {"export", bool(c.exportDir)},
+        {"export_every", bool(c.exportEvery)}, {"save", bool(c.save)},
+        {"check_every", bool(c.checkEvery)}};
+    for (const auto& [key, set] : headless)
+      if (set) o.ignoredConfigKeys.push_back(key);
+  }
+  if (!o.loadPath.empty()) {
+    if (sceneGiven || nGiven || simFlag)
+      throw GuiUsageError("--load restores the simulation and its scene: do not combine it with "
+                          "--sim, --scene or --n");
+    return o;  // the snapshot decides the rest (resolveLoad)
+  }
   if (!simGiven) {
     const SceneSpec d = defaultAppSpec();
     o.spec.sim = d.sim;
@@ -106,17 +155,31 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
     throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + join(sims));
-  if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);
-  const auto scenes = sceneNames(o.spec.sim);
-  if (std::find(scenes.begin(), scenes.end(), o.spec.scene) == scenes.end())
-    throw GuiUsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +
-                        " scene; known: " + join(scenes));
+  if (o.spec.sim == "sph" && o.spec.n)
+    throw GuiUsageError("--n is not used by --sim sph: the particle count follows from the scene "
+                        "(e.g. --set spacing=0.002)");
+  if (o.spec.icPath.empty()) {
+    if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);
+    const auto scenes = sceneNames(o.spec.sim);
+    if (std::find(scenes.begin(), scenes.end(), o.spec.scene) == scenes.end())
+      throw GuiUsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +
+                          " scene; known: " + join(scenes));
+  } else {
+    o.spec.scene.clear();
+  }
   guiParams(o);  // --set errors are usage errors
   return o;
 }
 
 Params guiParams(const GuiOptions& o) {
   Params p = defaultAppParams(o.spec.sim);
+  for (const auto& [k, v] : o.configParams) {
+    try {
+      p.set(k, v);
+    } catch (const ParamError& e) {
+      throw GuiUsageError("--config " + o.configPath + ": key 'params." + k + "': " + e.what());
+    }
+  }
   for (const auto& s : o.sets) {
     try {
       p.setAssignment(s);
@@ -125,6 +188,13 @@ Params guiParams(const GuiOptions& o) {
     }
   }
   return p;
+}
+
+void resolveLoad(GuiOptions& o) {
+  if (o.loadPath.empty()) return;
+  const SnapshotHeader h = readSnapshotHeader(Snapshot::read(o.loadPath));
+  o.spec = h.spec;
+  guiParams(o);  // --set (and config params) against the snapshot's simulation
 }
 
 }  // namespace eddy

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace eddy {
@@ -17,6 +18,12 @@ class GuiUsageError : public Error {
 struct GuiOptions {
   SceneSpec spec;                 // --sim, --scene, --n (defaults: defaultAppSpec())
   std::vector<std::string> sets;  // --set key=value
+  std::string configPath;         // --config FILE (same loader and checks as eddy-cli)
+  // The config's "params" (applied before --set) and its keys that only a
+  // headless run uses (steps, diag, ...; the app ignores them and says so).
+  std::vector<std::pair<std::string, double>> configParams;
+  std::vector<std::string> ignoredConfigKeys;
+  std::string loadPath;           // --load FILE.snap (see resolveLoad)
   std::string device;             // --device
   bool glSharing = true;          // --no-gl-sharing
   bool persistentMap = true;      // --no-persistent-map
@@ -35,9 +42,15 @@ struct GuiOptions {
 
 extern const char* kGuiUsage;
 
-// Throws GuiUsageError naming the flag and the problem.
+// Throws GuiUsageError naming the flag and the problem (a bad --config file
+// included: the file, the key and the allowed range, as eddy-cli says it).
 GuiOptions parseGuiOptions(const std::vector<std::string>& args);
-// The parameters for the chosen simulation with every --set applied.
+// The parameters for the chosen simulation: the config's, then every --set.
 Params guiParams(const GuiOptions& o);
+// With --load: reads and checks the snapshot on the host (before any window
+// or device: throws eddy::Error naming the file and the problem) and takes its
+// simulation and scene into o.spec; --set values are checked against the
+// snapshot's simulation (GuiUsageError).
+void resolveLoad(GuiOptions& o);
 
 }  // namespace eddy

@@ -113,6 +113,86 @@ std::optional<std::array<float, 4>> Panel::widgetRect(const std::string& name) c
   return it->second;
 }
 
+std::array<char, 1024> Panel::init(const char* s) {
+  std::array<char, 1024> a{};
+  std::snprintf(a.data(), a.size(), "%s", s);
+  return a;
+}
+
+void Panel::setSettingsPath(const std::string& p) {
+  std::snprintf(settingsPath_.data(), settingsPath_.size(), "%s", p.c_str());
+}
+
+void Panel::setSnapshotPath(const std::string& p) {
+  std::snprintf(snapshotPath_.data(), snapshotPath_.size(), "%s", p.c_str());
+}
+
+bool Panel::button(const char* label, const ImVec2& size) {
+  const bool pressed = ImGui::Button(label, size);
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  std::string key = std::string("button:") + label;
+  key = key.substr(0, key.find("##"));
+  rects_[key] = {a.x, a.y, b.x, b.y};
+  return pressed;
+}
+
+// Errors (first line: what happened; the rest, e.g. a kernel build log, in a
+// scrollable box), the blow-up state and the last file action's result.
+void Panel::drawStatus(Controller& c) {
+  if (!c.error().empty()) {
+    const std::string& e = c.error();
+    const size_t nl = e.find('\n');
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.45f, 0.4f, 1.f));
+    ImGui::TextWrapped("%s", e.substr(0, nl).c_str());
+    ImGui::PopStyleColor();
+    if (nl != std::string::npos) {
+      const std::string rest = e.substr(nl + 1);
+      const int lines = 1 + int(std::count(rest.begin(), rest.end(), '\n'));
+      const float h = std::min(220.f, ImGui::GetTextLineHeightWithSpacing() * float(lines) + 12.f);
+      ImGui::BeginChild("##errorlog", ImVec2(0, h), true, ImGuiWindowFlags_HorizontalScrollbar);
+      ImGui::TextUnformatted(rest.c_str());
+      ImGui::EndChild();
+    }
+    if (!c.hasSim()) {
+      if (button("Retry")) c.retry();
+      ImGui::SameLine();
+    } else if (c.blowUp()) {
+      if (button("Reset (R)##blowup")) c.reset();
+      ImGui::SameLine();
+    }
+    if (ImGui::SmallButton("dismiss")) c.clearError();
+    ImGui::Separator();
+  } else if (!c.hasSim()) {
+    ImGui::TextUnformatted("No simulation is running.");
+    if (button("Retry")) c.retry();
+    ImGui::Separator();
+  }
+  if (!c.notice().empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.5f, 0.9f, 0.5f, 1.f));
+    ImGui::TextWrapped("%s", c.notice().c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+// Save / load of settings (config JSON) and restart snapshots.
+void Panel::drawFiles(Controller& c) {
+  if (!ImGui::CollapsingHeader("Files", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  ImGui::InputText("##settingsfile", settingsPath_.data(), settingsPath_.size());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Settings file (JSON, the format of 'eddy --config' and 'eddy-cli run --config')");
+  if (button("Save settings")) c.saveSettings(settingsPath());
+  ImGui::SameLine();
+  if (button("Load settings")) c.loadSettings(settingsPath());
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  ImGui::InputText("##snapshotfile", snapshotPath_.data(), snapshotPath_.size());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Restart snapshot (the format of 'eddy --load' and 'eddy-cli run --save/--load')");
+  if (button("Save snapshot")) c.saveSnapshot(snapshotPath());
+  ImGui::SameLine();
+  if (button("Load snapshot")) c.loadSnapshot(snapshotPath());
+}
+
 float Panel::coveredWidth(float displayWidth) {
   return std::min(400.f, displayWidth * 0.5f) + 16.f;
 }
@@ -126,15 +206,13 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
   ImGui::Begin("eddy", nullptr,
                ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
   rects_.clear();
-  Simulation& sim = c.sim();
-
-  if (!c.error().empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.45f, 0.4f, 1.f));
-    ImGui::TextWrapped("%s", c.error().c_str());
-    ImGui::PopStyleColor();
-    if (ImGui::SmallButton("dismiss")) c.clearError();
-    ImGui::Separator();
+  drawStatus(c);
+  if (!c.hasSim()) {  // start-up failure: the error, Retry and the files only
+    drawFiles(c);
+    ImGui::End();
+    return;
   }
+  Simulation& sim = c.sim();
 
   // ---- simulation and scene ----
   if (ImGui::CollapsingHeader("Simulation", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -154,7 +232,7 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     ImGui::SameLine();
     if (ImGui::Button("Step (S)")) c.stepOnce();
     ImGui::SameLine();
-    if (ImGui::Button("Reset (R)")) c.reset();
+    if (button("Reset (R)")) c.reset();
     ImGui::SameLine();
     if (sim.supportsAddBlock()) {
       if (ImGui::Button("Drop block (B)")) c.dropBlock();
@@ -176,6 +254,8 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     ImGui::Text("N = %zu   step %llu   t = %.5g", sim.size(),
                 static_cast<unsigned long long>(sim.steps()), sim.time());
   }
+
+  drawFiles(c);
 
   // ---- parameters, one section per declared group ----
   Params shown = c.editParams();

@@ -8,6 +8,8 @@
 #include "controller.hpp"
 #include "view_settings.hpp"
 
+#include <imgui.h>
+
 #include <array>
 #include <deque>
 #include <map>
@@ -44,11 +46,27 @@ class Panel {
   bool fitRequested = false, screenshotRequested = false;
 
   // Screen rectangle {x0, y0, x1, y1} of the widget of parameter `name` in the
-  // last draw(): tests move the mouse there to drive the real widget.
+  // last draw(): tests move the mouse there to drive the real widget. Buttons
+  // are listed as "button:<label>" (e.g. "button:Save settings", "button:Retry").
   std::optional<std::array<float, 4>> widgetRect(const std::string& name) const;
 
+  // The file name fields of the "Files" section.
+  static constexpr const char* kDefaultSettingsFile = "eddy-settings.json";
+  static constexpr const char* kDefaultSnapshotFile = "eddy.snap";
+  void setSettingsPath(const std::string& p);
+  void setSnapshotPath(const std::string& p);
+  std::string settingsPath() const { return settingsPath_.data(); }
+  std::string snapshotPath() const { return snapshotPath_.data(); }
+
  private:
+  bool button(const char* label, const ImVec2& size = ImVec2(0, 0));
+  void drawStatus(Controller& c);
+  void drawFiles(Controller& c);
+
   std::map<std::string, std::array<float, 4>> rects_;
+  std::array<char, 1024> settingsPath_ = init(kDefaultSettingsFile);
+  std::array<char, 1024> snapshotPath_ = init(kDefaultSnapshotFile);
+  static std::array<char, 1024> init(const char* s);
   int countInput_ = 0;
   int runN_ = 1000;
 };

@@ -9,6 +9,7 @@
 #include <stb_image.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <memory>
 
@@ -165,6 +166,71 @@ TEST_F(GuiTest, BadArgumentsAndNoDisplay) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("headless demo"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("steps"), std::string::npos) << r.out;
+}
+
+// issue 5 in the app: --config and --load end to end, bad files refused
+// before any window, a broken kernel build that keeps the window up.
+TEST_F(GuiTest, ConfigAndLoadStartTheSameSceneAsTheFlags) {
+  const std::string dir = test::tempDir();
+  const std::string cfg = dir + "/e2e.json";
+  test::writeFile(cfg, R"({"sim": "nbody", "scene": "galaxies", "n": 3000,
+                            "params": {"dt": 0.002, "seed": 11}})");
+  const std::string common = " --frames 3 --paused --no-gl-sharing";
+  test::Result rf, rc, rl;
+  const Image flags =
+      shoot("e2e-flags", "--sim nbody --scene galaxies --n 3000 --set dt=0.002 --set seed=11" + common, &rf);
+  const Image viaConfig = shoot("e2e-config", "--config " + cfg + common, &rc);
+  ASSERT_FALSE(flags.rgb.empty()) << rf.err;
+  ASSERT_EQ(flags.rgb.size(), viaConfig.rgb.size()) << rc.err;
+  EXPECT_GT(litPixels(flags).count, size_t(0.002 * flags.w * flags.h)) << "the image is blank";
+  EXPECT_TRUE(flags.rgb == viaConfig.rgb) << "--config must start the scene the flags describe";
+
+  // A snapshot of that scene at step 0 (eddy-cli through `eddy run`), loaded by the app.
+  const std::string snap = dir + "/e2e.snap";
+  std::remove(snap.c_str());
+  const test::Result save = test::run(EDDY_APP, "run --config " + cfg + " --steps 0 --save " + snap + " --quiet");
+  ASSERT_EQ(save.code, 0) << save.err;
+  const Image viaLoad = shoot("e2e-load", "--load " + snap + common, &rl);
+  ASSERT_EQ(flags.rgb.size(), viaLoad.rgb.size()) << rl.err;
+  EXPECT_TRUE(flags.rgb == viaLoad.rgb) << "--load must draw the saved state";
+  EXPECT_NE(rl.err.find("loaded " + snap), std::string::npos) << rl.err;
+}
+
+TEST_F(GuiTest, BadConfigOrSnapshotIsRefusedBeforeAnyWindow) {
+  const std::string dir = test::tempDir();
+  const std::string bad = dir + "/e2e-bad.json";
+  test::writeFile(bad, R"({"sim": "nbody", "params": {"softening": -1}})");
+  // Without a display: a window would fail with "no display"; the file is refused first.
+  const std::string noDisplay = "env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(EDDY_APP);
+  test::Result r = test::run(noDisplay, "--config " + bad + " --frames 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("params.softening"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no display"), std::string::npos) << r.err;
+  const std::string snap = dir + "/e2e-bad.snap";
+  test::writeFile(snap, "not a snapshot at all, but long enough to have a header");
+  r = test::run(noDisplay, "--load " + snap + " --frames 1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("not a valid eddy snapshot"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no display"), std::string::npos) << r.err;
+}
+
+TEST_F(GuiTest, BrokenKernelKeepsTheWindowUpWithTheError) {
+  const std::string kdir = test::tempDir() + "/e2e-broken-kernels";
+  std::filesystem::create_directories(kdir);
+  test::writeFile(kdir + "/nbody.cl", "__kernel void nbody_gravity(__global float4* p) { nonsense; }\n");
+  const std::string png = test::tempDir() + "/e2e-broken.png";
+  std::remove(png.c_str());
+  const test::Result r = test::run("EDDY_KERNEL_DIR=" + kdir + " " + std::string(EDDY_APP),
+                                   "--sim nbody --n 500 --frames 3 --size 640x400 --screenshot " + png);
+  // The window opened and drew its frames (the panel with the error), and the
+  // run reports that it never had a simulation.
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("build log"), std::string::npos) << r.err;
+  const Image im = load(png);
+  ASSERT_EQ(im.w, 640) << "the window must stay up and draw: " << r.err;
+  EXPECT_GT(litPixels(im).count, 0u) << "the panel (error text) is drawn";
 }
 
 }  // namespace
