@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 namespace eddy {
@@ -69,6 +70,33 @@ void helpMarker(const char* text) {
   ImGui::SameLine();
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+}
+
+// One profiler table: name, last, mean, max (ms) and, with allMs > 0, the
+// share of all device time.
+void profileTable(const char* id, const char* firstHeader, const std::vector<PhaseStats>& stats,
+                  double allMs) {
+  const int cols = allMs > 0 ? 5 : 4;
+  if (!ImGui::BeginTable(id, cols, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
+                                       ImGuiTableFlags_SizingStretchProp))
+    return;
+  for (const char* h : {firstHeader, "last ms", "mean ms", "max ms", "share"})
+    if (cols == 5 || std::string_view(h) != "share") ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  for (const auto& st : stats) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(st.name.c_str());
+    for (double v : {st.lastMs, st.meanMs, st.maxMs}) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", v);
+    }
+    if (cols == 5) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f%%", 100.0 * st.totalMs / allMs);
+    }
+  }
+  ImGui::EndTable();
 }
 
 }  // namespace
@@ -338,26 +366,7 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     const auto stats = sim.profiler().stats();
     double all = 0;
     for (const auto& st : stats) all += st.totalMs;
-    if (ImGui::BeginTable("kernels", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH |
-                                            ImGuiTableFlags_SizingStretchProp)) {
-      for (const char* h : {"kernel", "last ms", "mean ms", "max ms", "share"})
-        ImGui::TableSetupColumn(h);
-      ImGui::TableHeadersRow();
-      for (const auto& st : stats) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(st.name.c_str());
-        ImGui::TableNextColumn();
-        ImGui::Text("%.3f", st.lastMs);
-        ImGui::TableNextColumn();
-        ImGui::Text("%.3f", st.meanMs);
-        ImGui::TableNextColumn();
-        ImGui::Text("%.3f", st.maxMs);
-        ImGui::TableNextColumn();
-        ImGui::Text("%.0f%%", all > 0 ? 100.0 * st.totalMs / all : 0.0);
-      }
-      ImGui::EndTable();
-    }
+    profileTable("kernels", "kernel", stats, all);
     const auto& hist = sim.profiler().stepHistoryMs();
     std::vector<float> h(hist.begin(), hist.end());
     char overlay[64];
@@ -366,24 +375,7 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
                      ImVec2(ImGui::GetContentRegionAvail().x, 60));
     if (s.frameProfiler) {
       const auto fst = s.frameProfiler->stats();
-      if (!fst.empty() && ImGui::BeginTable("frame", 4, ImGuiTableFlags_RowBg |
-                                                            ImGuiTableFlags_SizingStretchProp)) {
-        for (const char* hd : {"per frame", "last ms", "mean ms", "max ms"})
-          ImGui::TableSetupColumn(hd);
-        ImGui::TableHeadersRow();
-        for (const auto& st : fst) {
-          ImGui::TableNextRow();
-          ImGui::TableNextColumn();
-          ImGui::TextUnformatted(st.name.c_str());
-          ImGui::TableNextColumn();
-          ImGui::Text("%.3f", st.lastMs);
-          ImGui::TableNextColumn();
-          ImGui::Text("%.3f", st.meanMs);
-          ImGui::TableNextColumn();
-          ImGui::Text("%.3f", st.maxMs);
-        }
-        ImGui::EndTable();
-      }
+      if (!fst.empty()) profileTable("frame", "per frame", fst, 0.0);
     }
   }
   ImGui::End();
