@@ -83,6 +83,8 @@ bench options:
   --mode LIST                  sph: cells (direct 27-cell iteration), list (neighbour list);
                                default cells,list
   --cap N                      sph: neighbour list capacity (default 96)
+  --approx-divsqrt             sph: the device's default (approximate) fp32 divide and sqrt
+                               instead of correctly rounded ones
   --wg LIST, --bpi LIST        nbody: work-group sizes / bodies per work-item to try (default:
                                the layout a run picks for each N)
   --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
@@ -749,7 +751,7 @@ int cmdBenchSph(Args& args, std::ostream& out) {
   std::vector<std::string> modes{"cells", "list"};
   std::string device;
   unsigned long long steps = 0, cap = 96;
-  bool asJson = false;
+  bool asJson = false, exactDiv = true;
   while (!args.done()) {
     const std::string a = args.next();
     if (a == "--n") ns = args.list(a, 1, 1ull << 28);
@@ -765,6 +767,7 @@ int cmdBenchSph(Args& args, std::ostream& out) {
       }
       if (modes.empty()) throw UsageError("--mode: empty list");
     } else if (a == "--cap") cap = args.count(a, 1, 1024);
+    else if (a == "--approx-divsqrt") exactDiv = false;
     else if (a == "--steps") steps = args.count(a, 1, 100000);
     else if (a == "--device") device = args.value(a);
     else if (a == "--json") asJson = true;
@@ -787,6 +790,7 @@ int cmdBenchSph(Args& args, std::ostream& out) {
       SphKernelConfig cfg;
       cfg.neighbourList = mode == "list";
       cfg.listCapacity = unsigned(cap);
+      cfg.correctlyRoundedDivSqrt = exactDiv;
       SphSim sim(ctx, params, setup, cfg);
       sim.step();  // warm-up (compilation, clocks) and sizing
       ctx.queue().finish();

@@ -138,6 +138,8 @@ DeviceInfo describeDevice(const cl::Platform& p, const cl::Device& d, unsigned p
   info.maxWorkGroup = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
   const std::string ext = d.getInfo<CL_DEVICE_EXTENSIONS>();
   info.fp64 = hasExtension(ext, "cl_khr_fp64");
+  info.correctlyRoundedDivSqrt =
+      (d.getInfo<CL_DEVICE_SINGLE_FP_CONFIG>() & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   info.glSharing = hasExtension(ext, "cl_khr_gl_sharing");
   // Trim the trailing NULs some drivers leave in info strings.
   for (std::string* s : {&info.platformName, &info.platformVersion, &info.name, &info.vendor,
@@ -346,6 +348,8 @@ cl::Program Context::buildProgram(const std::vector<std::string>& files,
   cl::Program program(context_, src);
   std::string opts = "-cl-std=CL1.2 " + options;
   if (info_.fp64) opts += " -DEDDY_FP64";
+  // Developer aid: EDDY_CL_OPTIONS is appended to every program's options.
+  if (const char* extra = std::getenv("EDDY_CL_OPTIONS"); extra && *extra) opts += std::string(" ") + extra;
   try {
     program.build(std::vector<cl::Device>{device_}, opts.c_str());
   } catch (const cl::BuildError& e) {

@@ -32,6 +32,7 @@ struct DeviceInfo {
   cl_ulong globalMem = 0, maxAlloc = 0, localMem = 0;
   size_t maxWorkGroup = 0;
   bool fp64 = false, glSharing = false;
+  bool correctlyRoundedDivSqrt = false;  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT offered
   std::string typeName() const;
 };
 

@@ -137,8 +137,10 @@ cl::Program SphSim::buildProgram(Context& ctx, const SphKernelConfig& cfg) {
   if (ctx.info().maxWorkGroup < EDDY_SPH_WG)
     throw Error("SPH needs work-groups of " + std::to_string(EDDY_SPH_WG) + " items; " +
                 ctx.info().name + " allows " + std::to_string(ctx.info().maxWorkGroup));
-  const std::string opts = "-DSPH_WG=" + std::to_string(EDDY_SPH_WG) +
-                           " -DSPH_NLIST=" + std::string(cfg.neighbourList ? "1" : "0");
+  std::string opts = "-DSPH_WG=" + std::to_string(EDDY_SPH_WG) +
+                     " -DSPH_NLIST=" + std::string(cfg.neighbourList ? "1" : "0");
+  if (cfg.correctlyRoundedDivSqrt && ctx.info().correctlyRoundedDivSqrt)
+    opts += " -cl-fp32-correctly-rounded-divide-sqrt";
   return ctx.buildProgram({"sph_common.cl", "sph_hash.cl", "sph_reorder.cl", "sph_cells.cl",
                            "sph_neighbours.cl", "sph_density.cl", "sph_forces.cl",
                            "sph_integrate.cl"},
