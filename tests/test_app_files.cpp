@@ -10,6 +10,7 @@
 #include "nbody.hpp"
 #include "panel.hpp"
 #include "snapshot.hpp"
+#include "headless_imgui.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -26,46 +27,11 @@ using namespace eddy;
 
 namespace {
 
+using test::HeadlessImGui;
+
 bool contains(const std::string& s, const std::string& what) {
   return s.find(what) != std::string::npos;
 }
-
-class HeadlessImGui {
- public:
-  HeadlessImGui() {
-    ctx_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1280, 2400);
-    io.DeltaTime = 1.f / 60.f;
-    unsigned char* px = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);
-  }
-  ~HeadlessImGui() { ImGui::DestroyContext(ctx_); }
-  void frame(Panel& panel, Controller& c, float x, float y, bool down) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.MousePos = ImVec2(x, y);
-    io.MouseDown[0] = down;
-    ImGui::NewFrame();
-    panel.draw(c, view_, PanelStats{});
-    ImGui::Render();
-  }
-  // Clicks the panel's button `label` ("Save settings", "Retry", ...).
-  void click(Panel& panel, Controller& c, const std::string& label) {
-    frame(panel, c, -1, -1, false);
-    const auto r = panel.widgetRect("button:" + label);
-    ASSERT_TRUE(r.has_value()) << "the panel shows no button '" << label << "'";
-    const float x = 0.5f * ((*r)[0] + (*r)[2]), y = 0.5f * ((*r)[1] + (*r)[3]);
-    frame(panel, c, x, y, false);
-    frame(panel, c, x, y, true);
-    frame(panel, c, x, y, false);
-  }
-
- private:
-  ImGuiContext* ctx_;
-  ViewSettings view_;
-};
 
 std::unique_ptr<Controller> nbody(size_t n, const std::string& scene = "plummer") {
   SceneSpec spec;
@@ -119,7 +85,7 @@ std::string brokenKernelDir() {
 // ---- 1. settings ----
 
 TEST(AppSettings, SaveThenLoadBackGivesTheSameSceneAndEveryParameter) {
-  HeadlessImGui ui;
+  HeadlessImGui ui(2400);
   Panel panel;
   Profiler fp;
   auto a = nbody(97, "galaxies");
@@ -218,7 +184,7 @@ TEST(AppOptions, ConfigFileGivesSceneAndParametersAndFlagsWin) {
 // ---- 2. snapshots ----
 
 TEST(AppSnapshot, SaveThenLoadContinuesBitForBit) {
-  HeadlessImGui ui;
+  HeadlessImGui ui(2400);
   Panel panel;
   Profiler fp;
   auto c = nbody(97, "galaxies");
@@ -330,7 +296,7 @@ TEST(AppOptions, ResolveLoadChecksTheSnapshotBeforeAnyWindow) {
 // ---- 3. kernel build failures ----
 
 TEST(AppKernelBuild, FailureAtStartKeepsTheAppUpWithTheLogAndRetry) {
-  HeadlessImGui ui;
+  HeadlessImGui ui(2400);
   Panel panel;
   Profiler fp;
   const int live = Simulation::liveCount();
@@ -402,7 +368,7 @@ void injectNaN(Controller& c, size_t particle) {
 }
 
 TEST(AppBlowUp, RunningSimulationPausesAndSaysSoThenResetClearsIt) {
-  HeadlessImGui ui;
+  HeadlessImGui ui(2400);
   Panel panel;
   Profiler fp;
   auto c = nbody(53);

@@ -5,6 +5,7 @@
 #include "defaults.hpp"
 #include "nbody.hpp"
 #include "panel.hpp"
+#include "headless_imgui.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -17,33 +18,7 @@ using namespace eddy;
 
 namespace {
 
-// An ImGui context without any platform or renderer backend.
-class HeadlessImGui {
- public:
-  HeadlessImGui() {
-    ctx_ = ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1280, 1600);
-    io.DeltaTime = 1.f / 60.f;
-    unsigned char* px = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);  // builds the font atlas
-  }
-  ~HeadlessImGui() { ImGui::DestroyContext(ctx_); }
-  // One frame of the panel with the mouse at (x, y), left button down or up.
-  void frame(Panel& panel, Controller& c, ViewSettings& v, float x, float y, bool down) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.MousePos = ImVec2(x, y);
-    io.MouseDown[0] = down;
-    ImGui::NewFrame();
-    panel.draw(c, v, PanelStats{});
-    ImGui::Render();
-  }
-
- private:
-  ImGuiContext* ctx_;
-};
+using test::HeadlessImGui;
 
 std::unique_ptr<Controller> nbodyController(size_t n = 64) {
   SceneSpec spec;
