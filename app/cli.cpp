@@ -264,12 +264,6 @@ struct RunOptions {
   bool json = false, quiet = false;
 };
 
-std::string joinNames(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 RunOptions parseRun(Args& args) {
   RunOptions o;
   RunConfig cli;

@@ -61,8 +61,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!o.ignoredConfigKeys.empty()) {
-    std::string keys;
-    for (const auto& k : o.ignoredConfigKeys) keys += (keys.empty() ? "" : ", ") + k;
+    const std::string keys = eddy::joinNames(o.ignoredConfigKeys);
     std::cerr << "eddy: --config " << o.configPath << ": the app ignores " << keys
               << " (they describe a headless run: eddy-cli run --config)\n";
   }

@@ -223,8 +223,7 @@ void App::setup() {
     const auto it = std::find(f.begin(), f.end(), o_.color);
     if (o_.color == "none") view_.colorField = -1;
     else if (it == f.end()) {
-      std::string known;
-      for (const auto& s : f) known += (known.empty() ? "" : ", ") + s;
+      const std::string known = joinNames(f);
       throw Error("--color '" + o_.color + "': " + ctl_->sim().kind() +
                   " offers " + (known.empty() ? "no fields" : known) + " (or none)");
     } else view_.colorField = int(it - f.begin());

@@ -52,12 +52,6 @@ unsigned long long number(const std::string& flag, const std::string& v, unsigne
   return n;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 }  // namespace
 
 GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
@@ -154,7 +148,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   }
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
-    throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + join(sims));
+    throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + joinNames(sims));
   if (o.spec.sim == "sph" && o.spec.n)
     throw GuiUsageError("--n is not used by --sim sph: the particle count follows from the scene "
                         "(e.g. --set spacing=0.002)");
@@ -163,7 +157,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     const auto scenes = sceneNames(o.spec.sim);
     if (std::find(scenes.begin(), scenes.end(), o.spec.scene) == scenes.end())
       throw GuiUsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +
-                          " scene; known: " + join(scenes));
+                          " scene; known: " + joinNames(scenes));
   } else {
     o.spec.scene.clear();
   }

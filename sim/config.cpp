@@ -143,9 +143,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
     c.sim = r.string(j["sim"], "sim");
     const auto& sims = simulationNames();
     if (std::find(sims.begin(), sims.end(), *c.sim) == sims.end()) {
-      std::string known;
-      for (const auto& s : sims) known += (known.empty() ? "" : ", ") + s;
-      r.fail("sim", "unknown simulation '" + *c.sim + "'; known: " + known);
+      r.fail("sim", "unknown simulation '" + *c.sim + "'; known: " + joinNames(sims));
     }
   }
   const std::string sim = c.sim.value_or("nbody");
@@ -153,9 +151,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
     c.scene = r.string(j["scene"], "scene");
     const auto names = sceneNames(sim);
     if (std::find(names.begin(), names.end(), *c.scene) == names.end()) {
-      std::string known;
-      for (const auto& s : names) known += (known.empty() ? "" : ", ") + s;
-      r.fail("scene", "unknown " + sim + " scene '" + *c.scene + "'; known: " + known);
+      r.fail("scene", "unknown " + sim + " scene '" + *c.scene + "'; known: " + joinNames(names));
     }
   }
   if (j.contains("n")) c.n = r.count(j["n"], "n", kLimitN);

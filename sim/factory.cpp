@@ -16,11 +16,7 @@ const std::vector<std::string>& simulationNames() {
   return names;
 }
 
-static std::string knownSims() {
-  std::string s;
-  for (const auto& n : simulationNames()) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
+static std::string knownSims() { return joinNames(simulationNames()); }
 
 const std::vector<ParamDesc>& paramDecl(std::string_view sim) {
   if (sim == "nbody") return nbodyParamDecl();

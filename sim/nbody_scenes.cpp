@@ -143,9 +143,8 @@ std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed
       b.push_back(p);
     }
   } else {
-    std::string known;
-    for (const auto& s : nbodySceneNames()) known += (known.empty() ? "" : ", ") + s;
-    throw Error("unknown N-body scene '" + std::string(scene) + "'; known scenes: " + known);
+    throw Error("unknown N-body scene '" + std::string(scene) +
+                "'; known scenes: " + joinNames(nbodySceneNames()));
   }
   return b;
 }

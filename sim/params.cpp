@@ -28,6 +28,12 @@ bool parseUnsigned(std::string_view text, unsigned long long& out) {
   return true;
 }
 
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 Params::Params(const std::vector<ParamDesc>& decl) : decl_(&decl) {
   values_.reserve(decl.size());
   for (const auto& d : decl) values_.push_back(d.def);

@@ -64,5 +64,7 @@ class Params {
 // Returns false for anything but a complete, finite number.
 bool parseDouble(std::string_view text, double& out);
 bool parseUnsigned(std::string_view text, unsigned long long& out);
+// "a, b, c" (names in messages: known scenes, parameters, fields).
+std::string joinNames(const std::vector<std::string>& names);
 
 }  // namespace eddy

@@ -79,9 +79,8 @@ SphSetup makeSphScene(std::string_view scene, const Params& P) {
   if (scene == "dam_break" || scene == "double_dam_break") top = P.get("column_height");
   else if (scene == "drop") top = P.get("drop_height") + P.get("drop_radius");
   else {
-    std::string known;
-    for (const auto& n : sphSceneNames()) known += (known.empty() ? "" : ", ") + n;
-    throw Error("unknown SPH scene '" + std::string(scene) + "'; known scenes: " + known);
+    throw Error("unknown SPH scene '" + std::string(scene) +
+                "'; known scenes: " + joinNames(sphSceneNames()));
   }
   s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * top);
   double c0 = P.get("speed_of_sound");
