@@ -502,24 +502,23 @@ std::vector<cl_float4> MultiNBodySim::readPositions() {
   return out;
 }
 
-std::vector<cl_float4> MultiNBodySim::readVelocities() {
+std::vector<cl_float4> MultiNBodySim::gatherOwned(cl::Buffer Dev::*buffer, const char* what) {
   finish();
   std::vector<cl_float4> out(n_);
   for (auto& dv : devs_)
-    onDevice(dv->ctx->info(), "reading velocities", [&] {
-      dv->ctx->queue().enqueueReadBuffer(dv->vel, CL_TRUE, 0, dv->count * kF4, out.data() + dv->first);
+    onDevice(dv->ctx->info(), what, [&] {
+      dv->ctx->queue().enqueueReadBuffer((*dv).*buffer, CL_TRUE, 0, dv->count * kF4,
+                                         out.data() + dv->first);
     });
   return out;
 }
 
+std::vector<cl_float4> MultiNBodySim::readVelocities() {
+  return gatherOwned(&Dev::vel, "reading velocities");
+}
+
 std::vector<cl_float4> MultiNBodySim::readAccelerations() {
-  finish();
-  std::vector<cl_float4> out(n_);
-  for (auto& dv : devs_)
-    onDevice(dv->ctx->info(), "reading accelerations", [&] {
-      dv->ctx->queue().enqueueReadBuffer(dv->acc, CL_TRUE, 0, dv->count * kF4, out.data() + dv->first);
-    });
-  return out;
+  return gatherOwned(&Dev::acc, "reading accelerations");
 }
 
 NBodyDiagnostics MultiNBodySim::diagnostics() {

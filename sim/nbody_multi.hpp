@@ -98,6 +98,8 @@ class MultiNBodySim : public Simulation {
                        cl_uint flags, float halfDt);
   void gravity(float halfDt);  // all blocks, no exchange: positions are complete
   void flushAll();
+  // Reads a per-device buffer of owned bodies (vel, acc) into one array.
+  std::vector<cl_float4> gatherOwned(cl::Buffer Dev::*buffer, const char* what);
   void pollUntil(const std::function<bool()>& done);
   void signalAbandoned(std::vector<cl_event>& users);
 
