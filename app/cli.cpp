@@ -612,6 +612,10 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     lastSteps = sim->steps();
     return false;
   };
+  // The state before the first step, checked now: this also builds the check's
+  // kernel before the loop, so that no kernel is compiled once the steps run
+  // (a SIGINT must never meet the compiler mid-build).
+  if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
   const auto t0 = Clock::now();
   auto lastReport = t0;
   sim->profiler().reset();
