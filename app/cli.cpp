@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -64,11 +66,14 @@ run options:
   --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
   --out FILE.csv               final particle state
   --export DIR                 ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every
-                               --export-every K steps (default 100), first and last too
+                               --export-every K steps (default 100), first and last too;
+                               DIR must be empty or new unless --overwrite is given
+  --overwrite                  with --export: first remove an earlier export's
+                               step_*.vtp and eddy.pvd from DIR (nothing else)
   --save FILE.snap             restart snapshot of the final state
   --load FILE.snap             continue a run from a snapshot (bit-identical)
   --check-every K              blow-up check (NaN/inf on the device) every K steps
-                               (default 100, 0 = off)
+                               (default 100, 0 = only once at the end)
   --json                       machine-readable summary on stdout
   --quiet                      no progress on stderr
 
@@ -262,6 +267,7 @@ struct RunOptions {
   std::string devices;          // --devices LIST (nbody across several devices)
   std::vector<double> shares;   // --shares
   bool json = false, quiet = false;
+  bool overwrite = false;       // --overwrite: replace an earlier export in --export DIR
 };
 
 RunOptions parseRun(Args& args) {
@@ -293,6 +299,7 @@ RunOptions parseRun(Args& args) {
     else if (a == "--config") o.configPath = args.value(a);
     else if (a == "--json") o.json = true;
     else if (a == "--quiet") o.quiet = true;
+    else if (a == "--overwrite") o.overwrite = true;
     else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
   }
   if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
@@ -366,12 +373,132 @@ RunOptions parseRun(Args& args) {
                      "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
   if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
+  if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
   return o;
+}
+
+// Every output path of a run, checked before anything is computed: each one
+// must be writable (the reason named with strerror), no two may name the same
+// file, and an export folder must be empty or new unless --overwrite is given.
+// All of these are usage errors (exit 2).
+void checkOutputs(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  const RunConfig& c = o.cfg;
+  struct Output {
+    std::string flag, path;
+    bool folder;
+  };
+  std::vector<Output> outs;
+  if (c.diag) outs.push_back({"--diag", *c.diag, false});
+  if (c.out) outs.push_back({"--out", *c.out, false});
+  if (c.save) outs.push_back({"--save", *c.save, false});
+  if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
+  for (const auto& out : outs)
+    if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
+  // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
+  // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
+  // and FIFOs (/dev/null) may be shared: nothing is replaced there.
+  auto canonical = [](const std::string& path) {
+    std::error_code ec;
+    fs::path p = fs::absolute(path);
+    // A symbolic link to a file that does not exist yet: weakly_canonical
+    // leaves it unresolved, so follow it by hand (a bounded number of times).
+    for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+      const fs::path target = fs::read_symlink(p, ec);
+      if (ec) break;
+      p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    fs::path r = fs::weakly_canonical(p, ec);
+    return ec ? p.lexically_normal() : r;
+  };
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (size_t j = i + 1; j < outs.size(); ++j) {
+      const fs::path a = canonical(outs[i].path), b = canonical(outs[j].path);
+      // A file inside the export folder clashes only with eddy's own files there.
+      const auto& file = outs[j].folder ? outs[i] : outs[j];
+      const fs::path fileCanon = outs[j].folder ? a : b, dirCanon = outs[j].folder ? b : a;
+      const bool clash =
+          a == b ? !isSpecialFile(outs[i].path)
+                 : (outs[i].folder || outs[j].folder) && fileCanon.parent_path() == dirCanon &&
+                       (fileCanon.filename() == "eddy.pvd" ||
+                        isExportFrameName(fileCanon.filename().string()));
+      if (clash)
+        throw UsageError(outs[i].flag + " '" + outs[i].path + "' and " + outs[j].flag + " '" +
+                         outs[j].path + "' name the same file" +
+                         (a == b ? "" : " (" + file.flag + " is written into the export folder)") +
+                         ": one would overwrite the other");
+    }
+  for (const auto& out : outs) {
+    // A file in an export folder that does not exist yet: the folder's check covers it.
+    if (!out.folder && c.exportDir && canonical(out.path).parent_path() == canonical(*c.exportDir) &&
+        !fs::exists(*c.exportDir))
+      continue;
+    const std::string why = out.folder ? outputFolderProblem(out.path) : outputFileProblem(out.path);
+    if (!why.empty())
+      throw UsageError(out.flag + " '" + out.path + "': cannot write " +
+                       (out.folder ? "to this folder: " : "this file: ") + why);
+  }
+  if (c.exportDir && !o.overwrite) {
+    std::error_code ec;
+    if (fs::is_directory(*c.exportDir, ec) && !fs::is_empty(*c.exportDir, ec))
+      throw UsageError("--export '" + *c.exportDir + "': the folder is not empty; frames of an "
+                       "earlier export there would be mixed with this run's. Choose an empty or "
+                       "new folder, or give --overwrite to remove the earlier step_*.vtp and "
+                       "eddy.pvd first");
+  }
+}
+
+// SIGINT / SIGTERM during a run: the handler only records the signal; the
+// step loop stops at the next step boundary and the run finishes its files.
+// (A signal handler can only reach a variable of static storage.)
+volatile std::sig_atomic_t gStopSignal = 0;
+
+void onStopSignal(int sig) { gStopSignal = sig; }
+
+// Installs the handlers for the lifetime of a run and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    gStopSignal = 0;
+    struct sigaction sa{};
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, &oldInt_);
+    sigaction(SIGTERM, &sa, &oldTerm_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &oldInt_, nullptr);
+    sigaction(SIGTERM, &oldTerm_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  int received() const { return int(gStopSignal); }
+
+ private:
+  struct sigaction oldInt_{}, oldTerm_{};
+};
+
+const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+// JSON number: a whole value of an integer quantity is written as an integer
+// (100, not 100.0).
+json jsonNumber(double v, bool integer) {
+  if (integer && std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15)
+    return static_cast<long long>(v);
+  return v;
+}
+
+// Diagnostics columns that count (steps, particles, list entries).
+bool integerColumn(const std::string& name) {
+  return name == "step" || name == "escaped" || name == "overflow";
 }
 
 int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   RunOptions o = parseRun(args);
   const RunConfig& c = o.cfg;
+  checkOutputs(o);
+  const StopSignals signals;
 
   // Everything read from files is checked before the device is opened.
   std::optional<Snapshot> snapshot;
@@ -455,6 +582,12 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   }
   std::unique_ptr<VtkSeries> series;
   if (c.exportDir) {
+    if (o.overwrite) {
+      const size_t removed = removeOldExport(*c.exportDir);
+      if (removed && !o.quiet)
+        err << "eddy: --overwrite: removed " << removed << " files of an earlier export from "
+            << *c.exportDir << '\n';
+    }
     series = std::make_unique<VtkSeries>(*c.exportDir);
     series->add(sim->frame());
   }
@@ -479,11 +612,15 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     lastSteps = sim->steps();
     return false;
   };
+  // The state before the first step, checked now: this also builds the check's
+  // kernel before the loop, so that no kernel is compiled once the steps run
+  // (a SIGINT must never meet the compiler mid-build).
+  if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
   const auto t0 = Clock::now();
   auto lastReport = t0;
   sim->profiler().reset();
   try {
-    while (!finished()) {
+    while (!signals.received() && !finished()) {
       sim->step();
       const uint64_t s = sim->steps();
       if (checkEvery && s % checkEvery == 0)
@@ -503,14 +640,27 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
       }
     }
     sim->finish();
-    if (checkEvery)
-      if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
+    // Once at the end whatever --check-every is: a blow-up never ends in exit 0.
+    if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
   } catch (const BlowUpError&) {
     // Keep what was recorded up to the blow-up; write no final state over good files.
     if (diag) diag->commit();
     throw;
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (const int sig = signals.received()) {
+    // Stopped at a step boundary: the diagnostics rows so far are complete and
+    // committed, every exported frame and eddy.pvd is already in place; the
+    // final state (--out, --save) of a run that did not finish is not written.
+    if (diag) diag->commit();
+    err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
+        << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
+    if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
+    if (series) err << "eddy: wrote " << series->pvdPath() << " (" << series->frames() << " frames)\n";
+    if (c.out) err << "eddy: not written: --out " << *c.out << " (the run did not finish)\n";
+    if (c.save) err << "eddy: not written: --save " << *c.save << " (the run did not finish)\n";
+    return 128 + sig;
+  }
   sim->profiler().collect(true);
   const std::vector<double> last = sim->diagRow();
   const bool moved = sim->steps() != startStep;
@@ -540,8 +690,9 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     j["sim"] = spec.sim;
     j["scene"] = scene;
     j["n"] = sim->size();
-    j["steps"] = sim->steps();
-    j["time"] = sim->time();
+    j["steps"] = sim->steps() - startStep;  // this run's steps; "step" is the absolute one
+    j["step"] = sim->steps();
+    j["time"] = sim->syncTime();
     j["device"] = deviceJson(ctx.info());
     if (msim) {
       json ds = json::array();
@@ -557,11 +708,11 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
       j["devices"] = ds;
     }
     j["wall_s"] = wall;
-    j["steps_per_s"] = wall > 0 ? double(sim->steps()) / wall : 0.0;
+    j["steps_per_s"] = wall > 0 ? double(sim->steps() - startStep) / wall : 0.0;
     json a = json::object(), b = json::object();
     for (size_t i = 0; i < columns.size(); ++i) {
-      a[columns[i]] = first[i];
-      b[columns[i]] = last[i];
+      a[columns[i]] = jsonNumber(first[i], integerColumn(columns[i]));
+      b[columns[i]] = jsonNumber(last[i], integerColumn(columns[i]));
     }
     j["initial"] = a;
     j["final"] = b;
@@ -569,12 +720,16 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     if (virial) j["virial_ratio"] = *virial;
     j["profile"] = profileJson(sim->profiler());
     j["params"] = json::object();
-    for (const auto& d : sim->params().declarations()) j["params"][d.name] = sim->params().get(d.name);
+    for (const auto& d : sim->params().declarations())
+      j["params"][d.name] = jsonNumber(sim->params().get(d.name), d.integer);
     out << j.dump(2) << '\n';
   } else {
-    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", "
-        << sim->steps() << " steps to t = " << sim->time() << " in " << std::setprecision(4)
-        << wall << " s (" << double(sim->steps()) / std::max(wall, 1e-9) << " steps/s)\n";
+    const uint64_t ran = sim->steps() - startStep;
+    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", " << ran
+        << " steps";
+    if (startStep) out << " (steps " << startStep << " to " << sim->steps() << ")";
+    out << " to t = " << sim->syncTime() << " in " << std::setprecision(4) << wall << " s ("
+        << double(ran) / std::max(wall, 1e-9) << " steps/s)\n";
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
         << ctx.info().driverVersion << ")\n";
     if (msim)

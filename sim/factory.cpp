@@ -76,6 +76,9 @@ std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
 }
 
 void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path) {
+  // Never write a snapshot that --load would refuse (non-finite particles).
+  if (auto b = sim.checkFiniteNow())
+    throw Error(path + ": snapshot not saved: " + b->message(sim.kind()));
   SnapshotWriter w;
   w.addString("eddy/sim", sim.kind());
   w.addString("eddy/scene", spec.scene);

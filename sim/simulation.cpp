@@ -152,7 +152,7 @@ ParticleFrame Simulation::frame() {
     return it == cols.end() ? -1 : long(it - cols.begin());
   };
   ParticleFrame f;
-  f.time = time_;
+  f.time = syncTime();  // the time of this very step (SPH: its device clock)
   f.step = steps_;
   const size_t n = rows.size();
   const long ix = column("x"), iy = column("y"), iz = column("z");
