@@ -71,7 +71,10 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     else if (a == "--config") o.configPath = value(a);
     else if (a == "--load") o.loadPath = value(a);
     else if (a == "--set") o.sets.push_back(value(a));
-    else if (a == "--device") o.device = value(a);
+    else if (a == "--device") {
+      o.device = value(a);
+      if (!isDeviceSpec(o.device)) throw GuiUsageError("--device " + deviceSpecError(o.device));
+    }
     else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
     else if (a == "--no-gl-sharing") o.glSharing = false;
     else if (a == "--no-persistent-map") o.persistentMap = false;
