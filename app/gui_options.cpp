@@ -153,7 +153,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
     throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + joinNames(sims));
   if (o.spec.sim == "sph" && o.spec.n)
-    throw GuiUsageError("--n is not used by --sim sph: the particle count follows from the scene "
+    throw GuiUsageError((nGiven ? std::string("--n") : "--config " + o.configPath + ": key 'n'") +
+                        " is not used by --sim sph: the particle count follows from the scene "
                         "(e.g. --set spacing=0.002)");
   if (o.spec.icPath.empty()) {
     if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);
