@@ -825,11 +825,16 @@ int cmdBenchSph(Args& args, std::ostream& out) {
   for (const auto target : ns)
     for (const auto& mode : modes) {
       Params params(sphParamDecl());
-      const SphSetup setup = makeSphBenchScene(target, params);
       SphKernelConfig cfg;
       cfg.neighbourList = mode == "list";
       cfg.listCapacity = unsigned(cap);
       cfg.correctlyRoundedDivSqrt = exactDiv;
+      {  // the limits before the particles take host memory
+        const Params bp = sphBenchParams(target, params);
+        const SphSceneSize size = sphSceneSize("dam_break", bp);
+        SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, bp, cfg);
+      }
+      const SphSetup setup = makeSphBenchScene(target, params);
       SphSim sim(ctx, params, setup, cfg);
       sim.step();  // warm-up (compilation, clocks) and sizing
       ctx.queue().finish();

@@ -54,6 +54,8 @@ SphSceneSize sphSceneSize(std::string_view scene, const Params& params);
 // The dam-break column with `target` particles (3-D block a x 2a x a in a
 // 4a x 2.5a x a tank) at rest density: the benchmark's scene.
 SphSetup makeSphBenchScene(size_t target, const Params& params);
+// The parameters of that scene (makeSphBenchScene builds "dam_break" with them).
+Params sphBenchParams(size_t target, const Params& params);
 
 struct SphKernelConfig {
   // true: a neighbour-list kernel, then density/forces walk the list; false:

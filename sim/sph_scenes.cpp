@@ -159,6 +159,10 @@ SphSceneSize sphSceneSize(std::string_view scene, const Params& P) {
 }
 
 SphSetup makeSphBenchScene(size_t target, const Params& params) {
+  return makeSphScene("dam_break", sphBenchParams(target, params));
+}
+
+Params sphBenchParams(size_t target, const Params& params) {
   // Block a x 2a x a of k x 2k x k particles: 2 k^3 = target.
   const int k = std::max(1, int(std::lround(std::cbrt(double(target) / 2.0))));
   const double a = 0.5;  // m; the spacing follows from the particle count
@@ -170,7 +174,7 @@ SphSetup makeSphBenchScene(size_t target, const Params& params) {
   p.set("depth", a);
   p.set("tank_length", 4 * a);
   p.set("tank_height", 2.5 * a);
-  return makeSphScene("dam_break", p);
+  return p;
 }
 
 }  // namespace eddy
