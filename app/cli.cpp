@@ -131,7 +131,8 @@ class Args {
     if (!parseDouble(v, d)) throw UsageError(flag + ": '" + v + "' is not a finite number");
     if (d < min || d > max) {
       std::ostringstream o;
-      o << flag << ": " << v << " is out of range [" << min << ", " << max << "]";
+      o << flag << ": " << v << " is out of range [" << formatNumber(min) << ", "
+        << formatNumber(max) << "]";
       throw UsageError(o.str());
     }
     return d;
@@ -145,7 +146,8 @@ class Args {
       double d = 0;
       if (!parseDouble(item, d) || d < min || d > max) {
         std::ostringstream o;
-        o << flag << ": '" << item << "' is not a number in [" << min << ", " << max << "]";
+        o << flag << ": '" << item << "' is not a number in [" << formatNumber(min) << ", "
+          << formatNumber(max) << "]";
         throw UsageError(o.str());
       }
       out.push_back(d);
@@ -189,6 +191,12 @@ json profileJson(const Profiler& p) {
                  {"min_ms", s.minMs}, {"max_ms", s.maxMs}, {"total_ms", s.totalMs},
                  {"launches", s.count}});
   return a;
+}
+
+// Syntax of a --device value (whether the device exists is found out later).
+std::string deviceSpec(const std::string& flag, const std::string& v) {
+  if (!isDeviceSpec(v)) throw UsageError(flag + " " + deviceSpecError(v));
+  return v;
 }
 
 // Syntax of a --devices value (the devices themselves are resolved later):
@@ -239,7 +247,8 @@ std::vector<Context*> pointers(const std::vector<std::unique_ptr<Context>>& v) {
   return out;
 }
 
-int cmdDevices(std::ostream& out) {
+int cmdDevices(Args& args, std::ostream& out) {
+  if (!args.done()) throw UsageError("devices: unknown option '" + args.next() + "'");
   out << formatDeviceList(enumerateDevices());
   return 0;
 }
@@ -251,6 +260,9 @@ int cmdParams(Args& args, std::ostream& out) {
     if (a == "--sim") sim = args.value(a);
     else throw UsageError("params: unknown option '" + a + "'");
   }
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+    throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
   for (const auto& d : paramDecl(sim)) {
     out << std::left << std::setw(22) << d.name << " default " << d.def << ", range [" << d.min
         << ", " << d.max << "]" << (d.unit.empty() ? "" : " " + d.unit)
@@ -283,7 +295,7 @@ RunOptions parseRun(Args& args) {
     else if (a == "--n") cli.n = count(a, kLimitN);
     else if (a == "--steps") cli.steps = count(a, kLimitSteps);
     else if (a == "--until") cli.until = args.real(a, 0, kMaxUntil);
-    else if (a == "--device") cli.device = args.value(a);
+    else if (a == "--device") cli.device = deviceSpec(a, args.value(a));
     else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
     else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
     else if (a == "--set") o.sets.push_back(args.value(a));
@@ -300,7 +312,7 @@ RunOptions parseRun(Args& args) {
     else if (a == "--json") o.json = true;
     else if (a == "--quiet") o.quiet = true;
     else if (a == "--overwrite") o.overwrite = true;
-    else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
+    else throw UsageError("run: unknown option '" + a + "'");
   }
   if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
   if (cli.ic && (cli.scene || cli.n))
@@ -346,6 +358,10 @@ RunOptions parseRun(Args& args) {
   }
   o.cfg = c;
 
+  // A value's origin in messages: the flag, or the config file and its key.
+  auto origin = [&](bool fromFlag, const std::string& flag, const std::string& key) {
+    return fromFlag ? flag : "--config " + o.configPath + ": key '" + key + "'";
+  };
   const std::string sim = c.sim.value_or("nbody");
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
@@ -353,12 +369,15 @@ RunOptions parseRun(Args& args) {
   if (c.scene) {
     const auto names = sceneNames(sim);
     if (std::find(names.begin(), names.end(), *c.scene) == names.end())
-      throw UsageError("--scene '" + *c.scene + "': unknown " + sim + " scene; known: " +
-                       joinNames(names));
+      throw UsageError((cli.scene ? "--scene '" + *c.scene + "'"
+                                  : origin(false, "", "scene") + " = '" + *c.scene + "'") +
+                       ": unknown " + sim + " scene; known: " + joinNames(names));
   }
-  if (c.ic && sim != "nbody") throw UsageError("--ic is only for --sim nbody");
+  if (c.ic && sim != "nbody")
+    throw UsageError(origin(bool(cli.ic), "--ic", "ic") + " is only for --sim nbody");
   if (c.n && sim == "sph")
-    throw UsageError("--n is not used by --sim sph: the particle count follows from the scene "
+    throw UsageError(origin(bool(cli.n), "--n", "n") +
+                     " is not used by --sim sph: the particle count follows from the scene "
                      "(e.g. --set spacing=0.002)");
   if (c.device && !o.devices.empty())
     throw UsageError("run: give either --device or --devices, not both");
@@ -544,7 +563,14 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (snapshot) {
     auto loaded = loadSnapshot(*devices.front(), *snapshot);
     sim = std::move(loaded.sim);
-    for (const auto& [k, v] : changes) sim->params().set(k, v);
+    // As the app does: a parameter that only building a scene uses (spacing,
+    // seed, ...) cannot change the loaded particles; it is ignored with a note,
+    // and the next snapshot records the values the particles really have.
+    for (const auto& [k, v] : changes) {
+      const ParamDesc* d = sim->params().find(k);
+      if (d && d->rebuild) err << "eddy: " << loadIgnoresNote(k) << '\n';
+      else sim->params().set(k, v);
+    }
     snapshot.reset();  // the host copy of the state is no longer needed
     if (!o.quiet)
       err << "eddy: resumed " << o.loadPath << " at step " << sim->steps() << ", t = "
@@ -670,17 +696,35 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: particles that had to be put back into the tank.
+  std::vector<std::string> warnings;  // stderr and --json "warnings"
   for (size_t i = 0; i < columns.size(); ++i)
-    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0)
-      err << "eddy: warning: " << columns[i] << " = " << last[i]
-          << (columns[i] == "escaped"
-                  ? " (particle-steps found outside the tank or non-finite and put back)\n"
-                  : " (neighbour-list entries beyond the capacity were dropped)\n");
+    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0) {
+      std::ostringstream w;
+      w << columns[i] << " = " << last[i]
+        << (columns[i] == "escaped"
+                ? " (particle-steps found outside the tank or non-finite and put back)"
+                : " (neighbour-list entries beyond the capacity were dropped)");
+      warnings.push_back(w.str());
+    }
 
-  // Relative change of the total energy (N-body) where the columns have it.
+  // Relative change of the total energy (N-body) where the columns have it:
+  // the first and the last diagnostics row, i.e. the start and the end of
+  // this run (no read-backs beyond those two).
   std::optional<double> dE;
   for (size_t i = 0; i < columns.size(); ++i)
     if (columns[i] == "total" && first[i] != 0) dE = (last[i] - first[i]) / std::fabs(first[i]);
+  if (const ParamDesc* d = sim->params().find("energy_warning"); d && dE) {
+    const double limit = sim->params().get("energy_warning");
+    if (limit > 0 && std::fabs(*dE) > limit) {
+      std::ostringstream w;
+      w << "the total energy changed by " << std::setprecision(4) << 100 * *dE
+        << " % over the run (|dE/E| = " << std::fabs(*dE) << " > energy_warning = "
+        << formatNumber(limit) << "): the result is not trustworthy; try a smaller dt or a "
+        << "larger softening";
+      warnings.push_back(w.str());
+    }
+  }
+  for (const auto& w : warnings) err << "eddy: warning: " << w << '\n';
   std::optional<double> virial;
   if (auto* nb = dynamic_cast<NBodySim*>(sim.get())) virial = nb->diagnostics().virialRatio;
   if (msim) virial = msim->diagnostics().virialRatio;
@@ -718,6 +762,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     j["final"] = b;
     if (dE) j["energy_rel_change"] = *dE;
     if (virial) j["virial_ratio"] = *virial;
+    j["warnings"] = warnings;
     j["profile"] = profileJson(sim->profiler());
     j["params"] = json::object();
     for (const auto& d : sim->params().declarations())
@@ -935,11 +980,16 @@ int cmdBenchSph(Args& args, std::ostream& out) {
   for (const auto target : ns)
     for (const auto& mode : modes) {
       Params params(sphParamDecl());
-      const SphSetup setup = makeSphBenchScene(target, params);
       SphKernelConfig cfg;
       cfg.neighbourList = mode == "list";
       cfg.listCapacity = unsigned(cap);
       cfg.correctlyRoundedDivSqrt = exactDiv;
+      {  // the limits before the particles take host memory
+        const Params bp = sphBenchParams(target, params);
+        const SphSceneSize size = sphSceneSize("dam_break", bp);
+        SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, bp, cfg);
+      }
+      const SphSetup setup = makeSphBenchScene(target, params);
       SphSim sim(ctx, params, setup, cfg);
       sim.step();  // warm-up (compilation, clocks) and sizing
       ctx.queue().finish();
@@ -1005,7 +1055,7 @@ int cmdBenchFrame(Args& args, std::ostream& out, std::ostream& err) {
     else if (a == "--scene") spec.scene = args.value(a);
     else if (a == "--n") spec.n = args.count(a, 1, 1ull << 31);
     else if (a == "--set") sets.push_back(args.value(a));
-    else if (a == "--device") device = args.value(a);
+    else if (a == "--device") device = deviceSpec(a, args.value(a));
     else if (a == "--frames") frames = args.count(a, 1, 1000000);
     else if (a == "--substeps") substeps = args.count(a, 1, 10000);
     else if (a == "--color") color = args.value(a);
@@ -1118,7 +1168,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
     else if (a == "--unroll") unrolls = args.list(a, 0, 1024);
     else if (a == "--cl-options") clOptions.push_back(args.value(a));
     else if (a == "--steps") steps = args.count(a, 1, 100000);
-    else if (a == "--device") device = args.value(a);
+    else if (a == "--device") device = deviceSpec(a, args.value(a));
     else if (a == "--json") asJson = true;
     else throw UsageError("bench: unknown option '" + a + "'");
   }
@@ -1150,6 +1200,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         << ctx.info().driverVersion << ")\n";
     out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
   }
+  size_t measured = 0;  // configurations that ran (a bad --wg skips them all)
   for (const auto n : ns) {
     // Without --wg/--bpi: the layout the simulation picks for this N.
     const auto autoCfg = NBodyKernelConfig::automatic(ctx.info(), n);
@@ -1177,6 +1228,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
               << "' skipped: " << what.substr(0, what.find('\n')) << '\n';
           continue;
         }
+        ++measured;
         NBodySim& sim = *simPtr;
         // Warm-up (kernel compilation caches, clocks), also sizes the run.
         const auto w0 = Clock::now();
@@ -1210,8 +1262,39 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         }
       }
   }
+  if (measured == 0)
+    throw UsageError("bench nbody: every configuration was skipped (see above): nothing to "
+                     "measure; check --wg, --bpi, --unroll and --cl-options");
   if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"nbody", rows}}.dump(2) << '\n';
   return 0;
+}
+
+// `eddy-cli COMMAND --help` (or -h right after the command): that command's
+// help. "--help" is never a flag's value (Args::value refuses "--..." values).
+bool wantsHelp(const std::vector<std::string>& argv) {
+  if (argv.size() >= 2 && argv[1] == "-h") return true;
+  return std::find(argv.begin() + 1, argv.end(), "--help") != argv.end();
+}
+
+// The part of kUsage about one command: its line(s) under "commands:" and
+// its "... options:" sections.
+std::string commandHelp(const std::string& cmd) {
+  const std::string usage = kUsage;
+  std::string text = "usage: eddy-cli " + cmd + " [options]\n";
+  std::vector<std::string> sections;
+  if (cmd == "run") sections = {"run options:"};
+  else if (cmd == "bench") sections = {"bench options:", "bench frame options:"};
+  std::istringstream lines(usage);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind("  " + cmd + " ", 0) == 0 || line == "  " + cmd) text += line + "\n";
+  for (const auto& head : sections) {
+    const auto at = usage.find("\n" + head + "\n");
+    if (at == std::string::npos) continue;
+    const auto end = usage.find("\n\n", at + 1);
+    text += usage.substr(at, end == std::string::npos ? std::string::npos : end - at) + "\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -1232,7 +1315,12 @@ int cliMain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       out << "eddy " << EDDY_VERSION << '\n';
       return 0;
     }
-    if (cmd == "devices") return cmdDevices(out);
+    const bool known = cmd == "devices" || cmd == "run" || cmd == "bench" || cmd == "params";
+    if (known && wantsHelp(argv)) {
+      out << commandHelp(cmd);
+      return 0;
+    }
+    if (cmd == "devices") return cmdDevices(args, out);
     if (cmd == "params") return cmdParams(args, out);
     if (cmd == "run") return cmdRun(args, out, err);
     if (cmd == "bench") return cmdBench(args, out, err);
