@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -64,11 +66,14 @@ run options:
   --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
   --out FILE.csv               final particle state
   --export DIR                 ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every
-                               --export-every K steps (default 100), first and last too
+                               --export-every K steps (default 100), first and last too;
+                               DIR must be empty or new unless --overwrite is given
+  --overwrite                  with --export: first remove an earlier export's
+                               step_*.vtp and eddy.pvd from DIR (nothing else)
   --save FILE.snap             restart snapshot of the final state
   --load FILE.snap             continue a run from a snapshot (bit-identical)
   --check-every K              blow-up check (NaN/inf on the device) every K steps
-                               (default 100, 0 = off)
+                               (default 100, 0 = only once at the end)
   --json                       machine-readable summary on stdout
   --quiet                      no progress on stderr
 
@@ -126,7 +131,8 @@ class Args {
     if (!parseDouble(v, d)) throw UsageError(flag + ": '" + v + "' is not a finite number");
     if (d < min || d > max) {
       std::ostringstream o;
-      o << flag << ": " << v << " is out of range [" << min << ", " << max << "]";
+      o << flag << ": " << v << " is out of range [" << formatNumber(min) << ", "
+        << formatNumber(max) << "]";
       throw UsageError(o.str());
     }
     return d;
@@ -140,7 +146,8 @@ class Args {
       double d = 0;
       if (!parseDouble(item, d) || d < min || d > max) {
         std::ostringstream o;
-        o << flag << ": '" << item << "' is not a number in [" << min << ", " << max << "]";
+        o << flag << ": '" << item << "' is not a number in [" << formatNumber(min) << ", "
+          << formatNumber(max) << "]";
         throw UsageError(o.str());
       }
       out.push_back(d);
@@ -184,6 +191,12 @@ json profileJson(const Profiler& p) {
                  {"min_ms", s.minMs}, {"max_ms", s.maxMs}, {"total_ms", s.totalMs},
                  {"launches", s.count}});
   return a;
+}
+
+// Syntax of a --device value (whether the device exists is found out later).
+std::string deviceSpec(const std::string& flag, const std::string& v) {
+  if (!isDeviceSpec(v)) throw UsageError(flag + " " + deviceSpecError(v));
+  return v;
 }
 
 // Syntax of a --devices value (the devices themselves are resolved later):
@@ -234,7 +247,8 @@ std::vector<Context*> pointers(const std::vector<std::unique_ptr<Context>>& v) {
   return out;
 }
 
-int cmdDevices(std::ostream& out) {
+int cmdDevices(Args& args, std::ostream& out) {
+  if (!args.done()) throw UsageError("devices: unknown option '" + args.next() + "'");
   out << formatDeviceList(enumerateDevices());
   return 0;
 }
@@ -246,6 +260,9 @@ int cmdParams(Args& args, std::ostream& out) {
     if (a == "--sim") sim = args.value(a);
     else throw UsageError("params: unknown option '" + a + "'");
   }
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+    throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
   for (const auto& d : paramDecl(sim)) {
     out << std::left << std::setw(22) << d.name << " default " << d.def << ", range [" << d.min
         << ", " << d.max << "]" << (d.unit.empty() ? "" : " " + d.unit)
@@ -262,6 +279,7 @@ struct RunOptions {
   std::string devices;          // --devices LIST (nbody across several devices)
   std::vector<double> shares;   // --shares
   bool json = false, quiet = false;
+  bool overwrite = false;       // --overwrite: replace an earlier export in --export DIR
 };
 
 RunOptions parseRun(Args& args) {
@@ -277,7 +295,7 @@ RunOptions parseRun(Args& args) {
     else if (a == "--n") cli.n = count(a, kLimitN);
     else if (a == "--steps") cli.steps = count(a, kLimitSteps);
     else if (a == "--until") cli.until = args.real(a, 0, kMaxUntil);
-    else if (a == "--device") cli.device = args.value(a);
+    else if (a == "--device") cli.device = deviceSpec(a, args.value(a));
     else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
     else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
     else if (a == "--set") o.sets.push_back(args.value(a));
@@ -293,7 +311,8 @@ RunOptions parseRun(Args& args) {
     else if (a == "--config") o.configPath = args.value(a);
     else if (a == "--json") o.json = true;
     else if (a == "--quiet") o.quiet = true;
-    else throw UsageError("run: unknown option '" + a + "' (see eddy-cli --help)");
+    else if (a == "--overwrite") o.overwrite = true;
+    else throw UsageError("run: unknown option '" + a + "'");
   }
   if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
   if (cli.ic && (cli.scene || cli.n))
@@ -339,6 +358,10 @@ RunOptions parseRun(Args& args) {
   }
   o.cfg = c;
 
+  // A value's origin in messages: the flag, or the config file and its key.
+  auto origin = [&](bool fromFlag, const std::string& flag, const std::string& key) {
+    return fromFlag ? flag : "--config " + o.configPath + ": key '" + key + "'";
+  };
   const std::string sim = c.sim.value_or("nbody");
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
@@ -346,12 +369,15 @@ RunOptions parseRun(Args& args) {
   if (c.scene) {
     const auto names = sceneNames(sim);
     if (std::find(names.begin(), names.end(), *c.scene) == names.end())
-      throw UsageError("--scene '" + *c.scene + "': unknown " + sim + " scene; known: " +
-                       joinNames(names));
+      throw UsageError((cli.scene ? "--scene '" + *c.scene + "'"
+                                  : origin(false, "", "scene") + " = '" + *c.scene + "'") +
+                       ": unknown " + sim + " scene; known: " + joinNames(names));
   }
-  if (c.ic && sim != "nbody") throw UsageError("--ic is only for --sim nbody");
+  if (c.ic && sim != "nbody")
+    throw UsageError(origin(bool(cli.ic), "--ic", "ic") + " is only for --sim nbody");
   if (c.n && sim == "sph")
-    throw UsageError("--n is not used by --sim sph: the particle count follows from the scene "
+    throw UsageError(origin(bool(cli.n), "--n", "n") +
+                     " is not used by --sim sph: the particle count follows from the scene "
                      "(e.g. --set spacing=0.002)");
   if (c.device && !o.devices.empty())
     throw UsageError("run: give either --device or --devices, not both");
@@ -366,12 +392,132 @@ RunOptions parseRun(Args& args) {
                      "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
   if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
+  if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
   return o;
+}
+
+// Every output path of a run, checked before anything is computed: each one
+// must be writable (the reason named with strerror), no two may name the same
+// file, and an export folder must be empty or new unless --overwrite is given.
+// All of these are usage errors (exit 2).
+void checkOutputs(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  const RunConfig& c = o.cfg;
+  struct Output {
+    std::string flag, path;
+    bool folder;
+  };
+  std::vector<Output> outs;
+  if (c.diag) outs.push_back({"--diag", *c.diag, false});
+  if (c.out) outs.push_back({"--out", *c.out, false});
+  if (c.save) outs.push_back({"--save", *c.save, false});
+  if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
+  for (const auto& out : outs)
+    if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
+  // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
+  // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
+  // and FIFOs (/dev/null) may be shared: nothing is replaced there.
+  auto canonical = [](const std::string& path) {
+    std::error_code ec;
+    fs::path p = fs::absolute(path);
+    // A symbolic link to a file that does not exist yet: weakly_canonical
+    // leaves it unresolved, so follow it by hand (a bounded number of times).
+    for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+      const fs::path target = fs::read_symlink(p, ec);
+      if (ec) break;
+      p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    fs::path r = fs::weakly_canonical(p, ec);
+    return ec ? p.lexically_normal() : r;
+  };
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (size_t j = i + 1; j < outs.size(); ++j) {
+      const fs::path a = canonical(outs[i].path), b = canonical(outs[j].path);
+      // A file inside the export folder clashes only with eddy's own files there.
+      const auto& file = outs[j].folder ? outs[i] : outs[j];
+      const fs::path fileCanon = outs[j].folder ? a : b, dirCanon = outs[j].folder ? b : a;
+      const bool clash =
+          a == b ? !isSpecialFile(outs[i].path)
+                 : (outs[i].folder || outs[j].folder) && fileCanon.parent_path() == dirCanon &&
+                       (fileCanon.filename() == "eddy.pvd" ||
+                        isExportFrameName(fileCanon.filename().string()));
+      if (clash)
+        throw UsageError(outs[i].flag + " '" + outs[i].path + "' and " + outs[j].flag + " '" +
+                         outs[j].path + "' name the same file" +
+                         (a == b ? "" : " (" + file.flag + " is written into the export folder)") +
+                         ": one would overwrite the other");
+    }
+  for (const auto& out : outs) {
+    // A file in an export folder that does not exist yet: the folder's check covers it.
+    if (!out.folder && c.exportDir && canonical(out.path).parent_path() == canonical(*c.exportDir) &&
+        !fs::exists(*c.exportDir))
+      continue;
+    const std::string why = out.folder ? outputFolderProblem(out.path) : outputFileProblem(out.path);
+    if (!why.empty())
+      throw UsageError(out.flag + " '" + out.path + "': cannot write " +
+                       (out.folder ? "to this folder: " : "this file: ") + why);
+  }
+  if (c.exportDir && !o.overwrite) {
+    std::error_code ec;
+    if (fs::is_directory(*c.exportDir, ec) && !fs::is_empty(*c.exportDir, ec))
+      throw UsageError("--export '" + *c.exportDir + "': the folder is not empty; frames of an "
+                       "earlier export there would be mixed with this run's. Choose an empty or "
+                       "new folder, or give --overwrite to remove the earlier step_*.vtp and "
+                       "eddy.pvd first");
+  }
+}
+
+// SIGINT / SIGTERM during a run: the handler only records the signal; the
+// step loop stops at the next step boundary and the run finishes its files.
+// (A signal handler can only reach a variable of static storage.)
+volatile std::sig_atomic_t gStopSignal = 0;
+
+void onStopSignal(int sig) { gStopSignal = sig; }
+
+// Installs the handlers for the lifetime of a run and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    gStopSignal = 0;
+    struct sigaction sa{};
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, &oldInt_);
+    sigaction(SIGTERM, &sa, &oldTerm_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &oldInt_, nullptr);
+    sigaction(SIGTERM, &oldTerm_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  int received() const { return int(gStopSignal); }
+
+ private:
+  struct sigaction oldInt_{}, oldTerm_{};
+};
+
+const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+// JSON number: a whole value of an integer quantity is written as an integer
+// (100, not 100.0).
+json jsonNumber(double v, bool integer) {
+  if (integer && std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15)
+    return static_cast<long long>(v);
+  return v;
+}
+
+// Diagnostics columns that count (steps, particles, list entries).
+bool integerColumn(const std::string& name) {
+  return name == "step" || name == "escaped" || name == "overflow";
 }
 
 int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   RunOptions o = parseRun(args);
   const RunConfig& c = o.cfg;
+  checkOutputs(o);
+  const StopSignals signals;
 
   // Everything read from files is checked before the device is opened.
   std::optional<Snapshot> snapshot;
@@ -417,7 +563,14 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (snapshot) {
     auto loaded = loadSnapshot(*devices.front(), *snapshot);
     sim = std::move(loaded.sim);
-    for (const auto& [k, v] : changes) sim->params().set(k, v);
+    // As the app does: a parameter that only building a scene uses (spacing,
+    // seed, ...) cannot change the loaded particles; it is ignored with a note,
+    // and the next snapshot records the values the particles really have.
+    for (const auto& [k, v] : changes) {
+      const ParamDesc* d = sim->params().find(k);
+      if (d && d->rebuild) err << "eddy: " << loadIgnoresNote(k) << '\n';
+      else sim->params().set(k, v);
+    }
     snapshot.reset();  // the host copy of the state is no longer needed
     if (!o.quiet)
       err << "eddy: resumed " << o.loadPath << " at step " << sim->steps() << ", t = "
@@ -455,6 +608,12 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   }
   std::unique_ptr<VtkSeries> series;
   if (c.exportDir) {
+    if (o.overwrite) {
+      const size_t removed = removeOldExport(*c.exportDir);
+      if (removed && !o.quiet)
+        err << "eddy: --overwrite: removed " << removed << " files of an earlier export from "
+            << *c.exportDir << '\n';
+    }
     series = std::make_unique<VtkSeries>(*c.exportDir);
     series->add(sim->frame());
   }
@@ -479,11 +638,15 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     lastSteps = sim->steps();
     return false;
   };
+  // The state before the first step, checked now: this also builds the check's
+  // kernel before the loop, so that no kernel is compiled once the steps run
+  // (a SIGINT must never meet the compiler mid-build).
+  if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
   const auto t0 = Clock::now();
   auto lastReport = t0;
   sim->profiler().reset();
   try {
-    while (!finished()) {
+    while (!signals.received() && !finished()) {
       sim->step();
       const uint64_t s = sim->steps();
       if (checkEvery && s % checkEvery == 0)
@@ -503,14 +666,27 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
       }
     }
     sim->finish();
-    if (checkEvery)
-      if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
+    // Once at the end whatever --check-every is: a blow-up never ends in exit 0.
+    if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
   } catch (const BlowUpError&) {
     // Keep what was recorded up to the blow-up; write no final state over good files.
     if (diag) diag->commit();
     throw;
   }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (const int sig = signals.received()) {
+    // Stopped at a step boundary: the diagnostics rows so far are complete and
+    // committed, every exported frame and eddy.pvd is already in place; the
+    // final state (--out, --save) of a run that did not finish is not written.
+    if (diag) diag->commit();
+    err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
+        << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
+    if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
+    if (series) err << "eddy: wrote " << series->pvdPath() << " (" << series->frames() << " frames)\n";
+    if (c.out) err << "eddy: not written: --out " << *c.out << " (the run did not finish)\n";
+    if (c.save) err << "eddy: not written: --save " << *c.save << " (the run did not finish)\n";
+    return 128 + sig;
+  }
   sim->profiler().collect(true);
   const std::vector<double> last = sim->diagRow();
   const bool moved = sim->steps() != startStep;
@@ -520,17 +696,35 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: particles that had to be put back into the tank.
+  std::vector<std::string> warnings;  // stderr and --json "warnings"
   for (size_t i = 0; i < columns.size(); ++i)
-    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0)
-      err << "eddy: warning: " << columns[i] << " = " << last[i]
-          << (columns[i] == "escaped"
-                  ? " (particle-steps found outside the tank or non-finite and put back)\n"
-                  : " (neighbour-list entries beyond the capacity were dropped)\n");
+    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0) {
+      std::ostringstream w;
+      w << columns[i] << " = " << last[i]
+        << (columns[i] == "escaped"
+                ? " (particle-steps found outside the tank or non-finite and put back)"
+                : " (neighbour-list entries beyond the capacity were dropped)");
+      warnings.push_back(w.str());
+    }
 
-  // Relative change of the total energy (N-body) where the columns have it.
+  // Relative change of the total energy (N-body) where the columns have it:
+  // the first and the last diagnostics row, i.e. the start and the end of
+  // this run (no read-backs beyond those two).
   std::optional<double> dE;
   for (size_t i = 0; i < columns.size(); ++i)
     if (columns[i] == "total" && first[i] != 0) dE = (last[i] - first[i]) / std::fabs(first[i]);
+  if (const ParamDesc* d = sim->params().find("energy_warning"); d && dE) {
+    const double limit = sim->params().get("energy_warning");
+    if (limit > 0 && std::fabs(*dE) > limit) {
+      std::ostringstream w;
+      w << "the total energy changed by " << std::setprecision(4) << 100 * *dE
+        << " % over the run (|dE/E| = " << std::fabs(*dE) << " > energy_warning = "
+        << formatNumber(limit) << "): the result is not trustworthy; try a smaller dt or a "
+        << "larger softening";
+      warnings.push_back(w.str());
+    }
+  }
+  for (const auto& w : warnings) err << "eddy: warning: " << w << '\n';
   std::optional<double> virial;
   if (auto* nb = dynamic_cast<NBodySim*>(sim.get())) virial = nb->diagnostics().virialRatio;
   if (msim) virial = msim->diagnostics().virialRatio;
@@ -540,8 +734,9 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     j["sim"] = spec.sim;
     j["scene"] = scene;
     j["n"] = sim->size();
-    j["steps"] = sim->steps();
-    j["time"] = sim->time();
+    j["steps"] = sim->steps() - startStep;  // this run's steps; "step" is the absolute one
+    j["step"] = sim->steps();
+    j["time"] = sim->syncTime();
     j["device"] = deviceJson(ctx.info());
     if (msim) {
       json ds = json::array();
@@ -557,24 +752,29 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
       j["devices"] = ds;
     }
     j["wall_s"] = wall;
-    j["steps_per_s"] = wall > 0 ? double(sim->steps()) / wall : 0.0;
+    j["steps_per_s"] = wall > 0 ? double(sim->steps() - startStep) / wall : 0.0;
     json a = json::object(), b = json::object();
     for (size_t i = 0; i < columns.size(); ++i) {
-      a[columns[i]] = first[i];
-      b[columns[i]] = last[i];
+      a[columns[i]] = jsonNumber(first[i], integerColumn(columns[i]));
+      b[columns[i]] = jsonNumber(last[i], integerColumn(columns[i]));
     }
     j["initial"] = a;
     j["final"] = b;
     if (dE) j["energy_rel_change"] = *dE;
     if (virial) j["virial_ratio"] = *virial;
+    j["warnings"] = warnings;
     j["profile"] = profileJson(sim->profiler());
     j["params"] = json::object();
-    for (const auto& d : sim->params().declarations()) j["params"][d.name] = sim->params().get(d.name);
+    for (const auto& d : sim->params().declarations())
+      j["params"][d.name] = jsonNumber(sim->params().get(d.name), d.integer);
     out << j.dump(2) << '\n';
   } else {
-    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", "
-        << sim->steps() << " steps to t = " << sim->time() << " in " << std::setprecision(4)
-        << wall << " s (" << double(sim->steps()) / std::max(wall, 1e-9) << " steps/s)\n";
+    const uint64_t ran = sim->steps() - startStep;
+    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", " << ran
+        << " steps";
+    if (startStep) out << " (steps " << startStep << " to " << sim->steps() << ")";
+    out << " to t = " << sim->syncTime() << " in " << std::setprecision(4) << wall << " s ("
+        << double(ran) / std::max(wall, 1e-9) << " steps/s)\n";
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
         << ctx.info().driverVersion << ")\n";
     if (msim)
@@ -780,11 +980,16 @@ int cmdBenchSph(Args& args, std::ostream& out) {
   for (const auto target : ns)
     for (const auto& mode : modes) {
       Params params(sphParamDecl());
-      const SphSetup setup = makeSphBenchScene(target, params);
       SphKernelConfig cfg;
       cfg.neighbourList = mode == "list";
       cfg.listCapacity = unsigned(cap);
       cfg.correctlyRoundedDivSqrt = exactDiv;
+      {  // the limits before the particles take host memory
+        const Params bp = sphBenchParams(target, params);
+        const SphSceneSize size = sphSceneSize("dam_break", bp);
+        SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, bp, cfg);
+      }
+      const SphSetup setup = makeSphBenchScene(target, params);
       SphSim sim(ctx, params, setup, cfg);
       sim.step();  // warm-up (compilation, clocks) and sizing
       ctx.queue().finish();
@@ -850,7 +1055,7 @@ int cmdBenchFrame(Args& args, std::ostream& out, std::ostream& err) {
     else if (a == "--scene") spec.scene = args.value(a);
     else if (a == "--n") spec.n = args.count(a, 1, 1ull << 31);
     else if (a == "--set") sets.push_back(args.value(a));
-    else if (a == "--device") device = args.value(a);
+    else if (a == "--device") device = deviceSpec(a, args.value(a));
     else if (a == "--frames") frames = args.count(a, 1, 1000000);
     else if (a == "--substeps") substeps = args.count(a, 1, 10000);
     else if (a == "--color") color = args.value(a);
@@ -963,7 +1168,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
     else if (a == "--unroll") unrolls = args.list(a, 0, 1024);
     else if (a == "--cl-options") clOptions.push_back(args.value(a));
     else if (a == "--steps") steps = args.count(a, 1, 100000);
-    else if (a == "--device") device = args.value(a);
+    else if (a == "--device") device = deviceSpec(a, args.value(a));
     else if (a == "--json") asJson = true;
     else throw UsageError("bench: unknown option '" + a + "'");
   }
@@ -995,6 +1200,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         << ctx.info().driverVersion << ")\n";
     out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
   }
+  size_t measured = 0;  // configurations that ran (a bad --wg skips them all)
   for (const auto n : ns) {
     // Without --wg/--bpi: the layout the simulation picks for this N.
     const auto autoCfg = NBodyKernelConfig::automatic(ctx.info(), n);
@@ -1022,6 +1228,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
               << "' skipped: " << what.substr(0, what.find('\n')) << '\n';
           continue;
         }
+        ++measured;
         NBodySim& sim = *simPtr;
         // Warm-up (kernel compilation caches, clocks), also sizes the run.
         const auto w0 = Clock::now();
@@ -1055,8 +1262,39 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         }
       }
   }
+  if (measured == 0)
+    throw UsageError("bench nbody: every configuration was skipped (see above): nothing to "
+                     "measure; check --wg, --bpi, --unroll and --cl-options");
   if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"nbody", rows}}.dump(2) << '\n';
   return 0;
+}
+
+// `eddy-cli COMMAND --help` (or -h right after the command): that command's
+// help. "--help" is never a flag's value (Args::value refuses "--..." values).
+bool wantsHelp(const std::vector<std::string>& argv) {
+  if (argv.size() >= 2 && argv[1] == "-h") return true;
+  return std::find(argv.begin() + 1, argv.end(), "--help") != argv.end();
+}
+
+// The part of kUsage about one command: its line(s) under "commands:" and
+// its "... options:" sections.
+std::string commandHelp(const std::string& cmd) {
+  const std::string usage = kUsage;
+  std::string text = "usage: eddy-cli " + cmd + " [options]\n";
+  std::vector<std::string> sections;
+  if (cmd == "run") sections = {"run options:"};
+  else if (cmd == "bench") sections = {"bench options:", "bench frame options:"};
+  std::istringstream lines(usage);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind("  " + cmd + " ", 0) == 0 || line == "  " + cmd) text += line + "\n";
+  for (const auto& head : sections) {
+    const auto at = usage.find("\n" + head + "\n");
+    if (at == std::string::npos) continue;
+    const auto end = usage.find("\n\n", at + 1);
+    text += usage.substr(at, end == std::string::npos ? std::string::npos : end - at) + "\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -1077,7 +1315,12 @@ int cliMain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       out << "eddy " << EDDY_VERSION << '\n';
       return 0;
     }
-    if (cmd == "devices") return cmdDevices(out);
+    const bool known = cmd == "devices" || cmd == "run" || cmd == "bench" || cmd == "params";
+    if (known && wantsHelp(argv)) {
+      out << commandHelp(cmd);
+      return 0;
+    }
+    if (cmd == "devices") return cmdDevices(args, out);
     if (cmd == "params") return cmdParams(args, out);
     if (cmd == "run") return cmdRun(args, out, err);
     if (cmd == "bench") return cmdBench(args, out, err);

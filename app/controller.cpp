@@ -70,6 +70,11 @@ Controller::Controller(Context& ctx, SceneSpec spec, Params params, const std::s
   if (spec_.n == 0 && spec_.icPath.empty()) spec_.n = next_.n = defaultAppCount(spec_.sim, onGpu(ctx_));
   if (!loadPath.empty() && load(loadPath)) return;
   const std::string loadError = error_;
+  if (!loadPath.empty()) {  // error_'s first line is the panel's ("... (Retry builds it again)")
+    const auto nl = loadError.find('\n');
+    startLoadError_ = "cannot restore " + loadPath +
+                      (nl == std::string::npos ? std::string() : ": " + loadError.substr(nl + 1));
+  }
   if (auto why = attempt([&] { sim_ = makeSimulation(ctx_, spec_, edit_); })) {
     error_ = "Building the " + spec_.sim + " simulation failed (Retry builds it again):\n" + *why;
     if (!loadError.empty()) error_ = loadError + "\n" + error_;
@@ -156,6 +161,27 @@ void Controller::dropBlock() {
     b.hi[k] = d->lo[k] + fh[k] * w;
   }
   addBlock(b);
+}
+
+size_t Controller::particlesNear(const Box& box) {
+  // One blocking read of the positions: on a user's action only.
+  const size_t n = sim_->size();
+  std::vector<cl_float4> pos(n);
+  try {
+    ctx_.queue().enqueueReadBuffer(sim_->positionBuffer(), CL_TRUE, 0, n * sizeof(cl_float4),
+                                   pos.data());
+  } catch (const cl::Error& e) {
+    throw Error("Drop block: reading the positions failed: " + describe(e));
+  }
+  // The box grown by one particle radius: fluid touching the block counts.
+  const float r = sim_->particleRadius();
+  size_t count = 0;
+  for (const auto& p : pos) {
+    bool in = true;
+    for (int k = 0; k < 3; ++k) in = in && p.s[k] >= box.lo[k] - r && p.s[k] < box.hi[k] + r;
+    count += in;
+  }
+  return count;
 }
 
 void Controller::stepOnce() {
@@ -334,6 +360,16 @@ FrameReport Controller::frame(Profiler& frameProf) {
   applyParams();
   for (const Box& b : blocks_) {
     try {
+      // A block only where there is room: fluid dropped onto fluid (pressing
+      // B again before the last block has fallen) overlaps it, and the
+      // pressure of the overlap throws particles out at hundreds of m/s.
+      const size_t inside = sim_->supportsAddBlock() ? particlesNear(b) : 0;
+      if (inside > 0) {
+        error_ = "Drop block refused: " + std::to_string(inside) +
+                 " particles are already in the block's space; wait until the last block "
+                 "has fallen";
+        continue;
+      }
       sim_->addBlock(b);
     } catch (const Error& e) {
       error_ = e.what();
@@ -343,6 +379,23 @@ FrameReport Controller::frame(Profiler& frameProf) {
   if (sim_->supportsPush())
     for (const auto& p : pushes_) frameProf.record("push", sim_->push(p.ray, p.radius, p.dv));
   pushes_.clear();
+  // A check enqueued in an earlier frame that the device has answered by now
+  // (never waits): a blow-up stops the stepping before this frame's steps,
+  // not only when the next check is due.
+  if (checkEvery && checkPending_) {
+    std::optional<BlowUp> b;
+    bool answered = false;
+    if (auto why = attempt([&] {
+          if ((answered = sim_->finiteCheckAnswered())) b = sim_->collectFinite();
+        })) {
+      error_ = "The finite check failed; paused:\n" + *why;
+      paused = true;
+      runRemaining_ = 0;
+      answered = true;
+    }
+    if (answered) checkPending_ = false;
+    if (b) reportBlowUp(r, *b);
+  }
   // ---- this frame's steps ----
   unsigned n = 0;
   if (runRemaining_ > 0) {
@@ -391,14 +444,20 @@ void Controller::check(FrameReport& r, unsigned steps) {
     paused = true;
     runRemaining_ = 0;
   }
-  if (!b) return;
-  blowUp_ = b;
+  if (b) reportBlowUp(r, *b);
+}
+
+void Controller::reportBlowUp(FrameReport& r, const BlowUp& b) {
   paused = true;
   runRemaining_ = 0;
+  // The first blow-up is the one to report: a later check of the same broken
+  // state (steps already enqueued) would only repeat it at a later step.
+  if (blowUp_) return;
+  blowUp_ = b;
   r.blewUp = true;
-  error_ = "Blow-up at step " + std::to_string(b->step) + ": " + std::to_string(b->particles) +
-           " of " + std::to_string(b->n) + " particles are NaN/inf. Paused.\n" +
-           b->message(sim_->kind()) + ".\nReset (R) rebuilds the scene; a smaller time step may help.";
+  error_ = "Blow-up at step " + std::to_string(b.step) + ": " + std::to_string(b.particles) +
+           " of " + std::to_string(b.n) + " particles are NaN/inf. Paused.\n" +
+           b.message(sim_->kind()) + ".\nReset (R) rebuilds the scene; a smaller time step may help.";
 }
 
 }  // namespace eddy

@@ -46,6 +46,9 @@ class Controller {
 
   // False only when no simulation could be built yet (start-up failure).
   bool hasSim() const { return sim_ != nullptr; }
+  // Why the constructor's `loadPath` could not be restored; empty if it was
+  // (or none was given).
+  const std::string& startLoadError() const { return startLoadError_; }
   Simulation& sim() { return *sim_; }
   const Simulation& sim() const { return *sim_; }
   Context& context() { return ctx_; }
@@ -69,6 +72,9 @@ class Controller {
   void push(const Ray& ray, float radius, const Vec3f& dv);
   void addBlock(const Box& box);
   // A block in the upper middle of the simulation's domain (key B, panel).
+  // Every block (addBlock, dropBlock) is placed only where there is room: with
+  // fluid already in its space (the last block still falling) it is refused,
+  // saying so in error().
   void dropBlock();
 
   // Run control.
@@ -117,6 +123,8 @@ class Controller {
   void applyParams();
   bool keepOldWhileBuilding() const;
   void check(FrameReport& r, unsigned steps);
+  void reportBlowUp(FrameReport& r, const BlowUp& b);
+  size_t particlesNear(const Box& box);  // particles in box (grown by a particle radius)
 
   Context& ctx_;
   SceneSpec spec_, next_;
@@ -137,6 +145,7 @@ class Controller {
   unsigned framesSinceCheck_ = 0;
   bool checkPending_ = false;   // a check is on the device, its answer not yet read
   bool uncheckedSteps_ = false; // steps ran since the last check was enqueued
+  std::string startLoadError_;
 };
 
 }  // namespace eddy

@@ -191,6 +191,9 @@ void App::setup() {
   ctl_ = std::make_unique<Controller>(*ctx_, o_.spec, guiParams(o_), o_.loadPath);
   ctl_->substeps = o_.substeps;
   ctl_->paused = o_.paused;
+  // A --load asked for on the command line that fails ends the app (exit 1),
+  // instead of running another scene; a Load from the panel keeps the running one.
+  if (!ctl_->startLoadError().empty()) throw Error("--load: " + ctl_->startLoadError());
   if (!o_.loadPath.empty()) {
     panel_.setSnapshotPath(o_.loadPath);
     if (ctl_->hasSim() && ctl_->error().empty()) {
@@ -204,7 +207,7 @@ void App::setup() {
       }
       for (const auto& [k, v] : changes) {
         const ParamDesc* d = ctl_->editParams().find(k);
-        if (d && d->rebuild) err_ << "eddy: --load: '" << k << "' applies only when the scene is rebuilt; ignored\n";
+        if (d && d->rebuild) err_ << "eddy: " << loadIgnoresNote(k) << '\n';
         else ctl_->setParam(k, v);
       }
     }
@@ -224,7 +227,7 @@ void App::setup() {
     if (o_.color == "none") view_.colorField = -1;
     else if (it == f.end()) {
       const std::string known = joinNames(f);
-      throw Error("--color '" + o_.color + "': " + ctl_->sim().kind() +
+      throw GuiUsageError("--color '" + o_.color + "': " + ctl_->sim().kind() +
                   " offers " + (known.empty() ? "no fields" : known) + " (or none)");
     } else view_.colorField = int(it - f.begin());
   }
@@ -433,7 +436,11 @@ int App::run() {
     ParticleDraw d{};
     if (live) {
       if (view_.colorField >= int(ctl_->sim().colorFields().size())) view_.colorField = -1;
-      bufs_->upload(ctl_->sim(), view_.colorField, frameProf_);
+      // A new colour field (key C, panel): draw this frame's upload, whose
+      // values are of the new field, and take the legend's range from them;
+      // last frame's slot holds the old field's values (or none).
+      const bool newField = view_.colorField != lastField_ && lastField_ != -2 && !rep.rebuilt;
+      bufs_->upload(ctl_->sim(), view_.colorField, frameProf_, newField);
       d = bufs_->drawSlot();
       if (needFit_) fitView();
       if (view_.colorField != lastField_ || view_.logScale != lastLog_) resetRange_ = true;
@@ -583,6 +590,8 @@ int App::run() {
     out_ << std::fixed << std::setprecision(3) << "eddy stats: " << ctl_->spec().sim << " "
          << ctl_->spec().scene << ", N = " << ctl_->sim().size() << ", " << measured
          << " frames, " << stepsTotal << " steps (" << ctl_->substeps << " per frame)\n"
+         << "  measured: frames " << warmup + 1 << " to " << frame << " of " << frame
+         << " (the first " << warmup << " are warm-up: kernel compilation, first transfers)\n"
          << "  device: " << ctx_->info().name << "\n  buffers: " << bufferPathName(choice_.path)
          << "\n  per frame (ms): frame " << total.frame / f << "  simulate " << sim / f
          << "  transfer " << transfer / f << "  draw " << total.draw / f << "  host-wait "
@@ -624,6 +633,9 @@ int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
     try {
       App app(o, w, out, err);
       rc = app.run();
+    } catch (const GuiUsageError& e) {
+      err << "eddy: error: " << e.what() << "\n(see 'eddy --help')\n";
+      rc = 2;
     } catch (const Error& e) {
       err << "eddy: error: " << e.what() << '\n';
       rc = 1;

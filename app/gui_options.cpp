@@ -71,7 +71,10 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     else if (a == "--config") o.configPath = value(a);
     else if (a == "--load") o.loadPath = value(a);
     else if (a == "--set") o.sets.push_back(value(a));
-    else if (a == "--device") o.device = value(a);
+    else if (a == "--device") {
+      o.device = value(a);
+      if (!isDeviceSpec(o.device)) throw GuiUsageError("--device " + deviceSpecError(o.device));
+    }
     else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
     else if (a == "--no-gl-sharing") o.glSharing = false;
     else if (a == "--no-persistent-map") o.persistentMap = false;
@@ -150,7 +153,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
     throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + joinNames(sims));
   if (o.spec.sim == "sph" && o.spec.n)
-    throw GuiUsageError("--n is not used by --sim sph: the particle count follows from the scene "
+    throw GuiUsageError((nGiven ? std::string("--n") : "--config " + o.configPath + ": key 'n'") +
+                        " is not used by --sim sph: the particle count follows from the scene "
                         "(e.g. --set spacing=0.002)");
   if (o.spec.icPath.empty()) {
     if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);

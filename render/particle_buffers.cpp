@@ -126,7 +126,7 @@ void ParticleBuffers::waitEvent(const cl::Event& e) {
   waitMs_ += msSince(t0);
 }
 
-void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof) {
+void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof, bool fresh) {
   waitMs_ = 0;
   const size_t n = sim.size();
   if (n > capacity_ || capacity_ == 0) reset(std::max(sim.capacity(), n));
@@ -146,9 +146,22 @@ void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof) {
       if (field >= 0) {
         s.colorEvent = sim.writeColorField(size_t(field), s.colorCl);
         prof.record("color", s.colorEvent);
+        if (fresh) {
+          // A new field: the legend's range needs its values this frame. The
+          // read-back of an older field still in flight is of no use now.
+          if (readBackSlot_ >= 0) {
+            waitEvent(slots_[readBackSlot_].readBackEvent);
+            slots_[readBackSlot_].readBackEvent = cl::Event();
+            readBackSlot_ = -1;
+          }
+          readBack_.resize(n);
+          const auto t0 = std::chrono::steady_clock::now();
+          q.enqueueReadBuffer(s.colorCl, CL_TRUE, 0, n * sizeof(float), readBack_.data());
+          waitMs_ += msSince(t0);
+        }
         // Every 16th frame read the field back for the legend's range.
         const bool idle = !s.readBackEvent() && readBackSlot_ < 0;
-        if (uploads_ % 16 == 0 && idle) {
+        if (!fresh && uploads_ % 16 == 0 && idle) {
           s.colorHost.resize(n);
           q.enqueueReadBuffer(s.colorCl, CL_FALSE, 0, n * sizeof(float), s.colorHost.data(),
                               nullptr, &s.readBackEvent);
@@ -180,13 +193,16 @@ void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof) {
   s.count = n;
   s.hasColor = field >= 0;
   s.valid = true;
+  drawLatest_ = fresh;
   ++uploads_;
   write_ ^= 1;
 }
 
 ParticleDraw ParticleBuffers::drawSlot() {
-  // The slot uploaded last frame, or, right after a reset, this frame's.
-  const int r = slots_[write_].valid ? write_ : 1 - write_;
+  // The slot uploaded last frame, or, right after a reset or a fresh upload,
+  // this frame's.
+  const int r = slots_[write_].valid && !drawLatest_ ? write_ : 1 - write_;
+  drawLatest_ = false;
   Slot& s = slots_[r];
   drawn_ = -1;
   if (!s.valid) return {};

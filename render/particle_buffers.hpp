@@ -41,7 +41,11 @@ class ParticleBuffers {
   // Enqueues this frame's transfer of the positions and colour field `field`
   // (-1: none) into the slot OpenGL is not drawing. Records the "color"
   // kernel and the "transfer pos" / "transfer field" copies in `prof`. Never waits for the simulation's kernels.
-  void upload(Simulation& sim, int field, Profiler& prof);
+  // `fresh`: this frame must draw this upload, not last frame's (the colour
+  // field changed: last frame's slot holds the old field's values). Costs
+  // one wait for the transfer (and, when sharing, a read-back of the field
+  // for the legend's range); used on a user's action only.
+  void upload(Simulation& sim, int field, Profiler& prof, bool fresh = false);
   // The slot to draw this frame: the one uploaded last frame (or this frame's
   // right after a reset). Makes sure its transfer is complete.
   ParticleDraw drawSlot();
@@ -84,6 +88,7 @@ class ParticleBuffers {
   uint64_t uploads_ = 0;
   std::vector<float> readBack_;  // sharing: last completed colour read-back
   int readBackSlot_ = -1;
+  bool drawLatest_ = false;  // drawSlot(): this frame's upload (upload(..., fresh))
   double waitMs_ = 0;
 };
 

@@ -2,29 +2,18 @@
 
 #include "cl.hpp"  // eddy::Error
 #include "gl.hpp"
+#include "io.hpp"  // AtomicFile: temporary + rename, special files in place
 
 #include <stb_image_write.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <vector>
 
 namespace eddy {
 
-namespace {
-std::string tempName(const std::string& path) {
-  return path + ".tmp." + std::to_string(::getpid());
-}
-}  // namespace
-
 void checkWritable(const std::string& path) {
-  const std::string tmp = tempName(path);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error("cannot write screenshot '" + path + "': " + std::strerror(errno));
-  std::fclose(f);
-  std::remove(tmp.c_str());
+  const std::string why = outputFileProblem(path);
+  if (!why.empty()) throw Error("cannot write screenshot '" + path + "': " + why);
 }
 
 void writeScreenshot(const std::string& path, int w, int h) {
@@ -39,15 +28,16 @@ void writeScreenshot(const std::string& path, int w, int h) {
   const size_t row = size_t(w) * 3;
   for (int y = 0; y < h; ++y)
     std::memcpy(&flipped[size_t(y) * row], &px[size_t(h - 1 - y) * row], row);
-  const std::string tmp = tempName(path);
-  if (!stbi_write_png(tmp.c_str(), w, h, 3, flipped.data(), int(row))) {
-    std::remove(tmp.c_str());
-    throw Error("cannot write screenshot '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error("cannot write screenshot '" + path + "': " + why);
+  try {
+    AtomicFile file(path, true);
+    auto sink = [](void* ctx, void* data, int size) {
+      static_cast<std::ofstream*>(ctx)->write(static_cast<const char*>(data), size);
+    };
+    if (!stbi_write_png_to_func(sink, &file.stream(), w, h, 3, flipped.data(), int(row)))
+      throw Error("PNG encoding failed");
+    file.commit();
+  } catch (const Error& e) {
+    throw Error("cannot write screenshot '" + path + "': " + e.what());
   }
 }
 

@@ -69,7 +69,8 @@ def main():
     common = [cli, "run", "--device", "cpu", "--ic", ic, "--set", f"dt={dt}",
               "--set", "softening=0.05", "--quiet"]
     subprocess.run(common + ["--steps", str(steps), "--export", out_dir,
-                             "--export-every", str(every), "--out", final], check=True)
+                             "--export-every", str(every), "--out", final,
+                             "--overwrite"], check=True)
     mid = os.path.join(work, "mid.csv")
     subprocess.run(common + ["--steps", "14", "--out", mid], check=True)
 

@@ -430,4 +430,36 @@ TEST(AppBlowUp, SingleStepWhilePausedIsCheckedAtTheNextFrame) {
   EXPECT_EQ(c->blowUp()->n, 29u);
 }
 
+// Issue 9: the app found a blow-up only at the next check (8 frames later),
+// ran those steps, and then reported a second blow-up while paused. Now the
+// answered check is read at the next frame's boundary: no steps after it, and
+// one report (the first) until Reset.
+TEST(AppBlowUp, SteppingStopsAtTheFirstBlowUpWhichIsReportedOnce) {
+  Profiler fp;
+  auto c = nbody(41);
+  c->checkEvery = 8;
+  c->substeps = 2;
+  c->paused = false;
+  for (int i = 0; i < 3; ++i) c->frame(fp);
+  injectNaN(*c, 5);
+  for (int i = 0; i < 30 && !c->blowUp(); ++i) {
+    c->frame(fp);
+    test::context().queue().finish();  // the device keeps up (as a frame's draw waits for it)
+  }
+  ASSERT_TRUE(c->blowUp().has_value()) << c->error();
+  const BlowUp first = *c->blowUp();
+  EXPECT_TRUE(c->paused);
+  EXPECT_EQ(c->sim().steps(), first.step) << "no step may run after the checked one";
+  const std::string message = c->error();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(c->frame(fp).steps, 0u);
+  EXPECT_EQ(c->blowUp()->step, first.step);
+  EXPECT_EQ(c->error(), message) << "no second report";
+  // Stepping on by hand does not replace the first report either.
+  c->stepOnce();
+  c->frame(fp);
+  c->frame(fp);
+  EXPECT_EQ(c->blowUp()->step, first.step);
+  EXPECT_EQ(c->error().find("Blow-up at step " + std::to_string(first.step)), 0u) << c->error();
+}
+
 }  // namespace

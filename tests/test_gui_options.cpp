@@ -1,6 +1,7 @@
 // eddy's command line and the app defaults (no window needed).
 #include "defaults.hpp"
 #include "gui_options.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -81,6 +82,17 @@ TEST(GuiOptions, BadInputNamesTheProblem) {
   EXPECT_NE(msg({"--sim", "nbody", "--set", "bogus=1"}).find("bogus"), std::string::npos);
   EXPECT_NE(msg({"--n"}).find("needs a value"), std::string::npos);
   EXPECT_NE(msg({"--wat"}).find("unknown option"), std::string::npos);
+  // Issue 9: a malformed device is a usage error; a config's key is named as such.
+  EXPECT_EQ(msg({"--device", "xyz"}),
+            "--device 'xyz': expected gpu, cpu or P:D (platform:device indices, see 'eddy-cli devices')");
+  EXPECT_EQ(msg({"--device", "0:0"}), "(accepted)");
+  const std::string cfg = test::tempDir() + "/gui-sph-n.json";
+  test::writeFile(cfg, R"({"sim": "sph", "n": 500})");
+  EXPECT_EQ(msg({"--config", cfg}).find("--config " + cfg + ": key 'n' is not used by --sim sph"), 0u)
+      << msg({"--config", cfg});
+  const std::string dup = test::tempDir() + "/gui-dup.json";
+  test::writeFile(dup, R"({"sim": "nbody", "sim": "sph"})");
+  EXPECT_NE(msg({"--config", dup}).find("key 'sim' is given twice"), std::string::npos) << msg({"--config", dup});
 }
 
 }  // namespace

@@ -2,9 +2,14 @@
 // each simulation, render a few frames, write a screenshot, and check that the
 // image is not blank and the particles are where the scene puts them.
 #include "factory.hpp"
+#include "gl.hpp"
+#include "particle_buffers.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
 #include "test_util.hpp"
 #include "xvfb.hpp"
 
+#include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
@@ -231,6 +236,115 @@ TEST_F(GuiTest, BrokenKernelKeepsTheWindowUpWithTheError) {
   const Image im = load(png);
   ASSERT_EQ(im.w, 640) << "the window must stay up and draw: " << r.err;
   EXPECT_GT(litPixels(im).count, 0u) << "the panel (error text) is drawn";
+}
+
+// ---- Issue 9, part B: the app's faults ----
+
+// Usage errors exit 2 with the hint; a --load from the command line that
+// cannot be restored exits 1 instead of running another scene.
+TEST_F(GuiTest, UsageErrorsExit2AndAFailedLoadExits1) {
+  test::Result r = test::run(EDDY_APP, "--sim nbody --n 200 --color bogus --frames 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--color 'bogus': nbody offers"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(see 'eddy --help')"), std::string::npos) << r.err;
+  r = test::run(EDDY_APP, "--sim nbody --n 200 --device xyz --frames 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--device 'xyz': expected gpu, cpu or P:D"), std::string::npos) << r.err;
+
+  // A snapshot whose header is fine (the app's early check passes) but whose
+  // state cannot be restored: a tank of 1e30 m, CRC valid.
+  const std::string dir = test::tempDir();
+  const std::string snap = dir + "/app-load.snap", crafted = dir + "/app-load-crafted.snap";
+  ASSERT_EQ(test::run(EDDY_APP, "run --device cpu --sim sph --set spacing=0.01 --steps 1 --quiet --save " + snap).code, 0);
+  const Snapshot s = Snapshot::read(snap);
+  SnapshotWriter w;
+  for (const auto& n : s.names()) {
+    if (n == "sph/tank_y") w.addF64(n, 1e30);
+    else w.add(n, s.blob(n).data(), s.blob(n).size());
+  }
+  w.write(crafted);
+  r = test::run(EDDY_APP, "--load " + crafted + " --frames 2 --size 320x200");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("eddy: error: --load: cannot restore " + crafted), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the grid would have"), std::string::npos) << r.err;
+  // The good snapshot still loads.
+  r = test::run(EDDY_APP, "--load " + snap + " --frames 2 --size 320x200");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// --stats says which frames it measured: the warm-up frames are left out.
+TEST_F(GuiTest, StatsSayWhichFramesWereMeasured) {
+  const test::Result r = test::run(EDDY_APP, "--sim nbody --n 300 --frames 30 --stats --size 320x200");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(", 25 frames, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured: frames 6 to 30 of 30 (the first 5 are warm-up"), std::string::npos)
+      << r.out;
+}
+
+// Right after the colour field changes, the frame drawn holds the new field's
+// values (the legend's range is computed from them): upload(..., fresh).
+TEST_F(GuiTest, ANewColourFieldIsDrawnAndRangedFromItsOwnValues) {
+  ASSERT_TRUE(glfwInit());
+  glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  GLFWwindow* win = glfwCreateWindow(64, 64, "t", nullptr, nullptr);
+  ASSERT_NE(win, nullptr);
+  glfwMakeContextCurrent(win);
+  ASSERT_NE(gladLoadGL(glfwGetProcAddress), 0);
+  {
+    Context ctx("cpu");
+    Params p(sphParamDecl());
+    p.set("spacing", 0.01);
+    SphSim sim(ctx, p, makeSphScene("dam_break", p));
+    const size_t n = sim.size();
+    auto field = [&](size_t f) {
+      cl::Buffer b(ctx.context(), CL_MEM_READ_WRITE, n * sizeof(float));
+      sim.writeColorField(f, b);
+      std::vector<float> v(n);
+      ctx.queue().enqueueReadBuffer(b, CL_TRUE, 0, n * sizeof(float), v.data());
+      return v;
+    };
+    const auto speed = field(0), density = field(1);
+    ASSERT_NE(speed, density);
+    for (BufferPath path : {BufferPath::HostCopySubData, BufferPath::HostCopyPersistent}) {
+      if (path == BufferPath::HostCopyPersistent && !glHasBufferStorage()) continue;
+      ParticleBuffers bufs(ctx, path, false);
+      bufs.reset(sim.capacity());
+      Profiler prof;
+      for (int f = 0; f < 3; ++f) {  // speed, double-buffered
+        bufs.upload(sim, 0, prof);
+        bufs.drawSlot();
+        bufs.afterDraw();
+      }
+      // Without `fresh` the frame after a switch draws last frame's slot: speed.
+      bufs.upload(sim, 1, prof);
+      ParticleDraw d = bufs.drawSlot();
+      ASSERT_NE(bufs.hostColors(), nullptr);
+      EXPECT_EQ(std::vector<float>(bufs.hostColors(), bufs.hostColors() + n), speed)
+          << "the stale frame this fix removes";
+      bufs.afterDraw();
+      // The app's switch: this frame's upload is drawn, with the new field.
+      bufs.upload(sim, 2, prof, true);
+      d = bufs.drawSlot();
+      EXPECT_NE(d.colorVbo, 0u);
+      EXPECT_EQ(d.count, n);
+      ASSERT_NE(bufs.hostColors(), nullptr);
+      EXPECT_EQ(std::vector<float>(bufs.hostColors(), bufs.hostColors() + n), field(2))
+          << bufferPathName(path);
+      bufs.afterDraw();
+      // And the double buffering goes on from there.
+      bufs.upload(sim, 2, prof);
+      bufs.drawSlot();
+      EXPECT_EQ(std::vector<float>(bufs.hostColors(), bufs.hostColors() + n), field(2));
+      bufs.afterDraw();
+      ctx.queue().finish();
+      glFinish();
+    }
+  }
+  glfwDestroyWindow(win);
+  glfwTerminate();
 }
 
 }  // namespace

@@ -164,9 +164,10 @@ TEST(Controller, RunControl) {
 }
 
 // "Drop block" on the app's SPH: the app's parameters leave room (capacity
-// factor 4), the block lands at the next step boundary, and a block that does
-// not fit is reported, not thrown.
-TEST(Controller, DropBlockGrowsTheFluidUntilFull) {
+// factor 4), the block lands at the next step boundary; a second block while
+// the first still fills its space is refused (fluid stacked on fluid blew up
+// at hundreds of m/s), and a block that does not fit is reported, not thrown.
+TEST(Controller, DropBlockGrowsTheFluidOnlyWhereThereIsRoom) {
   Params p = defaultAppParams("sph");
   EXPECT_EQ(p.get("capacity_factor"), kAppSphCapacityFactor);
   p.set("spacing", 0.004);
@@ -185,19 +186,37 @@ TEST(Controller, DropBlockGrowsTheFluidUntilFull) {
   EXPECT_TRUE(c.error().empty()) << c.error();
   const size_t block = c.sim().size() - n0;
   EXPECT_GT(block, 0u);
-  size_t n = c.sim().size();
-  while (n + block <= cap) {
-    c.dropBlock();
-    c.frame(fp);
-    ASSERT_TRUE(c.error().empty()) << c.error();
-    ASSERT_EQ(c.sim().size(), n + block);
-    n = c.sim().size();
-  }
+  // Again, before the block has fallen: refused, nothing added.
   c.dropBlock();
   c.frame(fp);
-  EXPECT_NE(c.error().find("capacity"), std::string::npos) << c.error();
-  EXPECT_EQ(c.sim().size(), n);
-  EXPECT_EQ(c.sim().capacity(), cap);
+  EXPECT_NE(c.error().find("Drop block refused: " + std::to_string(block) + " particles"),
+            std::string::npos)
+      << c.error();
+  EXPECT_EQ(c.sim().size(), n0 + block);
+  // A block where there is room (upper right, clear of the first) lands.
+  c.clearError();
+  const Box dom = *c.sim().domain();
+  Box right;
+  for (int k = 0; k < 3; ++k) {
+    right.lo[k] = dom.lo[k] + 0.5f * (dom.hi[k] - dom.lo[k]);
+    right.hi[k] = dom.hi[k];
+  }
+  right.lo[0] = dom.lo[0] + 0.8f * (dom.hi[0] - dom.lo[0]);
+  right.lo[2] = dom.lo[2];
+  c.addBlock(right);
+  c.frame(fp);
+  EXPECT_TRUE(c.error().empty()) << c.error();
+  EXPECT_GT(c.sim().size(), n0 + block);
+
+  // No room in the buffers: reported with the capacity, not thrown.
+  Params full = p;
+  full.set("capacity_factor", 1.0);
+  Controller d(test::context(), spec, full);
+  d.paused = true;
+  d.dropBlock();
+  d.frame(fp);
+  EXPECT_NE(d.error().find("capacity"), std::string::npos) << d.error();
+  EXPECT_EQ(d.sim().size(), d.sim().capacity());
 }
 
 TEST(Panel, LegendAndHelpOverlays) {

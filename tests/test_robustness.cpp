@@ -1,10 +1,18 @@
 // Faults and limits: the device-side blow-up check, device memory limits and
-// accounting, kernel build failures, a missing OpenCL platform.
+// accounting, kernel build failures, a missing OpenCL platform, and the faults
+// of issue 9 part B: energy drift warnings, input beyond float range, crafted
+// snapshot sizes, scenes too large to build, parameters ignored by --load,
+// config and usage errors.
+#include "config.hpp"
 #include "factory.hpp"
+#include "io.hpp"
 #include "nbody.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -110,10 +118,11 @@ TEST(FiniteCheck, HeadlessRunExitsNamingStepAndCount) {
   // The diagnostics up to the blow-up are kept; no snapshot of garbage is written.
   EXPECT_TRUE(std::filesystem::exists(dir + "/boom-diag.csv"));
   EXPECT_FALSE(std::filesystem::exists(dir + "/boom.snap"));
-  // With the check off, the run goes on (and the user gets what they asked for).
+  // With the periodic check off, the run goes on, and the check at the end
+  // still fails it (issue 9; tests/test_robustness_outputs.cpp checks the files).
   const auto off = test::run(kCli, "run --device cpu --ic " + dir + "/boom.csv --set dt=0.5 --steps 5 "
                                    "--check-every 0 --quiet");
-  EXPECT_EQ(off.code, 0) << off.err;
+  EXPECT_EQ(off.code, 1) << off.err;
 }
 
 TEST(DeviceMemory, CheckNamesTheLimitBeforeAllocating) {
@@ -194,4 +203,284 @@ TEST(Platform, NoOpenCLPlatformIsAClearError) {
     EXPECT_TRUE(contains(r.err, "no OpenCL platform found")) << r.err;
     EXPECT_TRUE(contains(r.err, "pocl-opencl-icd")) << r.err;
   }
+}
+
+// ---- Issue 9, part B ----
+
+namespace {
+
+using json = nlohmann::json;
+
+json runJson(const std::string& args, test::Result* raw = nullptr) {
+  const auto r = test::run(kCli, args + " --json --quiet");
+  if (raw) *raw = r;
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  try {
+    return json::parse(r.out);
+  } catch (const json::exception&) {
+    ADD_FAILURE() << "not JSON: " << r.out;
+    return json::object();
+  }
+}
+
+// A copy of a snapshot with the f64 blob `name` replaced, CRC recomputed (the
+// writer computes it): a crafted file that passes every container check.
+std::string craftSnapshot(const std::string& path, const std::string& name, double value) {
+  const Snapshot s = Snapshot::read(path);
+  SnapshotWriter w;
+  for (const auto& n : s.names()) {
+    if (n == name) w.addF64(n, value);
+    else {
+      const auto b = s.blob(n);
+      w.add(n, b.data(), b.size());
+    }
+  }
+  const std::string out = path + ".crafted.snap";
+  w.write(out);
+  return out;
+}
+
+}  // namespace
+
+// |dE/E| over the run above the parameter energy_warning: a warning on stderr
+// and in --json "warnings", exit 0; below it or with 0 (off): none.
+TEST(EnergyWarning, DriftAboveTheParameterWarnsAndTheRunSucceeds) {
+  const std::string base = "run --device cpu --n 96 --steps 40 --set dt=0.05 --set softening=0.001 "
+                           "--set seed=" + std::to_string(test::freshSeed() % 1000);
+  const json plain = runJson(base + " --set energy_warning=0");
+  ASSERT_TRUE(plain.contains("warnings")) << plain.dump();
+  EXPECT_TRUE(plain["warnings"].empty()) << "0 = off";
+  const double dE = std::fabs(plain["energy_rel_change"].get<double>());
+  ASSERT_GT(dE, 0.0);
+  // The same run, the limit below and above the measured drift.
+  test::Result raw;
+  const json warned = runJson(base + " --set energy_warning=" + formatNumber(dE / 2), &raw);
+  ASSERT_EQ(warned["warnings"].size(), 1u) << warned.dump();
+  const std::string w = warned["warnings"][0];
+  EXPECT_TRUE(contains(w, "energy_warning = " + formatNumber(dE / 2))) << w;
+  EXPECT_TRUE(contains(raw.err, "eddy: warning: the total energy changed by")) << raw.err;
+  EXPECT_EQ(warned["energy_rel_change"], plain["energy_rel_change"]);
+  const json quiet = runJson(base + " --set energy_warning=" + formatNumber(dE * 2), &raw);
+  EXPECT_TRUE(quiet["warnings"].empty()) << quiet.dump();
+  EXPECT_FALSE(contains(raw.err, "warning")) << raw.err;
+  // Declared like every parameter: listed with its default and range.
+  const auto params = test::run(kCli, "params --sim nbody");
+  EXPECT_TRUE(contains(params.out, "energy_warning")) << params.out;
+  EXPECT_EQ(Params(nbodyParamDecl()).get("energy_warning"), 0.01);
+  // SPH has no energy column: the list is there, empty.
+  const json sph = runJson("run --device cpu --sim sph --set spacing=0.01 --steps 3");
+  ASSERT_TRUE(sph.contains("warnings"));
+  EXPECT_TRUE(sph["warnings"].empty()) << sph.dump();
+}
+
+// Values a float cannot hold are an input error naming file, line and column;
+// so are inf and nan. A UTF-8 byte order mark before the header is accepted.
+TEST(IcCsv, ValuesBeyondFloatRangeAreAnInputErrorNamingLineAndColumn) {
+  const std::string dir = test::tempDir();
+  const std::string out = dir + "/float-range-out.csv";
+  struct Case {
+    std::string value, column, expect;
+  };
+  const Case cases[] = {{"1e39", "vx", "1e39 is beyond the float range"},
+                        {"-3.5e38", "m", "-3.5e38 is beyond the float range"},
+                        {"inf", "y", "'inf' is not a finite number"},
+                        {"nan", "z", "'nan' is not a finite number"}};
+  for (const auto& k : cases) {
+    std::string row[7] = {"1", "0", "0", "0", "0.1", "0", "1"};
+    const char* names[] = {"x", "y", "z", "vx", "vy", "vz", "m"};
+    for (int i = 0; i < 7; ++i)
+      if (k.column == names[i]) row[i] = k.value;
+    std::string line;
+    for (int i = 0; i < 7; ++i) line += (i ? "," : "") + row[i];
+    const std::string path = dir + "/float-range.csv";
+    test::writeFile(path, "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n" + line + "\n");
+    const auto r = test::run(kCli, "run --device cpu --ic " + path + " --steps 2 --quiet --out " + out);
+    EXPECT_EQ(r.code, 1) << k.value << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, path + ":3: column '" + k.column + "': " + k.expect)) << r.err;
+    EXPECT_FALSE(contains(r.err, "blew up")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // The largest float itself is accepted as input.
+  const std::string bom = dir + "/bom.csv";
+  test::writeFile(bom, "\xEF\xBB\xBFx,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1,0,0,0,0.5,0,1\n");
+  const auto ok = test::run(kCli, "run --device cpu --ic " + bom + " --steps 2 --quiet --out " + out);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(readBodiesCsv(bom).size(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(out));
+}
+
+// A snapshot edited to a tank of 1e30 m with a valid CRC: the grid size is
+// computed in double and refused against the 2^30-cell limit (int(ceil())
+// overflowed before and the run "succeeded" with thousands of escapes).
+TEST(CraftedSnapshot, HugeTankIsRefusedByTheGridLimit) {
+  const std::string dir = test::tempDir();
+  const std::string snap = dir + "/small-sph.snap";
+  const auto save = test::run(kCli, "run --device cpu --sim sph --set spacing=0.01 --steps 2 --quiet --save " + snap);
+  ASSERT_EQ(save.code, 0) << save.err;
+  for (const char* blob : {"sph/tank_x", "sph/tank_y", "sph/tank_z"}) {
+    const std::string crafted = craftSnapshot(snap, blob, 1e30);
+    ASSERT_NO_THROW(readSnapshotHeader(Snapshot::read(crafted))) << "a valid container";
+    const std::string out = dir + "/crafted-out.csv";
+    const auto r = test::run(kCli, "run --device cpu --load " + crafted + " --steps 2 --quiet --out " + out);
+    EXPECT_EQ(r.code, 1) << blob << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "the grid would have")) << r.err;
+    EXPECT_TRUE(contains(r.err, "more than the limit 2^30 = 1073741824")) << r.err;
+    EXPECT_TRUE(contains(r.err, "1e+30")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // Sizes from parameters too: capacity_factor x N beyond 2^31 - 1 is refused, not clamped.
+  Params p(sphParamDecl());
+  p.set("capacity_factor", 64);
+  EXPECT_THROW(SphSim::checkFits(test::context().info(), 40'000'000, {1, 1, 1}, 0.01, p), Error);
+  try {
+    SphSim::checkFits(test::context().info(), 40'000'000, {1, 1, 1}, 0.01, p);
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(), "64 x 40000000 particles = 2.56e+09 is more than the limit 2^31 - 1")) << e.what();
+  }
+}
+
+// An SPH scene too large to build is refused from its particle count before
+// any particle is made: the count comes from the geometry alone.
+TEST(SphLimits, OverLargeSceneIsRefusedBeforeAllocatingNamingCountAndLimit) {
+  // 10^4 per axis: 10^12 particles, far beyond 2^31 - 1 (this built 48 TB of
+  // host particles before failing).
+  const auto r = test::run(kCli, "run --device cpu --sim sph --set spacing=0.0001 --set column_width=1 "
+                                 "--set column_height=1 --set depth=1 --set tank_length=2 "
+                                 "--set tank_height=2 --steps 1 --quiet");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "1000000000000 particles are too many (limit 2^31 - 1 = 2147483647)"))
+      << r.err;
+  // The count is exact: the geometry's count is what a build gives.
+  for (const char* scene : {"dam_break", "drop", "double_dam_break"}) {
+    Params p(sphParamDecl());
+    p.set("spacing", 0.004 + 0.001 * (test::freshSeed() % 4));
+    const auto size = sphSceneSize(scene, p);
+    const auto setup = makeSphScene(scene, p);
+    EXPECT_EQ(size.count, setup.particles.size()) << scene;
+    EXPECT_EQ(size.tank, setup.tank) << scene;
+  }
+  // The issue's case: spacing 0.0001 in the default tank. The count
+  // 572 x 1143 x 80 = 52303680 follows from the geometry; refused by the device limits
+  // (or, on a device with room, it builds): never a crash.
+  Params p(sphParamDecl());
+  p.set("spacing", 0.0001);
+  EXPECT_EQ(sphSceneSize("dam_break", p).count, 572ull * 1143ull * 80ull);
+  try {
+    SphSim::checkFits(test::context().info(), sphSceneSize("dam_break", p).count,
+                      sphSceneSize("dam_break", p).tank, 0.0001, p);
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(), std::to_string(572ull * 1143ull * 80ull) + " SPH particles needs"))
+        << e.what();
+    EXPECT_TRUE(contains(e.what(), "CL_DEVICE_")) << e.what();
+  }
+}
+
+// --load with a parameter that only building a scene uses: ignored with a
+// note (as the app does), and the next snapshot records the particles' values.
+TEST(LoadParams, SceneParametersAreIgnoredWithANoteAndNotRecorded) {
+  const std::string dir = test::tempDir();
+  const std::string a = dir + "/load-params-a.snap", b = dir + "/load-params-b.snap";
+  ASSERT_EQ(test::run(kCli, "run --device cpu --sim sph --set spacing=0.01 --steps 2 --quiet --save " + a).code, 0);
+  const auto r = test::run(kCli, "run --device cpu --load " + a + " --set spacing=0.004 "
+                                 "--set viscosity=0.05 --steps 2 --quiet --save " + b);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "eddy: --load: 'spacing' applies only when the scene is rebuilt; ignored"))
+      << r.err;
+  EXPECT_FALSE(contains(r.err, "'viscosity'")) << r.err;
+  const Snapshot s = Snapshot::read(b);
+  EXPECT_EQ(s.f64("param/spacing"), 0.01);
+  EXPECT_EQ(s.f64("sph/spacing"), 0.01);
+  EXPECT_EQ(s.f64("param/viscosity"), 0.05);  // a live parameter applies
+  EXPECT_EQ(s.u64("eddy/count"), Snapshot::read(a).u64("eddy/count"));
+}
+
+// Config files: a key given twice is refused naming it; a problem with a key
+// from the file names the file and the key, not a flag; a bad device is a
+// usage error naming file and key.
+TEST(ConfigFaults, DuplicateKeysAndMessagesNameTheFileAndKey) {
+  auto error = [](const std::string& text) {
+    try {
+      parseConfig(text, "dup.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error(R"({"n": 5, "steps": 3, "n": 6})"), "dup.json: key 'n' is given twice; give each key once");
+  EXPECT_EQ(error(R"({"params": {"dt": 0.1, "G": 1, "dt": 0.2}})"),
+            "dup.json: key 'params.dt' is given twice; give each key once");
+  EXPECT_EQ(error(R"({"n": 5, "params": {"n": 1}})").find("given twice"), std::string::npos)
+      << "the same name at another level is another key";
+  const std::string dir = test::tempDir();
+  const std::string cfg = dir + "/sph-n.json";
+  test::writeFile(cfg, R"({"sim": "sph", "n": 1000})");
+  auto r = test::run(kCli, "run --config " + cfg + " --steps 1 --quiet");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--config " + cfg + ": key 'n' is not used by --sim sph")) << r.err;
+  EXPECT_FALSE(contains(r.err, "--n is")) << r.err;
+  const std::string dup = dir + "/dup.json";
+  test::writeFile(dup, R"({"steps": 1, "steps": 2})");
+  r = test::run(kCli, "run --config " + dup + " --quiet");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, dup + ": key 'steps' is given twice")) << r.err;
+  const std::string dev = dir + "/device.json";
+  test::writeFile(dev, R"({"device": "foo", "steps": 1})");
+  r = test::run(kCli, "run --config " + dev + " --quiet");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, dev + ": key 'device': 'foo': expected gpu, cpu or P:D")) << r.err;
+}
+
+// Range messages print the shortest text that reads back as the value:
+// value and limit never look equal.
+TEST(UsageFaults, RangeMessagesShowValueAndLimitApart) {
+  auto r = test::run(kCli, "run --set seed=4294967296 --steps 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "'seed' = 4294967296 is out of range: allowed [0, 4294967295]")) << r.err;
+  r = test::run(kCli, "run --sim sph --set max_dt=0.10000000000000002 --steps 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "0.10000000000000002 is out of range: allowed [1e-08, 0.1]")) << r.err;
+}
+
+// Usage errors exit 2 with the hint once; COMMAND --help prints that help.
+TEST(UsageFaults, BadDeviceSimulationAndOptionsExit2AndHelpWorksPerCommand) {
+  struct Case {
+    std::string args, expect;
+  };
+  const Case cases[] = {
+      {"run --device foo --steps 1", "--device 'foo': expected gpu, cpu or P:D"},
+      {"bench frame --device 1:x", "--device '1:x': expected gpu, cpu or P:D"},
+      {"params --sim foo", "--sim 'foo': unknown simulation; known: nbody, sph"},
+      {"devices --bogus", "devices: unknown option '--bogus'"},
+      {"run --bogus", "run: unknown option '--bogus'"},
+  };
+  for (const auto& k : cases) {
+    const auto r = test::run(kCli, k.args);
+    EXPECT_EQ(r.code, 2) << k.args << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, k.expect)) << k.args << "\n" << r.err;
+    size_t hints = 0;
+    for (size_t at = r.err.find("--help"); at != std::string::npos; at = r.err.find("--help", at + 1)) ++hints;
+    EXPECT_EQ(hints, 1u) << k.args << "\n" << r.err;
+  }
+  for (const char* cmd : {"run", "bench", "params", "devices"}) {
+    for (const char* flag : {"--help", "-h"}) {
+      const auto r = test::run(kCli, std::string(cmd) + " " + flag);
+      EXPECT_EQ(r.code, 0) << cmd << "\n" << r.err;
+      EXPECT_TRUE(contains(r.out, std::string("usage: eddy-cli ") + cmd)) << r.out;
+    }
+  }
+  const auto run = test::run(kCli, "run --steps 5 --help");
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "--check-every K")) << run.out;
+  EXPECT_FALSE(contains(run.out, "bench options")) << run.out;
+  EXPECT_TRUE(contains(test::run(kCli, "bench --help").out, "--wg LIST"));
+}
+
+// A benchmark whose every configuration is skipped measured nothing: exit 2.
+TEST(UsageFaults, BenchWithNoValidConfigurationExits2) {
+  const auto r = test::run(kCli, "bench nbody --device cpu --n 64 --wg 3 --steps 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "skipped")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nothing to measure")) << r.err;
+  const auto ok = test::run(kCli, "bench nbody --device cpu --n 64 --wg 64 --steps 1");
+  EXPECT_EQ(ok.code, 0) << ok.err;
 }

@@ -193,7 +193,27 @@ std::string formatDeviceList(const std::vector<DeviceInfo>& devices) {
   return o.str();
 }
 
+namespace {
+bool isIndex(std::string_view s) {
+  return !s.empty() && s.size() < 6 && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+}  // namespace
+
+bool isDeviceSpec(std::string_view spec) {
+  if (spec.empty() || spec == "default" || spec == "gpu" || spec == "cpu") return true;
+  const auto colon = spec.find(':');
+  return colon != std::string_view::npos && isIndex(spec.substr(0, colon)) &&
+         isIndex(spec.substr(colon + 1));
+}
+
+std::string deviceSpecError(std::string_view spec) {
+  return "'" + std::string(spec) +
+         "': expected gpu, cpu or P:D (platform:device indices, see 'eddy-cli devices')";
+}
+
 DeviceInfo selectDevice(std::string_view spec) {
+  // Syntax first: a malformed spec is the same error with or without devices.
+  if (!isDeviceSpec(spec)) throw Error("--device " + deviceSpecError(spec));
   const auto all = enumerateDevices();
   if (all.empty()) throw Error("no OpenCL device found (platforms exist but offer no device)");
   auto firstOf = [&](cl_device_type t) -> const DeviceInfo* {
@@ -213,21 +233,12 @@ DeviceInfo selectDevice(std::string_view spec) {
                 " device found; available:\n" + formatDeviceList(all));
   }
   const auto colon = spec.find(':');
-  if (colon != std::string_view::npos) {
-    const std::string p(spec.substr(0, colon)), d(spec.substr(colon + 1));
-    auto isNum = [](const std::string& s) {
-      return !s.empty() && s.size() < 6 && s.find_first_not_of("0123456789") == std::string::npos;
-    };
-    if (isNum(p) && isNum(d)) {
-      const unsigned pi = std::stoul(p), di = std::stoul(d);
-      for (const auto& dev : all)
-        if (dev.platformIndex == pi && dev.deviceIndex == di) return dev;
-      throw Error("--device " + std::string(spec) + ": no such platform:device; available:\n" +
-                  formatDeviceList(all));
-    }
-  }
-  throw Error("--device '" + std::string(spec) +
-              "': expected gpu, cpu or P:D (platform:device indices, see 'eddy-cli devices')");
+  const unsigned pi = unsigned(std::stoul(std::string(spec.substr(0, colon)))),
+                 di = unsigned(std::stoul(std::string(spec.substr(colon + 1))));
+  for (const auto& dev : all)
+    if (dev.platformIndex == pi && dev.deviceIndex == di) return dev;
+  throw Error("--device " + std::string(spec) + ": no such platform:device; available:\n" +
+              formatDeviceList(all));
 }
 
 std::string deviceTag(const DeviceInfo& d) {

@@ -44,6 +44,10 @@ std::string formatDeviceList(const std::vector<DeviceInfo>& devices);
 // "gpu", "cpu", "P:D" (platform:device indices), or "" = first GPU, else first CPU,
 // else the first device. Throws eddy::Error naming what was asked and what exists.
 DeviceInfo selectDevice(std::string_view spec);
+// Whether `spec` is one of those forms (syntax only: the device may not exist),
+// and the message for one that is not ("'foo': expected gpu, cpu or P:D ...").
+bool isDeviceSpec(std::string_view spec);
+std::string deviceSpecError(std::string_view spec);
 // Several devices (multi-device N-body, --devices): "all" = every device of
 // every platform, "gpu" / "cpu" = every device of that type, else a
 // comma-separated list of selectDevice() specs ("0:0,0:1"). Throws eddy::Error

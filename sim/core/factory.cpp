@@ -57,8 +57,12 @@ std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
   if (spec.sim == "sph") {
     if (!spec.icPath.empty()) throw Error("SPH: initial-conditions files are not supported");
     if (spec.n) throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
-    const auto setup =
-        makeSphScene(spec.scene.empty() ? defaultScene("sph") : spec.scene, params);
+    const std::string scene = spec.scene.empty() ? defaultScene("sph") : spec.scene;
+    // Count first: a scene too large for the limits is refused before its
+    // particles take host memory (spacing=0.0001 would be 52 million).
+    const SphSceneSize size = sphSceneSize(scene, params);
+    SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
+    const auto setup = makeSphScene(scene, params);
     return std::make_unique<SphSim>(ctx, params, setup);
   }
   throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
@@ -76,6 +80,9 @@ std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
 }
 
 void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path) {
+  // Never write a snapshot that --load would refuse (non-finite particles).
+  if (auto b = sim.checkFiniteNow())
+    throw Error(path + ": snapshot not saved: " + b->message(sim.kind()));
   SnapshotWriter w;
   w.addString("eddy/sim", sim.kind());
   w.addString("eddy/scene", spec.scene);
@@ -143,6 +150,11 @@ LoadedSimulation loadSnapshot(Context& ctx, const Snapshot& snap) {
   }
   out.sim->restoreClock(h.steps, h.time);
   return out;
+}
+
+std::string loadIgnoresNote(const std::string& key) {
+  return "--load: '" + key + "' applies only when the scene is rebuilt; ignored (the loaded "
+         "particles keep their values, and so does the next snapshot)";
 }
 
 }  // namespace eddy

@@ -61,4 +61,10 @@ struct LoadedSimulation {
 // as running straight through on the same device.
 LoadedSimulation loadSnapshot(Context& ctx, const class Snapshot& snap);
 
+// Parameter changes given with a snapshot (--set, a config's "params") apply
+// on top of its values, except those marked `rebuild` (spacing, seed, ...):
+// they only matter when a scene is built, so eddy-cli run --load and the app's
+// --load skip them with this note ("--load: 'spacing' applies only ...").
+std::string loadIgnoresNote(const std::string& key);
+
 }  // namespace eddy

@@ -1,5 +1,7 @@
 #include "params.hpp"
 
+#include "io.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -62,8 +64,10 @@ double Params::get(std::string_view name) const {
 long long Params::getInt(std::string_view name) const { return std::llround(get(name)); }
 
 std::string Params::rangeText(const ParamDesc& d) const {
+  // Shortest round-trip text (formatNumber): a value just beyond a limit
+  // never prints equal to it, as %g's six digits would.
   std::ostringstream o;
-  o << "[" << d.min << ", " << d.max << "]";
+  o << "[" << formatNumber(d.min) << ", " << formatNumber(d.max) << "]";
   if (!d.unit.empty()) o << " " << d.unit;
   if (d.integer) o << " (integer)";
   return o.str();
@@ -79,7 +83,7 @@ void Params::set(std::string_view name, double value) {
       throw ParamError("parameter '" + d.name + "' must be a whole number in " + rangeText(d));
     if (value < d.min || value > d.max) {
       std::ostringstream o;
-      o << "parameter '" << d.name << "' = " << value << " is out of range: allowed "
+      o << "parameter '" << d.name << "' = " << formatNumber(value) << " is out of range: allowed "
         << rangeText(d);
       throw ParamError(o.str());
     }

@@ -52,6 +52,16 @@ class FiniteCheck {
     n_ = n;
   }
 
+  // Whether the last enqueued check has been answered (never waits).
+  bool ready() const {
+    if (!pending_) return false;
+    try {
+      return read_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_COMPLETE;  // done or failed
+    } catch (const cl::Error&) {
+      return true;  // collect() reports it
+    }
+  }
+
   // The result of the last enqueued check (waits for it), if it found any.
   std::optional<BlowUp> collect() {
     if (!pending_) return std::nullopt;
@@ -136,6 +146,12 @@ std::optional<BlowUp> Simulation::checkFiniteNow() {
   return finite_->collect();
 }
 
+bool Simulation::finiteCheckAnswered() const { return finite_ && finite_->ready(); }
+
+std::optional<BlowUp> Simulation::collectFinite() {
+  return finite_ ? finite_->collect() : std::nullopt;
+}
+
 std::vector<const cl::Buffer*> Simulation::finiteCheckBuffers() const {
   return {&positionBuffer()};
 }
@@ -152,7 +168,7 @@ ParticleFrame Simulation::frame() {
     return it == cols.end() ? -1 : long(it - cols.begin());
   };
   ParticleFrame f;
-  f.time = time_;
+  f.time = syncTime();  // the time of this very step (SPH: its device clock)
   f.step = steps_;
   const size_t n = rows.size();
   const long ix = column("x"), iy = column("y"), iz = column("z");

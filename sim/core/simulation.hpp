@@ -124,6 +124,11 @@ class Simulation {
   std::optional<BlowUp> pollFinite();
   // Checks the current state and waits for the answer (end of run, GUI).
   std::optional<BlowUp> checkFiniteNow();
+  // Whether the device has answered the check pollFinite() enqueued (never
+  // waits), and that answer (waits if it has not). The app asks every frame,
+  // so that a blow-up stops the stepping as soon as it is known.
+  bool finiteCheckAnswered() const;
+  std::optional<BlowUp> collectFinite();
 
   // Restores the clock of a loaded snapshot.
   void restoreClock(uint64_t steps, double time) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -81,7 +82,7 @@ class Reader {
     if (d != std::floor(d)) fail(key, "expected a whole number in " + range);
     if (d < double(lim.min) || d > double(lim.max)) {
       std::ostringstream o;
-      o << d << " is out of range " << range;
+      o << formatNumber(d) << " is out of range " << range;
       fail(key, o.str());
     }
     return static_cast<unsigned long long>(d);
@@ -117,8 +118,29 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (nestingDepth(text) > 16)
     throw Error(source + ": nested deeper than 16 levels; a config is a flat object with \"params\"");
   json j;
+  // JSON allows a key twice in one object and nlohmann keeps the last one:
+  // refuse it instead (which of two "dt" did the user mean?).
+  struct Level {
+    std::string prefix;
+    std::set<std::string> keys;
+  };
+  std::vector<Level> levels;
+  std::string lastKey;
+  const json::parser_callback_t noDuplicates = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      levels.push_back({levels.empty() ? "" : levels.back().prefix + lastKey + ".", {}});
+    } else if (event == json::parse_event_t::object_end) {
+      if (!levels.empty()) levels.pop_back();
+    } else if (event == json::parse_event_t::key && !levels.empty()) {
+      lastKey = parsed.is_string() ? parsed.get<std::string>() : std::string();
+      if (!levels.back().keys.insert(lastKey).second)
+        throw Error(source + ": key '" + levels.back().prefix + lastKey +
+                    "' is given twice; give each key once");
+    }
+    return true;
+  };
   try {
-    j = json::parse(text.begin(), text.end());
+    j = json::parse(text.begin(), text.end(), noDuplicates);
   } catch (const json::exception& e) {
     // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
@@ -156,13 +178,16 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   }
   if (j.contains("n")) c.n = r.count(j["n"], "n", kLimitN);
   if (j.contains("ic")) c.ic = r.string(j["ic"], "ic");
-  if (j.contains("device")) c.device = r.string(j["device"], "device");
+  if (j.contains("device")) {
+    c.device = r.string(j["device"], "device");
+    if (!isDeviceSpec(*c.device)) r.fail("device", deviceSpecError(*c.device));
+  }
   if (j.contains("steps")) c.steps = r.count(j["steps"], "steps", kLimitSteps);
   if (j.contains("until")) {
     const double u = r.number(j["until"], "until");
     if (u < 0 || u > kMaxUntil) {
       std::ostringstream o;
-      o << u << " is out of range [0, " << kMaxUntil << "]";
+      o << formatNumber(u) << " is out of range [0, " << formatNumber(kMaxUntil) << "]";
       r.fail("until", o.str());
     }
     c.until = u;

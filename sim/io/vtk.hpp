@@ -20,6 +20,13 @@ namespace eddy {
 // Writes one frame. Throws eddy::Error on a bad frame or a write failure.
 void writeVtp(const std::string& path, const ParticleFrame& frame);
 
+// True if `name` is a frame file eddy's export writes: step_<digits>.vtp.
+bool isExportFrameName(const std::string& name);
+// Removes what an earlier export left in DIR: its step_<digits>.vtp frames and
+// DIR/<name>; nothing else. Returns the number of files removed. Throws
+// eddy::Error naming a file that cannot be removed.
+size_t removeOldExport(const std::string& dir, const std::string& name = "eddy.pvd");
+
 // The frames of one run: DIR/step_<step>.vtp and DIR/<name> (default eddy.pvd).
 class VtkSeries {
  public:

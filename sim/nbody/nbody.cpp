@@ -21,6 +21,13 @@ const std::vector<ParamDesc>& nbodyParamDecl() {
       {"seed", "Random seed", "Scene", "", 0, 4294967295.0, 1,
        "Seed of the scene's random sampling; the same seed gives the same bodies.", true, true,
        false},
+      {"energy_warning", "Energy drift warning", "Diagnostics", "", 0.0, 1e6, 0.01,
+       "eddy-cli run warns (stderr, and \"warnings\" in --json) when the total energy's relative "
+       "change |E_end - E_start| / |E_start| over the run exceeds this; the energies are the "
+       "first and last diagnostics rows (start and end of the run, no extra read-backs). "
+       "0 = off. The run still succeeds: a large drift usually means dt is too large or the "
+       "softening too small.",
+       false, false, false},
   };
   return decl;
 }

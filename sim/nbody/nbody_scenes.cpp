@@ -1,10 +1,12 @@
 // N-body initial conditions: built-in scenes and the CSV reader.
 #include "nbody.hpp"
+#include "io.hpp"
 #include "rng.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace eddy {
@@ -183,6 +185,8 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
   while (nextLine()) {
     ++lineNo;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // A UTF-8 byte order mark (spreadsheet exports) before the header.
+    if (lineNo == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> cells;
     std::stringstream ss(line);
@@ -210,6 +214,14 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
       if (!parseDouble(cells[i], v[i]))
         fail("column '" + std::string(names[i]) + "': '" + cells[i] +
              "' is not a finite number");
+    // The device computes in float: a value beyond its range would be inf
+    // there (and be reported as a blow-up at step 0).
+    for (size_t i = 0; i < 7; ++i)
+      if (std::fabs(v[i]) > double(std::numeric_limits<float>::max()))
+        fail("column '" + std::string(names[i]) + "': " + cells[i] +
+             " is beyond the float range (magnitude at most " +
+             formatNumber(double(std::numeric_limits<float>::max())) +
+             "; the simulation computes in single precision)");
     if (v[6] <= 0) fail("mass must be positive, got " + cells[6]);
     if (out.size() >= (size_t(1) << 31) - 1) fail("too many bodies (limit 2^31 - 1)");
     out.push_back(Body{v[0], v[1], v[2], v[3], v[4], v[5], v[6]});

@@ -1,5 +1,6 @@
 #include "sph.hpp"
 
+#include "io.hpp"
 #include "snapshot.hpp"
 
 #include "eddy_shared.h"
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace eddy {
 
@@ -92,6 +94,67 @@ namespace {
 cl_float4 f4(double x, double y, double z, double w = 0) { return makeFloat4(x, y, z, w); }
 double fl(double x) { return double(float(x)); }  // the value the device sees
 
+constexpr size_t kMaxSphParticles = 0x7fffffffu;  // 2^31 - 1 (cl_uint ids, int kernels)
+constexpr double kMaxSphCells = double(1u << 30);
+
+// Every size of a simulation of n particles, checked against the limits in
+// double / 64-bit arithmetic (the inputs may come from a crafted snapshot).
+struct SphSizes {
+  size_t cap = 0;
+  std::array<int, 3> dims{};
+  double cell = 0;
+  size_t cells = 0, totalBytes = 0, largestBytes = 0;
+  std::string what;  // "N SPH particles (capacity C)" for memory messages
+};
+
+SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const Params& params,
+                  const SphKernelConfig& cfg) {
+  SphSizes z;
+  if (n == 0) throw Error("SPH: the scene has no particles");
+  if (n > kMaxSphParticles)
+    throw Error("SPH: " + std::to_string(n) + " particles are too many (limit 2^31 - 1 = " +
+                std::to_string(kMaxSphParticles) + "); make the spacing larger");
+  // Capacity: the initial count plus addBlock's headroom.
+  if (cfg.capacity) {
+    z.cap = cfg.capacity;
+  } else {
+    const double want = std::ceil(params.get("capacity_factor") * double(n));
+    if (want > double(kMaxSphParticles))
+      throw Error("SPH: capacity_factor " + formatNumber(params.get("capacity_factor")) + " x " +
+                  std::to_string(n) + " particles = " + formatNumber(want) +
+                  " is more than the limit 2^31 - 1 = " + std::to_string(kMaxSphParticles));
+    z.cap = size_t(want);
+  }
+  if (z.cap < n || z.cap > kMaxSphParticles)
+    throw Error("SPH: capacity " + std::to_string(z.cap) + " must lie in [" + std::to_string(n) +
+                " (the particle count), 2^31 - 1]");
+  // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
+  z.cell = h * double(EDDY_SPH_CELL_SLACK);
+  double cells = 1;
+  for (int a = 0; a < 3; ++a) {
+    const double d = std::max(1.0, std::ceil(tank[a] / z.cell));  // double: no int overflow
+    cells *= d;
+    z.dims[a] = d <= kMaxSphCells ? int(d) : 0;
+  }
+  if (!(cells <= kMaxSphCells)) {
+    std::ostringstream o;
+    o << "SPH: the grid would have " << formatNumber(cells) << " cells (tank "
+      << formatNumber(tank[0]) << " x " << formatNumber(tank[1]) << " x " << formatNumber(tank[2])
+      << " m / cell " << formatNumber(z.cell) << " m); more than the limit 2^30 = "
+      << size_t(kMaxSphCells) << ": make the tank smaller or the spacing larger";
+    throw Error(o.str());
+  }
+  z.cells = size_t(cells);
+  // Every per-particle buffer is allocated for cap particles; kernels use n.
+  const size_t v4 = z.cap * sizeof(cl_float4), u = z.cap * sizeof(cl_uint);
+  const size_t listBytes = cfg.neighbourList ? u * cfg.listCapacity : sizeof(cl_uint);
+  z.totalBytes = 7 * v4 + 7 * u + z.cap * sizeof(cl_float2) + z.cells * 8 + listBytes;
+  z.largestBytes = std::max({v4, z.cells * 8, listBytes});
+  z.what = z.cap == n ? std::to_string(n) + " SPH particles"
+                      : std::to_string(n) + " SPH particles (capacity " + std::to_string(z.cap) + ")";
+  return z;
+}
+
 }  // namespace
 
 double sphKernelW(double r, double h) {
@@ -154,23 +217,11 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
       program_(buildProgram(ctx, cfg)),
       sorter_(ctx) {
   params_ = params;
-  if (n_ == 0) throw Error("SPH: the scene has no particles");
-  if (n_ > 0x7fffffffu) throw Error("SPH: too many particles (limit 2^31 - 1)");
   if (cfg_.neighbourList && (cfg_.listCapacity == 0 || cfg_.listCapacity > 1024))
     throw Error("SPH: neighbour list capacity must be 1..1024");
   for (int a = 0; a < 3; ++a)
     if (!(setup.tank[a] > 0)) throw Error("SPH: tank dimensions must be positive");
   if (!(setup.spacing > 0)) throw Error("SPH: spacing must be positive");
-  // Capacity: the initial count plus addBlock's headroom.
-  if (cfg_.capacity) {
-    cap_ = cfg_.capacity;
-  } else {
-    const double want = std::ceil(params_.get("capacity_factor") * double(n_));
-    cap_ = want >= double(0x7fffffffu) ? size_t(0x7fffffffu) : size_t(want);
-  }
-  if (cap_ < n_ || cap_ > 0x7fffffffu)
-    throw Error("SPH: capacity " + std::to_string(cap_) + " must lie in [" + std::to_string(n_) +
-                " (the particle count), 2^31 - 1]");
   tank_ = setup.tank;
   expectedSpeed_ = setup.expectedSpeed;
   spacing_ = setup.spacing;
@@ -183,29 +234,17 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   phys_.mass = fl(sphLatticeMass(phys_.rho0, setup.spacing, phys_.h));
   phys_.gradScale = fl(1.0 / sphLatticeGradientNorm(setup.spacing, phys_.h));
 
-  // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
-  cell_ = phys_.h * double(EDDY_SPH_CELL_SLACK);
-  double cells = 1;
-  for (int a = 0; a < 3; ++a) {
-    dims_[a] = std::max(1, int(std::ceil(tank_[a] / cell_)));
-    cells *= dims_[a];
-  }
-  if (cells > double(1u << 30))
-    throw Error("SPH: the grid would have " + std::to_string(size_t(cells)) +
-                " cells (tank / support radius); more than 2^30: make the tank smaller or the "
-                "spacing larger");
-  numCells_ = size_t(cells);
+  const SphSizes z = sphSizes(n_, tank_, phys_.h, params_, cfg_);
+  cap_ = z.cap;
+  cell_ = z.cell;
+  dims_ = z.dims;
+  numCells_ = z.cells;
   keyBits_ = 1;
   while ((size_t(1) << keyBits_) < numCells_) ++keyBits_;
+  checkDeviceMemory(ctx.info(), z.totalBytes, z.largestBytes, z.what);
 
-  // Every per-particle buffer is allocated for cap_ particles; kernels use n_.
   const size_t v4 = cap_ * sizeof(cl_float4), u = cap_ * sizeof(cl_uint);
   const size_t listBytes = cfg_.neighbourList ? u * cfg_.listCapacity : sizeof(cl_uint);
-  const size_t total = 7 * v4 + 7 * u + cap_ * sizeof(cl_float2) + numCells_ * 8 + listBytes;
-  checkDeviceMemory(ctx.info(), total, std::max({v4, numCells_ * 8, listBytes}),
-                    cap_ == n_ ? std::to_string(n_) + " SPH particles"
-                               : std::to_string(n_) + " SPH particles (capacity " +
-                                     std::to_string(cap_) + ")");
 
   try {
     for (int k = 0; k < 2; ++k) {
@@ -249,6 +288,13 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   }
   syncParams();
   refreshDensity();
+}
+
+void SphSim::checkFits(const DeviceInfo& info, size_t count, const std::array<double, 3>& tank,
+                       double spacing, const Params& params, const SphKernelConfig& cfg) {
+  const double h = fl(params.get("smoothing_ratio") * spacing);  // as the constructor derives it
+  const SphSizes z = sphSizes(count, tank, h, params, cfg);
+  checkDeviceMemory(info, z.totalBytes, z.largestBytes, z.what);
 }
 
 SphSim::~SphSim() {

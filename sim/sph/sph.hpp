@@ -42,9 +42,20 @@ struct SphSetup {
 // Throws eddy::Error naming the parameter when the geometry does not fit.
 SphSetup makeSphScene(std::string_view scene, const Params& params);
 
+// The particle count and tank of a named scene, from its geometry alone:
+// nothing is allocated (checked against the limits before makeSphScene).
+struct SphSceneSize {
+  size_t count = 0;
+  std::array<double, 3> tank{};
+  double spacing = 0;
+};
+SphSceneSize sphSceneSize(std::string_view scene, const Params& params);
+
 // The dam-break column with `target` particles (3-D block a x 2a x a in a
 // 4a x 2.5a x a tank) at rest density: the benchmark's scene.
 SphSetup makeSphBenchScene(size_t target, const Params& params);
+// The parameters of that scene (makeSphBenchScene builds "dam_break" with them).
+Params sphBenchParams(size_t target, const Params& params);
 
 struct SphKernelConfig {
   // true: a neighbour-list kernel, then density/forces walk the list; false:
@@ -103,6 +114,14 @@ class SphSim : public Simulation {
  public:
   SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg = {});
   ~SphSim() override;
+
+  // Limits, before anything is allocated: `count` particles in `tank` at
+  // `spacing` (capacity from cfg.capacity, else capacity_factor) must stay
+  // within 2^31 - 1 particles, 2^30 grid cells and the device's memory.
+  // Throws eddy::Error naming the count and the limit. Sizes in double/64-bit:
+  // a crafted snapshot's tank of 1e30 m cannot overflow them.
+  static void checkFits(const DeviceInfo& info, size_t count, const std::array<double, 3>& tank,
+                        double spacing, const Params& params, const SphKernelConfig& cfg = {});
 
   std::string kind() const override { return "sph"; }
   size_t size() const override { return n_; }

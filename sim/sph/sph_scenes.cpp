@@ -35,9 +35,13 @@ struct Builder {
   double dx, rho0, B, g, jitter;
   int nz;
   Rng rng;
+  bool countOnly = false;  // count the particles, store nothing (sphSceneSize)
   std::vector<SphParticle> out;
+  size_t count = 0;
 
   void add(double x, double y, double z) {
+    ++count;
+    if (countOnly) return;
     SphParticle p;
     p.x = x + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
     p.y = y + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
@@ -51,6 +55,10 @@ struct Builder {
   // Column of nx x ny x nz particles resting on the floor from x = x0, layers
   // compressed as in hydrostatic equilibrium (starts near rest, no shock).
   void column(double x0, int nx, int ny) {
+    if (countOnly) {  // 64-bit: nx * ny * nz can pass 2^31
+      count += size_t(nx) * size_t(ny) * size_t(nz);
+      return;
+    }
     double y = 0;
     for (int k = 0; k < ny; ++k) {
       const double t = layer((ny - k - 0.5) * dx);
@@ -64,7 +72,11 @@ struct Builder {
 
 }  // namespace
 
-SphSetup makeSphScene(std::string_view scene, const Params& P) {
+namespace {
+
+// Builds the scene, or with countOnly only counts its particles (the same
+// geometry code either way: the count is exactly what a build gives).
+SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total) {
   const double dx = P.get("spacing");
   const double L = P.get("tank_length"), H = P.get("tank_height");
   const double g = P.get("gravity"), rho0 = P.get("rest_density");
@@ -85,7 +97,8 @@ SphSetup makeSphScene(std::string_view scene, const Params& P) {
   s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * top);
   double c0 = P.get("speed_of_sound");
   if (c0 <= 0) c0 = 10.0 * std::max(s.expectedSpeed, 1e-3);
-  Builder b{dx, rho0, rho0 * c0 * c0 / 7.0, g, P.get("jitter"), nz, Rng(uint64_t(P.getInt("seed"))), {}};
+  Builder b{dx, rho0, rho0 * c0 * c0 / 7.0, g, P.get("jitter"), nz, Rng(uint64_t(P.getInt("seed"))),
+            countOnly, {}, 0};
 
   auto fits = [&](double need, double have, const std::string& what, const std::string& limit) {
     if (need > have * (1 + 1e-9)) {
@@ -126,12 +139,30 @@ SphSetup makeSphScene(std::string_view scene, const Params& P) {
             b.add(x, y, z);
         }
   }
+  total = b.count;
   s.particles = std::move(b.out);
-  if (s.particles.empty()) throw Error("SPH scene " + std::string(scene) + ": no particles");
+  if (total == 0) throw Error("SPH scene " + std::string(scene) + ": no particles");
   return s;
 }
 
+}  // namespace
+
+SphSetup makeSphScene(std::string_view scene, const Params& P) {
+  size_t count = 0;
+  return buildScene(scene, P, false, count);
+}
+
+SphSceneSize sphSceneSize(std::string_view scene, const Params& P) {
+  size_t count = 0;
+  const SphSetup s = buildScene(scene, P, true, count);
+  return {count, s.tank, s.spacing};
+}
+
 SphSetup makeSphBenchScene(size_t target, const Params& params) {
+  return makeSphScene("dam_break", sphBenchParams(target, params));
+}
+
+Params sphBenchParams(size_t target, const Params& params) {
   // Block a x 2a x a of k x 2k x k particles: 2 k^3 = target.
   const int k = std::max(1, int(std::lround(std::cbrt(double(target) / 2.0))));
   const double a = 0.5;  // m; the spacing follows from the particle count
@@ -143,7 +174,7 @@ SphSetup makeSphBenchScene(size_t target, const Params& params) {
   p.set("depth", a);
   p.set("tank_length", 4 * a);
   p.set("tank_height", 2.5 * a);
-  return makeSphScene("dam_break", p);
+  return p;
 }
 
 }  // namespace eddy

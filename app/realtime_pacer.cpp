@@ -1,0 +1,64 @@
+#include "realtime_pacer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace eddy {
+
+void RealtimePacer::setSpeed(double speed) {
+  if (std::isfinite(speed) && speed > 0 && speed != speed_) {
+    speed_ = speed;
+    reset();
+  }
+}
+
+void RealtimePacer::setBudget(double seconds) {
+  if (std::isfinite(seconds) && seconds > 0) budget_ = seconds;
+}
+
+void RealtimePacer::setMaxFrameTime(double seconds) {
+  if (std::isfinite(seconds) && seconds > 0) maxFrame_ = seconds;
+}
+
+void RealtimePacer::reset() {
+  debt_ = 0;
+  factor_ = 0;
+  behind_ = false;
+  primed_ = false;
+  elapsed_ = 0;
+}
+
+RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost) {
+  Plan p;
+  if (!(std::isfinite(wall) && wall > 0) || !(std::isfinite(dt) && dt > 0)) return p;
+  wall = std::min(wall, maxFrame_);
+  debt_ += speed_ * wall;
+  p.owed = debt_;
+  // Whole steps that fit the debt; the remainder (< dt) carries over.
+  double want = std::floor(debt_ / dt);
+  if (std::isfinite(stepCost) && stepCost > 0) {
+    const double cap = std::max(1.0, std::floor(budget_ / stepCost));
+    if (want > cap) {
+      want = cap;
+      p.limited = true;
+    }
+  }
+  p.steps = uint64_t(want);
+  p.planned = double(p.steps) * dt;
+  debt_ -= p.planned;
+  // Behind: drop all but a step of the debt, so one slow frame is not made up
+  // by a burst (nor by ever slower frames) later.
+  if (p.limited) debt_ = std::min(debt_, dt);
+  // Smooth the factor over about a second of wall time.
+  const double rate = p.planned / wall;
+  const double a = primed_ ? std::min(1.0, wall / 1.0) : 1.0;
+  factor_ += a * (rate - factor_);
+  primed_ = true;
+  elapsed_ += wall;
+  // Behind when the budget capped this frame, or (once the average covers a
+  // second) the smoothed rate is under 95 % of the speed asked for.
+  behind_ = p.limited || (elapsed_ >= 1.0 && factor_ < 0.95 * speed_);
+  return p;
+}
+
+}  // namespace eddy

@@ -1,0 +1,67 @@
+// realtime_pacer.hpp: how many steps a frame runs so that simulated time keeps
+// pace with the wall clock (the app's real-time mode, `bench frame --realtime`).
+//
+// Each frame of wall time w at speed s owes s·w of simulated time. The pacer
+// keeps that debt and spends it in whole steps of the simulation's current time
+// step (an estimate: SPH chooses dt on the device, the host only sees it late),
+// carrying the fraction of a step over to the next frame, so that over many
+// frames simulated time advances by s·Σw to within one step.
+//
+// The steps of one frame are capped by a compute budget: budget / (device time
+// of one step). When the cap bites, the device cannot keep up; the debt beyond
+// one step is then dropped rather than carried (carrying it would make the
+// fluid race to catch up after every slow frame, and the slower frames that
+// follow would owe even more: the "spiral of death"). The real-time factor
+// actually reached is reported, smoothed over about a second of frames.
+//
+// No clock or device is read here: the caller passes the frame's wall time and
+// its estimates, so the logic is tested with a fake clock (tests/test_realtime_pacer.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace eddy {
+
+class RealtimePacer {
+ public:
+  struct Plan {
+    uint64_t steps = 0;     // steps to run this frame
+    double owed = 0;        // simulated time this frame asked for (s·w plus carried debt)
+    double planned = 0;     // simulated time the steps will advance (steps · dt)
+    bool limited = false;   // the compute budget capped the steps
+  };
+
+  // speed: simulated seconds per wall second (0.1..10 in the app).
+  void setSpeed(double speed);
+  double speed() const { return speed_; }
+  // budget: device seconds one frame may spend on steps (default 0.025 s).
+  void setBudget(double seconds);
+  double budget() const { return budget_; }
+  // A wall interval longer than this (a stalled or minimised window) counts as
+  // this long, so a pause never turns into a burst of catching up.
+  void setMaxFrameTime(double seconds);
+
+  // wall: wall seconds since the previous frame; dt: the simulation's current
+  // time step (> 0); stepCost: device seconds per step (<= 0 = not known yet:
+  // no cap, since nothing has been measured).
+  Plan plan(double wall, double dt, double stepCost);
+
+  // Simulated seconds per wall second reached recently (smoothed), and whether
+  // it falls short of the speed asked for.
+  double realtimeFactor() const { return factor_; }
+  bool keepingUp() const { return !behind_; }
+  // Forget the debt and the history (after a reset, a pause or a speed change).
+  void reset();
+
+ private:
+  double speed_ = 1.0;
+  double budget_ = 0.025;
+  double maxFrame_ = 0.1;
+  double debt_ = 0;     // simulated time owed and not yet planned
+  double factor_ = 0;   // smoothed planned/wall
+  bool behind_ = false;
+  bool primed_ = false;
+  double elapsed_ = 0;  // wall seconds since reset()
+};
+
+}  // namespace eddy

@@ -1,0 +1,432 @@
+// Outputs that never destroy (issue 9, part A): special files written in
+// place, output paths checked before the first step, two outputs on one path,
+// SIGINT/SIGTERM during a run, a blow-up never ending in exit 0 or in a
+// snapshot --load would refuse, every output recording the time of its own
+// step, exports into a non-empty folder, and JSON integers.
+#include "factory.hpp"
+#include "io.hpp"
+#include "nbody.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <regex>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace eddy;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCli = EDDY_CLI;
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+// A fresh folder of its own for each test.
+std::string freshDir(const std::string& name) {
+  const std::string d = test::tempDir() + "/" + name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// Every file under `dir` whose name has ".tmp." in it (eddy's temporaries).
+std::vector<std::string> temporaries(const std::string& dir, bool recursive = true) {
+  std::vector<std::string> out;
+  auto look = [&](const fs::path& p) {
+    if (contains(p.filename().string(), ".tmp.")) out.push_back(p.string());
+  };
+  if (recursive)
+    for (const auto& e : fs::recursive_directory_iterator(dir)) look(e.path());
+  else
+    for (const auto& e : fs::directory_iterator(dir)) look(e.path());
+  return out;
+}
+
+bool isCharDevice(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string l;
+  while (std::getline(ss, l)) out.push_back(l);
+  return out;
+}
+
+std::vector<double> cells(const std::string& line) {
+  std::vector<double> out;
+  std::stringstream ss(line);
+  std::string c;
+  while (std::getline(ss, c, ',')) out.push_back(std::stod(c));
+  return out;
+}
+
+// The timestep="..." values of eddy.pvd, in order.
+std::vector<double> pvdTimes(const std::string& pvd) {
+  std::vector<double> out;
+  const std::string text = test::slurp(pvd);
+  const std::regex re("timestep=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stod((*it)[1].str()));
+  return out;
+}
+
+std::vector<std::string> pvdFiles(const std::string& pvd) {
+  std::vector<std::string> out;
+  const std::string text = test::slurp(pvd);
+  const std::regex re("file=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1].str());
+  return out;
+}
+
+// A real eddy-cli process (fork + exec), stdout and stderr into files.
+struct Child {
+  pid_t pid = -1;
+  std::string outPath, errPath;
+};
+
+Child spawn(const std::vector<std::string>& args, const std::string& base) {
+  Child c;
+  c.outPath = base + ".out";
+  c.errPath = base + ".err";
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    const int o = ::open(c.outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(c.errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0) ::_exit(126);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(kCli.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(kCli.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return c;
+}
+
+// Waits (bounded, not timed) until `ready()` holds or the child exits.
+bool waitUntil(const Child& c, const std::function<bool()>& ready) {
+  for (int i = 0; i < 6000; ++i) {  // at most ~10 minutes
+    if (ready()) return true;
+    int status = 0;
+    if (::waitpid(c.pid, &status, WNOHANG) == c.pid) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+int waitExit(const Child& c) {
+  int status = 0;
+  if (::waitpid(c.pid, &status, 0) != c.pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Sends `sig` to a long run once it is writing frames, and checks what is left.
+void interruptRun(int sig, const std::string& name, const std::vector<std::string>& simArgs,
+                  size_t diagColumns) {
+  const std::string dir = freshDir(name);
+  test::writeFile(dir + "/o.csv", "an earlier good file\n");
+  std::vector<std::string> args = {"run", "--device", "cpu", "--steps", "100000000",
+                                   "--diag", dir + "/d.csv", "--diag-every", "3",
+                                   "--export", dir + "/exp", "--export-every", "10",
+                                   "--out", dir + "/o.csv", "--save", dir + "/s.snap"};
+  args.insert(args.end(), simArgs.begin(), simArgs.end());
+  const Child c = spawn(args, dir + "/child");
+  ASSERT_GT(c.pid, 0);
+  const std::string pvd = dir + "/exp/eddy.pvd";
+  const bool running = waitUntil(c, [&] { return pvdFiles(pvd).size() >= 3; });
+  if (!running) ::kill(c.pid, SIGKILL);
+  ASSERT_TRUE(running) << test::slurp(c.errPath);
+  ASSERT_EQ(::kill(c.pid, sig), 0);
+  const int code = waitExit(c);
+  const std::string err = test::slurp(c.errPath);
+  EXPECT_EQ(code, 128 + sig) << err;
+  EXPECT_TRUE(contains(err, std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") + " received: stopped at step"))
+      << err;
+  EXPECT_TRUE(contains(err, "wrote " + dir + "/d.csv")) << err;
+  EXPECT_TRUE(contains(err, "wrote " + pvd)) << err;
+  EXPECT_TRUE(contains(err, "not written: --out")) << err;
+  // No temporaries; the earlier good file intact; no snapshot of an unfinished run.
+  EXPECT_TRUE(temporaries(dir).empty()) << temporaries(dir)[0];
+  EXPECT_EQ(test::slurp(dir + "/o.csv"), "an earlier good file\n");
+  EXPECT_FALSE(fs::exists(dir + "/s.snap"));
+  // The diagnostics: a header and complete rows every 3 steps, in order.
+  const auto d = lines(test::slurp(dir + "/d.csv"));
+  ASSERT_GE(d.size(), 3u);
+  EXPECT_EQ(d[0].rfind("step,time,", 0), 0u) << d[0];
+  double lastStep = -1;
+  for (size_t i = 1; i < d.size(); ++i) {
+    const auto row = cells(d[i]);
+    ASSERT_EQ(row.size(), diagColumns) << "row " << i << ": " << d[i];
+    EXPECT_EQ(std::fmod(row[0], 3.0), 0.0) << d[i];
+    EXPECT_GT(row[0], lastStep);
+    lastStep = row[0];
+  }
+  // Every frame eddy.pvd lists is there, at least the three seen before the signal.
+  const auto files = pvdFiles(pvd);
+  EXPECT_GE(files.size(), 3u);
+  for (const auto& f : files) EXPECT_TRUE(fs::exists(dir + "/exp/" + f)) << f;
+}
+
+}  // namespace
+
+// ---- 1. special files ------------------------------------------------------
+
+TEST(SpecialFiles, DevNullStaysADeviceForEveryOutput) {
+  ASSERT_TRUE(isCharDevice("/dev/null"));
+  const auto r = test::run(kCli, "run --device cpu --n 64 --steps 5 --quiet --out /dev/null "
+                                 "--diag /dev/null --save /dev/null");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(isCharDevice("/dev/null")) << "/dev/null was replaced";
+  EXPECT_TRUE(temporaries("/dev", false).empty());
+}
+
+TEST(SpecialFiles, AFifoIsWrittenInPlace) {
+  const std::string dir = freshDir("fifo");
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = test::slurp(fifo); });
+  {
+    AtomicFile f(fifo);
+    EXPECT_TRUE(f.inPlace());
+    f.stream() << "a,b\n1,2\n";
+    f.commit();
+  }
+  reader.join();
+  EXPECT_EQ(got, "a,b\n1,2\n");
+  struct stat st{};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by a regular file";
+  EXPECT_TRUE(temporaries(dir).empty());
+  // A regular file is still replaced atomically.
+  AtomicFile g(dir + "/plain.csv");
+  EXPECT_FALSE(g.inPlace());
+}
+
+// ---- 2. output paths checked before the first step --------------------------
+
+TEST(OutputPaths, BadPathsAreRefusedBeforeTheRunNamingTheReason) {
+  const std::string dir = freshDir("badpaths");
+  fs::create_directories(dir + "/folder");
+  test::writeFile(dir + "/file", "x\n");
+  test::writeFile(dir + "/good.csv", "an earlier good file\n");
+  const std::string base = "run --device cpu --n 64 --steps 5 ";
+  struct Case {
+    std::string flag, path, reason;
+  };
+  const std::vector<Case> cases = {
+      {"--out", dir + "/missing/o.csv", "No such file or directory"},
+      {"--out", dir + "/folder", "Is a directory"},
+      {"--out", "''", "the path is empty"},
+      {"--out", dir + "/file/o.csv", "Not a directory"},
+      {"--diag", dir + "/missing/d.csv", "No such file or directory"},
+      {"--diag", dir + "/folder", "Is a directory"},
+      {"--save", dir + "/folder", "Is a directory"},
+      {"--save", "''", "the path is empty"},
+      {"--export", dir + "/file", "Not a directory"},
+      {"--export", dir + "/file/sub", "Not a directory"},
+      {"--export", "''", "the path is empty"},
+  };
+  for (const auto& c : cases) {
+    // A good output next to the bad path: nothing may be written before the check.
+    const auto r = test::run(kCli, base + c.flag + " " + c.path +
+                                       (c.flag == "--out" ? " --diag " : " --out ") + dir + "/never.csv");
+    EXPECT_EQ(r.code, 2) << c.flag << " " << c.path << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.flag + " '")) << r.err;
+    EXPECT_TRUE(contains(r.err, c.reason)) << c.flag << " " << c.path << "\n" << r.err;
+    EXPECT_FALSE(contains(r.err, "eddy: device")) << "the check must come before the device";
+    EXPECT_FALSE(fs::exists(dir + "/never.csv"));
+  }
+  // The earlier good file is intact after a refused run.
+  const auto r = test::run(kCli, base + "--out " + dir + "/good.csv --diag " + dir + "/folder");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(test::slurp(dir + "/good.csv"), "an earlier good file\n");
+  EXPECT_TRUE(fs::is_directory(dir + "/folder"));
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+// ---- 3. SIGINT / SIGTERM -----------------------------------------------------
+
+TEST(Signals, SigintStopsAtAStepBoundaryAndFinishesEveryFile) {
+  interruptRun(SIGINT, "sigint", {"--sim", "nbody", "--n", "256", "--quiet"}, 11);
+}
+
+TEST(Signals, SigtermStopsAnSphRunTheSameWay) {
+  interruptRun(SIGTERM, "sigterm",
+               {"--sim", "sph", "--set", "spacing=0.01", "--set", "depth=0.04", "--quiet"}, 12);
+}
+
+// ---- 4. a blow-up with --check-every 0 --------------------------------------
+
+TEST(BlowUp, CheckEveryZeroStillFailsAtTheEndAndSavesNothing) {
+  const std::string dir = freshDir("nan");
+  test::writeFile(dir + "/boom.csv",
+                  "x,y,z,vx,vy,vz,m\n0,0,0,3e38,0,0,1\n5,0,0,0,0,0,1\n-5,0,0,0,0,0,1\n");
+  test::writeFile(dir + "/o.csv", "an earlier good file\n");
+  const auto r = test::run(kCli, "run --device cpu --ic " + dir + "/boom.csv --set dt=0.5 --steps 5 "
+                                 "--check-every 0 --quiet --save " + dir + "/s.snap --out " + dir +
+                                 "/o.csv --diag " + dir + "/d.csv");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "blew up: 3 of 3 particles")) << r.err;
+  EXPECT_TRUE(contains(r.err, "at step 5")) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/s.snap"));
+  EXPECT_EQ(test::slurp(dir + "/o.csv"), "an earlier good file\n");
+  EXPECT_TRUE(fs::exists(dir + "/d.csv"));  // what was recorded is kept
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+TEST(BlowUp, NoSnapshotOfANonFiniteState) {
+  const std::string dir = freshDir("nansnap");
+  std::vector<Body> b = {Body{0, 0, 0, 3e38, 0, 0, 1}, Body{5, 0, 0, 0, 0, 0, 1},
+                         Body{-5, 0, 0, 0, 0, 0, 1}};
+  Params params(nbodyParamDecl());
+  params.set("dt", 0.5);
+  NBodySim sim(test::context(), params, b);
+  for (int i = 0; i < 4; ++i) sim.step();
+  SceneSpec spec;
+  try {
+    saveSnapshot(sim, spec, dir + "/bad.snap");
+    FAIL() << "a non-finite state was saved";
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(), "snapshot not saved")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "non-finite")) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir + "/bad.snap"));
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+// ---- 8. two outputs on one path ------------------------------------------------
+
+TEST(OutputPaths, TwoOutputsOnOnePathAreAUsageError) {
+  const std::string dir = freshDir("same");
+  fs::create_directories(dir + "/sub");
+  fs::create_symlink(dir + "/same.csv", dir + "/link.csv");  // to a file that does not exist yet
+  const std::string base = "run --device cpu --n 64 --steps 5 --quiet ";
+  struct Case {
+    std::string args, a, b;
+  };
+  const std::vector<Case> cases = {
+      {"--diag " + dir + "/same.csv --out " + dir + "/same.csv", "--diag", "--out"},
+      {"--out " + dir + "/sub/../same.csv --save " + dir + "/same.csv", "--out", "--save"},
+      {"--diag " + dir + "/link.csv --save " + dir + "/same.csv", "--diag", "--save"},
+      {"--out " + dir + "/exp/eddy.pvd --export " + dir + "/exp", "--out", "--export"},
+      {"--save " + dir + "/exp/step_000000005.vtp --export " + dir + "/exp", "--save", "--export"},
+  };
+  for (const auto& c : cases) {
+    const auto r = test::run(kCli, base + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.a + " '") && contains(r.err, c.b + " '")) << r.err;
+    EXPECT_TRUE(contains(r.err, "name the same file")) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/same.csv"));
+  EXPECT_FALSE(fs::exists(dir + "/exp"));
+  // A sink may take several outputs; other files in the export folder are fine.
+  auto r = test::run(kCli, base + "--diag /dev/null --out /dev/null");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(isCharDevice("/dev/null"));
+  r = test::run(kCli, base + "--out " + dir + "/exp2/final.csv --export " + dir + "/exp2");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// ---- 11. every output records the time of its own step ------------------------
+
+TEST(OutputTimes, ExportFramesWithoutDiagCarryTheirOwnStepsTime) {
+  const std::string dir = freshDir("times");
+  const std::string common = "run --device cpu --sim sph --set spacing=0.01 --set depth=0.04 "
+                             "--steps 300 --quiet ";
+  auto r = test::run(kCli, common + "--export " + dir + "/exp --export-every 100 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto times = pvdTimes(dir + "/exp/eddy.pvd");
+  ASSERT_EQ(times.size(), 4u);
+  for (size_t i = 1; i < times.size(); ++i) EXPECT_GT(times[i], times[i - 1]) << "frame " << i;
+  // A separate run with --diag: its rows at steps 0, 100, 200, 300 give the times.
+  r = test::run(kCli, common + "--diag " + dir + "/d.csv --diag-every 100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto d = lines(test::slurp(dir + "/d.csv"));
+  ASSERT_EQ(d.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto row = cells(d[i + 1]);
+    EXPECT_EQ(row[0], double(100 * i));
+    EXPECT_DOUBLE_EQ(times[i], row[1]) << "step " << row[0];
+  }
+  EXPECT_DOUBLE_EQ(j["time"].get<double>(), cells(d[4])[1]) << "--json time";
+}
+
+// ---- 13. --load counts, export folders, JSON integers ---------------------------
+
+TEST(OutputJson, AfterLoadStepsCountThisRunAndIntegersAreIntegers) {
+  const std::string dir = freshDir("json");
+  const std::string common = " --device cpu --quiet --set dt=0.002 --set softening=0.03";
+  auto r = test::run(kCli, "run --scene galaxies --n 101 --steps 30 --save " + dir + "/h.snap" + common);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = test::run(kCli, "run --load " + dir + "/h.snap --steps 20 --json --device cpu --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"], 20);
+  EXPECT_EQ(j["step"], 50);
+  EXPECT_TRUE(j["step"].is_number_integer());
+  EXPECT_TRUE(j["final"]["step"].is_number_integer()) << j["final"]["step"];
+  EXPECT_EQ(j["final"]["step"], 50);
+  EXPECT_EQ(j["initial"]["step"], 30);
+  EXPECT_TRUE(j["params"]["seed"].is_number_integer()) << j["params"]["seed"];
+  EXPECT_TRUE(j["params"]["dt"].is_number_float());
+  EXPECT_TRUE(j["final"]["time"].is_number_float());
+  EXPECT_FALSE(contains(r.out, "\"step\": 50.0")) << r.out;
+  // The text summary: this run's steps, and the absolute ones.
+  r = test::run(kCli, "run --load " + dir + "/h.snap --steps 20 --device cpu --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, ", 20 steps (steps 30 to 50) to t = ")) << r.out;
+}
+
+TEST(ExportFolder, ANonEmptyFolderNeedsOverwrite) {
+  const std::string dir = freshDir("exportagain");
+  const std::string exp = dir + "/exp";
+  const std::string base = "run --device cpu --n 64 --quiet --export " + exp + " --export-every 5 ";
+  auto r = test::run(kCli, base + "--steps 20");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(pvdFiles(exp + "/eddy.pvd").size(), 5u);
+  const std::string before = test::slurp(exp + "/eddy.pvd");
+  // Again into the same folder: refused, naming the folder and --overwrite; nothing changed.
+  r = test::run(kCli, base + "--steps 10");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--export '" + exp + "': the folder is not empty")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--overwrite")) << r.err;
+  EXPECT_EQ(test::slurp(exp + "/eddy.pvd"), before);
+  EXPECT_TRUE(fs::exists(exp + "/step_000000020.vtp"));
+  // With --overwrite: eddy's old frames go, a user's file stays.
+  test::writeFile(exp + "/notes.txt", "mine\n");
+  r = test::run(kCli, base + "--steps 10 --overwrite");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(exp)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"eddy.pvd", "notes.txt", "step_000000000.vtp",
+                                             "step_000000005.vtp", "step_000000010.vtp"}));
+  EXPECT_EQ(test::slurp(exp + "/notes.txt"), "mine\n");
+  EXPECT_EQ(pvdFiles(exp + "/eddy.pvd").size(), 3u);
+  // --overwrite alone is a usage error.
+  r = test::run(kCli, "run --device cpu --n 64 --steps 1 --overwrite");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--overwrite needs --export DIR")) << r.err;
+}
