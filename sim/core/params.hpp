@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cl.hpp"  // eddy::Error
+#include "error.hpp"
 
 namespace eddy {
 

@@ -146,7 +146,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
       r.fail("sim", "unknown simulation '" + *c.sim + "'; known: " + joinNames(sims));
     }
   }
-  const std::string sim = c.sim.value_or("nbody");
+  const std::string sim = c.sim.value_or(defaultSimulationName());
   if (j.contains("scene")) {
     c.scene = r.string(j["scene"], "scene");
     const auto names = sceneNames(sim);
