@@ -264,6 +264,12 @@ int cmdParams(Args& args, std::ostream& out) {
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
     throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
   for (const auto& d : paramDecl(sim)) {
+    if (d.isEnum() || d.isBool()) {
+      out << std::left << std::setw(22) << d.name << " default " << d.valueText(d.def) << ", "
+          << (d.isEnum() ? "one of: " + joinNames(d.choices) : std::string("true or false"))
+          << "\n    " << d.label << ": " << d.description << '\n';
+      continue;
+    }
     out << std::left << std::setw(22) << d.name << " default " << d.def << ", range [" << d.min
         << ", " << d.max << "]" << (d.unit.empty() ? "" : " " + d.unit)
         << (d.integer ? " (integer)" : "") << "\n    " << d.label << ": " << d.description
@@ -695,24 +701,13 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (series && moved && sim->steps() % exportEvery != 0) series->add(sim->frame());
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
-  // Never silent: particles that had to be put back into the tank.
-  std::vector<std::string> warnings;  // stderr and --json "warnings"
-  for (size_t i = 0; i < columns.size(); ++i)
-    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0) {
-      std::ostringstream w;
-      w << columns[i] << " = " << last[i]
-        << (columns[i] == "escaped"
-                ? " (particle-steps found outside the tank or non-finite and put back)"
-                : " (neighbour-list entries beyond the capacity were dropped)");
-      warnings.push_back(w.str());
-    }
+  // Never silent: e.g. SPH particles that had to be put back into the tank.
+  std::vector<std::string> warnings = sim->runWarnings(last);  // stderr and --json "warnings"
 
-  // Relative change of the total energy (N-body) where the columns have it:
-  // the first and the last diagnostics row, i.e. the start and the end of
-  // this run (no read-backs beyond those two).
-  std::optional<double> dE;
-  for (size_t i = 0; i < columns.size(); ++i)
-    if (columns[i] == "total" && first[i] != 0) dE = (last[i] - first[i]) / std::fabs(first[i]);
+  // Relative change of the conserved total (N-body: energy) where there is
+  // one: the first and the last diagnostics row, i.e. the start and the end
+  // of this run (no read-backs beyond those two).
+  const std::optional<double> dE = sim->conservedDrift(first, last);
   if (const ParamDesc* d = sim->params().find("energy_warning"); d && dE) {
     const double limit = sim->params().get("energy_warning");
     if (limit > 0 && std::fabs(*dE) > limit) {
@@ -725,9 +720,7 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     }
   }
   for (const auto& w : warnings) err << "eddy: warning: " << w << '\n';
-  std::optional<double> virial;
-  if (auto* nb = dynamic_cast<NBodySim*>(sim.get())) virial = nb->diagnostics().virialRatio;
-  if (msim) virial = msim->diagnostics().virialRatio;
+  const std::optional<double> virial = sim->virialRatio();
 
   if (o.json) {
     json j;
@@ -765,8 +758,12 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     j["warnings"] = warnings;
     j["profile"] = profileJson(sim->profiler());
     j["params"] = json::object();
-    for (const auto& d : sim->params().declarations())
-      j["params"][d.name] = jsonNumber(sim->params().get(d.name), d.integer);
+    for (const auto& d : sim->params().declarations()) {
+      const double v = sim->params().get(d.name);
+      if (d.isEnum()) j["params"][d.name] = d.valueText(v);
+      else if (d.isBool()) j["params"][d.name] = v != 0;
+      else j["params"][d.name] = jsonNumber(v, d.integer);
+    }
     out << j.dump(2) << '\n';
   } else {
     const uint64_t ran = sim->steps() - startStep;

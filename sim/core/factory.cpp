@@ -2,70 +2,38 @@
 
 #include <algorithm>
 
-#include "nbody.hpp"
-#include "nbody_multi.hpp"
-#include "sph.hpp"
 #include "snapshot.hpp"
 
 #include <cmath>
 
 namespace eddy {
 
+// Every answer comes from the simulation-type registry: this file names no
+// simulation type.
 const std::vector<std::string>& simulationNames() {
-  static const std::vector<std::string> names = {"nbody", "sph"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& t : simulationTypes()) v.push_back(t.name);
+    return v;
+  }();
   return names;
 }
 
-static std::string knownSims() { return joinNames(simulationNames()); }
-
 const std::vector<ParamDesc>& paramDecl(std::string_view sim) {
-  if (sim == "nbody") return nbodyParamDecl();
-  if (sim == "sph") return sphParamDecl();
-  throw Error("unknown simulation '" + std::string(sim) + "'; known: " + knownSims());
+  return simulationType(sim).params();
 }
 
-std::vector<std::string> sceneNames(std::string_view sim) {
-  if (sim == "nbody") return nbodySceneNames();
-  if (sim == "sph") return sphSceneNames();
-  throw Error("unknown simulation '" + std::string(sim) + "'; known: " + knownSims());
-}
+std::vector<std::string> sceneNames(std::string_view sim) { return simulationType(sim).scenes(); }
 
 std::string defaultScene(std::string_view sim) { return sceneNames(sim).front(); }
 
-size_t defaultCount(std::string_view sim) {
-  if (sim == "nbody") return 16384;
-  return 0;
-}
-
-static std::vector<Body> nbodyBodies(const SceneSpec& spec, const Params& params) {
-  const size_t n = spec.n ? spec.n : defaultCount("nbody");
-  return spec.icPath.empty()
-             ? makeNBodyScene(spec.scene.empty() ? defaultScene("nbody") : spec.scene, n,
-                              uint64_t(params.getInt("seed")))
-             : readBodiesCsv(spec.icPath);
-}
+size_t defaultCount(std::string_view sim) { return simulationType(sim).defaultCount; }
 
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params) {
-  if (spec.sim == "nbody") {
-    if (spec.icPath.empty())  // before building the scene
-      NBodySim::checkFits(ctx.info(), spec.n ? spec.n : defaultCount("nbody"));
-    const std::vector<Body> bodies = nbodyBodies(spec, params);
-    return std::make_unique<NBodySim>(ctx, params, bodies,
-                                      NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
-  }
-  if (spec.sim == "sph") {
-    if (!spec.icPath.empty()) throw Error("SPH: initial-conditions files are not supported");
-    if (spec.n) throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
-    const std::string scene = spec.scene.empty() ? defaultScene("sph") : spec.scene;
-    // Count first: a scene too large for the limits is refused before its
-    // particles take host memory (spacing=0.0001 would be 52 million).
-    const SphSceneSize size = sphSceneSize(scene, params);
-    SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
-    const auto setup = makeSphScene(scene, params);
-    return std::make_unique<SphSim>(ctx, params, setup);
-  }
-  throw Error("unknown simulation '" + spec.sim + "'; known: " + knownSims());
+  const SimulationType& type = simulationType(spec.sim);
+  if (type.checkSpec) type.checkSpec(spec);
+  return type.make(ctx, spec, params);
 }
 
 std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
@@ -73,10 +41,18 @@ std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
                                            const MultiNBodyOptions& opts) {
   if (devices.empty()) throw Error("no devices given");
   if (devices.size() == 1) return makeSimulation(*devices.front(), spec, params);
-  if (spec.sim != "nbody")
-    throw Error("simulation '" + spec.sim + "' runs on one device only (--devices is for nbody)");
-  if (spec.icPath.empty()) checkMultiNBodyMemory(devices, spec.n ? spec.n : defaultCount("nbody"));
-  return std::make_unique<MultiNBodySim>(devices, params, nbodyBodies(spec, params), opts);
+  const SimulationType& type = simulationType(spec.sim);
+  if (!type.makeMulti)
+    throw Error("simulation '" + spec.sim + "' runs on one device only (--devices is for " +
+                [] {
+                  std::vector<std::string> multi;
+                  for (const auto& t : simulationTypes())
+                    if (t.makeMulti) multi.push_back(t.name);
+                  return joinNames(multi);
+                }() +
+                ")");
+  if (type.checkSpec) type.checkSpec(spec);
+  return type.makeMulti(devices, spec, params, opts);
 }
 
 void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path) {
@@ -101,9 +77,8 @@ void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& pat
 SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
   SnapshotHeader h;
   h.spec.sim = snap.string("eddy/sim");
-  const auto& sims = simulationNames();
-  if (std::find(sims.begin(), sims.end(), h.spec.sim) == sims.end())
-    snap.fail("unknown simulation '" + h.spec.sim + "'; known: " + knownSims());
+  if (!findSimulationType(h.spec.sim))
+    snap.fail("unknown simulation '" + h.spec.sim + "'; known: " + joinNames(simulationNames()));
   h.spec.scene = snap.string("eddy/scene");
   h.spec.icPath = snap.string("eddy/ic");
   h.spec.n = snap.u64("eddy/n");
@@ -134,20 +109,9 @@ LoadedSimulation loadSnapshot(Context& ctx, const Snapshot& snap) {
   SnapshotHeader h = readSnapshotHeader(snap);
   LoadedSimulation out;
   out.spec = h.spec;
-  if (h.spec.sim == "nbody") {
-    NBodySim::checkFits(ctx.info(), h.count);
-    out.sim = std::make_unique<NBodySim>(ctx, h.params, decodeNBodyState(snap, h.count));
-  } else if (h.spec.sim == "sph") {
-    SphState st = decodeSphState(snap, h.count);
-    SphKernelConfig cfg;
-    cfg.capacity = st.capacity;  // the saved headroom (0: from capacity_factor)
-    auto sph = std::make_unique<SphSim>(ctx, h.params, st.setup, cfg);
-    sph->restoreState(st);
-    out.sim = std::move(sph);
-  } else {
-    // A simulation added to simulationNames() must get its branch here.
-    snap.fail("restoring a '" + h.spec.sim + "' simulation is not implemented");
-  }
+  const SimulationType& type = simulationType(h.spec.sim);
+  if (!type.load) snap.fail("restoring a '" + h.spec.sim + "' simulation is not implemented");
+  out.sim = type.load(ctx, h.params, h.count, snap);
   out.sim->restoreClock(h.steps, h.time);
   return out;
 }

@@ -40,8 +40,8 @@ cl_float4 f4(double x, double y, double z, double w) { return makeFloat4(x, y, z
 NBodyKernelConfig NBodyKernelConfig::automatic(const DeviceInfo& device, size_t n) {
   NBodyKernelConfig cfg;
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return cfg;  // CPUs: 256 x 1
-  // On the H200 at N = 262144: 512 x 2 gave 2.03e12 pairs/s, 256 x 1 1.91e12;
-  // at N = 65536 only 256 x 1 keeps all 132 SMs busy.
+  // Largest tile first, as long as every compute unit still gets a group
+  // (the measurements behind the list: docs/PERFORMANCE.md, "N-body gravity").
   const std::pair<unsigned, unsigned> layouts[] = {{512, 2}, {256, 2}, {256, 1}, {128, 1}, {64, 1}};
   for (const auto& [wg, bpi] : layouts) {
     if (wg > device.maxWorkGroup) continue;
@@ -67,7 +67,7 @@ cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
                      " -DNBODY_BPI=" + std::to_string(cfg.bpi) +
                      " -DNBODY_UNROLL=" + std::to_string(cfg.unroll) + " " + cfg.extraOptions;
   if (cfg.nativeRsqrt) opts += " -DEDDY_NATIVE_RSQRT";
-  // 16% faster on the H200 than native_rsqrt (docs/PERFORMANCE.md).
+  // Faster than native_rsqrt on NVIDIA (docs/PERFORMANCE.md, "What moved it").
   if (cfg.nativeRsqrt && isNvidia(ctx.info())) opts += " -DNBODY_PTX_RSQRT";
   return ctx.buildProgram("nbody.cl", opts);
 }
@@ -283,6 +283,16 @@ std::vector<std::vector<double>> nbodyStateRows(const std::vector<cl_float4>& p,
 
 std::vector<std::string> NBodySim::diagColumns() const { return nbodyDiagColumns(); }
 
+std::optional<double> nbodyEnergyDrift(const std::vector<double>& firstRow,
+                                       const std::vector<double>& lastRow) {
+  const auto columns = nbodyDiagColumns();
+  std::optional<double> dE;
+  for (size_t i = 0; i < columns.size() && i < firstRow.size() && i < lastRow.size(); ++i)
+    if (columns[i] == "total" && firstRow[i] != 0)
+      dE = (lastRow[i] - firstRow[i]) / std::fabs(firstRow[i]);
+  return dE;
+}
+
 std::vector<double> NBodySim::diagRow() { return nbodyDiagRow(steps_, time_, diagnostics()); }
 
 std::vector<std::string> NBodySim::stateColumns() const { return nbodyStateColumns(); }
@@ -338,26 +348,6 @@ NBodyState decodeNBodyState(const Snapshot& snap, size_t count) {
     if (!(s.pos[i].s[3] > 0)) snap.fail("body " + std::to_string(i) + " has a mass <= 0");
   }
   return s;
-}
-
-std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,
-                                                          double G, double eps) {
-  const size_t n = pos.size();
-  std::vector<std::array<double, 3>> a(n, {0, 0, 0});
-  const double eps2 = eps * eps;
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const double dx = double(pos[j].s[0]) - pos[i].s[0];
-      const double dy = double(pos[j].s[1]) - pos[i].s[1];
-      const double dz = double(pos[j].s[2]) - pos[i].s[2];
-      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-      const double s = G * double(pos[j].s[3]) / (r2 * std::sqrt(r2));
-      a[i][0] += dx * s;
-      a[i][1] += dy * s;
-      a[i][2] += dz * s;
-    }
-  return a;
 }
 
 }  // namespace eddy
