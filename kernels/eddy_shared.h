@@ -20,6 +20,24 @@
 #define EDDY_NBODY_PART_FIRST 1u
 #define EDDY_NBODY_PART_LAST 2u
 
+/* N-body tree (kernels/nbody_tree.cl, sim/nbody_tree.cpp). */
+/* Work-group size of the group walk = bodies per group (one per work-item). */
+#define EDDY_TREE_WG 64
+/* Work-group size and number of work-groups of the bounding-box reduction. */
+#define EDDY_TREE_BOUNDS_WG 256
+#define EDDY_TREE_BOUNDS_GROUPS 256
+/* Morton key: bits per axis (3 x 21 = 63-bit keys) and the key width. */
+#define EDDY_TREE_AXIS_BITS 21
+#define EDDY_TREE_KEY_BITS 63
+/* Default entries of the walk's node stack in local memory (ints). */
+#define EDDY_TREE_STACK 2048
+/* method=auto takes the tree from this many bodies on (measured crossovers,
+ * docs/PERFORMANCE.md): GPUs, and CPU devices (PoCL). */
+#define EDDY_TREE_AUTO_MIN_GPU 65536
+#define EDDY_TREE_AUTO_MIN_CPU 8192
+/* parent[] of the root. */
+#define EDDY_TREE_NONE 0xffffffffu
+
 /* ---- SPH ------------------------------------------------------------------- */
 /* Work-group size of the per-particle SPH kernels (hash, reorder, cells,
  * neighbours, density, forces, integrate). */
