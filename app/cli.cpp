@@ -91,6 +91,7 @@ bench options:
   --method direct|tree|auto    nbody: how gravity is computed (default direct); with tree,
                                the per-phase profiler table is printed after each N
   --theta X                    nbody: the tree's opening angle (default: the parameter's)
+  --tree-stack N               nbody: entries of the tree walk's stack in local memory
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
   --device, --json             as for run
@@ -958,6 +959,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   bool asJson = false;
   NBodyMethod method = NBodyMethod::Direct;
   std::optional<double> theta;
+  unsigned treeStack = 0;
   while (!args.done()) {
     const std::string a = args.next();
     if (a == "--n") ns = args.list(a, 1, 1ull << 31);
@@ -968,6 +970,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
       else if (m == "auto") method = NBodyMethod::Auto;
       else throw UsageError("bench: --method must be direct, tree or auto, not '" + m + "'");
     } else if (a == "--theta") theta = args.reals(a, 0.2, 1.0).at(0);
+    else if (a == "--tree-stack") treeStack = unsigned(args.count(a, 1, 1 << 20));
     else if (a == "--devices") deviceSets.push_back(checkDeviceList(a, args.value(a)));
     else if (a == "--shares") shares = args.reals(a, 0, 1e12);
     else if (a == "--wg") wgs = args.list(a, 1, 4096);
@@ -1024,6 +1027,7 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
         auto bodies = makeNBodyScene("plummer", n, 1);
         NBodyKernelConfig cfg;
         cfg.method = method;
+        cfg.treeStack = treeStack;
         cfg.wg = unsigned(wg);
         cfg.bpi = unsigned(bpi);
         cfg.unroll = unsigned(unroll);
@@ -1064,7 +1068,9 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
           for (const auto& st : sim.profiler().stats())
             if (st.name == "drift") gravityMs -= st.totalMs / double(s);
           if (!asJson)
-            err << "N=" << n << " tree, theta " << params.get("theta") << ":\n"
+            err << "N=" << n << " tree, theta " << params.get("theta") << ", walk stack "
+                << sim.tree()->stackCap() << " entries, nodes summed body by body (stack full): "
+                << sim.tree()->fallbacks() << ":\n"
                 << sim.profiler().table();
         }
         const double pairs = double(n) * double(n) / (gravityMs * 1e-3);

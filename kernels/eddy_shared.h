@@ -31,10 +31,12 @@
 #define EDDY_TREE_KEY_BITS 63
 /* Default entries of the walk's node stack in local memory (ints). */
 #define EDDY_TREE_STACK 2048
-/* method=auto takes the tree from this many bodies on (measured crossovers,
- * docs/PERFORMANCE.md): GPUs, and CPU devices (PoCL). */
-#define EDDY_TREE_AUTO_MIN_GPU 65536
-#define EDDY_TREE_AUTO_MIN_CPU 8192
+/* method=auto takes the tree from this many bodies on (measured step-time
+ * crossovers at theta 0.5): GPUs (H200: direct 9.05 ms / tree 10.1 ms at
+ * 131072, 33.9 / 20.4 ms at 262144) and CPU devices (PoCL on 2 shared cores:
+ * about equal near 2048, tree 314 / direct 485 ms at 8192). */
+#define EDDY_TREE_AUTO_MIN_GPU 163840
+#define EDDY_TREE_AUTO_MIN_CPU 4096
 /* parent[] of the root. */
 #define EDDY_TREE_NONE 0xffffffffu
 
