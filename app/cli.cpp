@@ -93,6 +93,10 @@ bench options:
   --wg LIST, --bpi LIST        nbody: work-group sizes / bodies per work-item to try (default:
                                the layout a run picks for each N)
   --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
+  --method direct|tree|auto    nbody: how gravity is computed (default direct); with tree,
+                               the per-phase profiler table is printed after each N
+  --theta X                    nbody: the tree's opening angle (default: the parameter's)
+  --tree-stack N               nbody: entries of the tree walk's stack in local memory
   --cl-options STR             kernel compiler options to try (repeatable)
   --steps N                    timed steps per configuration (default: about 1 s of work)
   --device, --json             as for run
@@ -1155,9 +1159,20 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   std::string device;
   unsigned long long steps = 0;
   bool asJson = false;
+  NBodyMethod method = NBodyMethod::Direct;
+  std::optional<double> theta;
+  unsigned treeStack = 0;
   while (!args.done()) {
     const std::string a = args.next();
     if (a == "--n") ns = args.list(a, 1, 1ull << 31);
+    else if (a == "--method") {
+      const std::string m = args.value(a);
+      if (m == "direct") method = NBodyMethod::Direct;
+      else if (m == "tree") method = NBodyMethod::Tree;
+      else if (m == "auto") method = NBodyMethod::Auto;
+      else throw UsageError("bench: --method must be direct, tree or auto, not '" + m + "'");
+    } else if (a == "--theta") theta = args.reals(a, 0.2, 1.0).at(0);
+    else if (a == "--tree-stack") treeStack = unsigned(args.count(a, 1, 1 << 20));
     else if (a == "--devices") deviceSets.push_back(checkDeviceList(a, args.value(a)));
     else if (a == "--shares") shares = args.reals(a, 0, 1e12);
     else if (a == "--wg") wgs = args.list(a, 1, 4096);
@@ -1172,6 +1187,8 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   if (!shares.empty() && deviceSets.empty()) throw UsageError("--shares needs --devices");
   checkShares(shares);
   if (!deviceSets.empty()) {
+    if (method != NBodyMethod::Direct)
+      throw UsageError("bench: --devices (multi-device N-body) supports only --method direct");
     if (!device.empty()) throw UsageError("bench: give either --device or --devices, not both");
     if (wgs.size() > 1 || bpis.size() > 1 || unrolls.size() > 1 || clOptions.size() > 1)
       throw UsageError("bench: with --devices give one --wg, --bpi, --unroll and --cl-options");
@@ -1209,8 +1226,11 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
       for (const auto& clopt : clOptions) {
         Params params(nbodyParamDecl());
         params.set("dt", 1e-4);
+        if (theta) params.set("theta", *theta);
         auto bodies = makeNBodyScene("plummer", n, 1);
         NBodyKernelConfig cfg;
+        cfg.method = method;
+        cfg.treeStack = treeStack;
         cfg.wg = unsigned(wg);
         cfg.bpi = unsigned(bpi);
         cfg.unroll = unsigned(unroll);
@@ -1245,9 +1265,22 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
           if (st.name == "gravity") gravityMs = st.totalMs / double(st.count);
           stepMs += st.totalMs / double(s);
         }
+        // The tree: gravity = the whole step but the drift; pairs/s is then
+        // the direct-equivalent rate N^2 / t.
+        if (sim.method() == NBodyMethod::Tree) {
+          gravityMs = stepMs;
+          for (const auto& st : sim.profiler().stats())
+            if (st.name == "drift") gravityMs -= st.totalMs / double(s);
+          if (!asJson)
+            err << "N=" << n << " tree, theta " << params.get("theta") << ", walk stack "
+                << sim.tree()->stackCap() << " entries, nodes summed body by body (stack full): "
+                << sim.tree()->fallbacks() << ":\n"
+                << sim.profiler().table();
+        }
         const double pairs = double(n) * double(n) / (gravityMs * 1e-3);
         if (asJson) {
-          rows.push_back({{"n", n}, {"wg", wg}, {"bpi", bpi}, {"unroll", unroll},
+          rows.push_back({{"n", n}, {"method", methodName(sim.method())}, {"wg", wg},
+                          {"bpi", bpi}, {"unroll", unroll},
                           {"cl_options", clopt}, {"steps", s},
                           {"gravity_ms", gravityMs}, {"step_ms", stepMs},
                           {"pair_interactions_per_s", pairs}});

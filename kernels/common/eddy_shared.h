@@ -20,6 +20,29 @@
 #define EDDY_NBODY_PART_FIRST 1u
 #define EDDY_NBODY_PART_LAST 2u
 
+/* N-body tree (kernels/nbody_tree.cl, sim/nbody_tree.cpp). */
+/* Work-group size of the group walk = bodies per group (one per work-item).
+ * H200, 1M Plummer bodies, theta 0.5: walk 121 ms with 32, 90 ms with 64,
+ * 73 ms with 128 (and a 4096-entry stack; 2048 overflowed at 128). */
+#define EDDY_TREE_WG 128
+/* Work-group size and number of work-groups of the bounding-box reduction. */
+#define EDDY_TREE_BOUNDS_WG 256
+#define EDDY_TREE_BOUNDS_GROUPS 256
+/* Morton key: bits per axis (3 x 21 = 63-bit keys) and the key width. */
+#define EDDY_TREE_AXIS_BITS 21
+#define EDDY_TREE_KEY_BITS 63
+/* Default entries of the walk's node stack in local memory (ints). */
+#define EDDY_TREE_STACK 4096
+/* method=auto takes the tree from this many bodies on (measured step-time
+ * crossovers at theta 0.5): GPUs (H200: direct 9.05 ms / tree 8.87 ms at
+ * 131072; direct 2.38 ms / tree ~5 ms at 65536) and CPU devices (PoCL on 2
+ * shared cores, 64-body groups: about equal near 2048, tree 314 / direct
+ * 485 ms at 8192). */
+#define EDDY_TREE_AUTO_MIN_GPU 131072
+#define EDDY_TREE_AUTO_MIN_CPU 4096
+/* parent[] of the root. */
+#define EDDY_TREE_NONE 0xffffffffu
+
 /* ---- SPH ------------------------------------------------------------------- */
 /* Work-group size of the per-particle SPH kernels (hash, reorder, cells,
  * neighbours, density, forces, integrate). */

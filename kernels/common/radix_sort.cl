@@ -139,3 +139,39 @@ void radix_scatter(__global const uint* restrict keys_in,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
+
+/*
+ * 64-bit keys (RadixSort::sort64): an LSD radix sort may sort by the low word
+ * first and then, stably, by the high word. These kernels only move words
+ * around the unchanged 32-bit passes above:
+ *   radix_split64:  lo[i] = low word of keys[i], perm[i] = i
+ *   radix_gather_hi: hi[i] = high word of keys[perm[i]] (keys in the order of
+ *                    the first sort, ready for the second)
+ *   radix_gather64:  out[i] = keys[perm[i]] (the sorted 64-bit keys)
+ */
+__kernel void radix_split64(__global const ulong* restrict keys, __global uint* restrict lo,
+                            __global uint* restrict perm, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    lo[i] = (uint)keys[i];
+    perm[i] = i;
+}
+
+__kernel void radix_gather_hi(__global const ulong* restrict keys,
+                              __global const uint* restrict perm,
+                              __global uint* restrict hi, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    hi[i] = (uint)(keys[perm[i]] >> 32);
+}
+
+__kernel void radix_gather64(__global const ulong* restrict keys,
+                             __global const uint* restrict perm,
+                             __global ulong* restrict out, const uint n)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    out[i] = keys[perm[i]];
+}

@@ -53,4 +53,30 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   }
 }
 
+void RadixSort::sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sortedKeys, size_t n,
+                       unsigned bits, Profiler& prof) {
+  if (bits == 0 || bits > 64) throw Error("radix sort: 64-bit key bits must be 1..64");
+  if (n == 0) return;
+  if (n > 0xffffffffu) throw Error("radix sort: at most 2^32 - 1 keys");
+  try {
+    if (n > wordsCap_) {
+      words_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * n, "radix sort key words");
+      wordsTmp_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * n, "radix sort key words");
+      permTmp_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * n, "radix sort permutation");
+      wordsCap_ = n;
+    }
+    auto& q = ctx_.queue();
+    const cl::EnqueueArgs lin(q, cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG));
+    prof.record("sort_split", split64_(lin, keys, words_, perm, cl_uint(n)));
+    sort(words_, perm, wordsTmp_, permTmp_, n, std::min(bits, 32u), prof);
+    if (bits > 32) {
+      prof.record("sort_gather", gatherHi_(lin, keys, perm, words_, cl_uint(n)));
+      sort(words_, perm, wordsTmp_, permTmp_, n, bits - 32, prof);
+    }
+    prof.record("sort_gather", gather64_(lin, keys, perm, sortedKeys, cl_uint(n)));
+  } catch (const cl::Error& e) {
+    throw Error("radix sort of " + std::to_string(n) + " 64-bit keys: " + describe(e));
+  }
+}
+
 }  // namespace eddy

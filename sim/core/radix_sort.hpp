@@ -1,5 +1,6 @@
 // radix_sort.hpp: stable device radix sort of (uint key, uint value) pairs
-// (kernels/radix_sort.cl), used by the SPH grid; never goes through the host.
+// (kernels/radix_sort.cl), used by the SPH grid, and of 64-bit keys with their
+// permutation (the N-body tree's Morton keys); never goes through the host.
 #pragma once
 
 #include "cl.hpp"
@@ -20,6 +21,16 @@ class RadixSort {
   void sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl::Buffer& tmpVals,
             size_t n, unsigned bits, Profiler& prof);
 
+  // 64-bit keys: sorts keys[0 .. n) (cl_ulong, unchanged) stably by their
+  // low `bits` bits (1..64). On return `perm` holds the permutation (perm[i] =
+  // the index in `keys` of the i-th smallest key) and `sortedKeys` the keys in
+  // that order. The low word is sorted first, then stably the high word (LSD
+  // order), by the same 32-bit passes as sort(); two gathers move the words.
+  // Scratch buffers are owned here and grown as needed. Launches are recorded
+  // as sort(), plus sort_split, sort_gather.
+  void sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sortedKeys, size_t n,
+              unsigned bits, Profiler& prof);
+
   static unsigned passes(unsigned bits);
   // Work-groups and keys per group (a multiple of EDDY_SORT_WG) for n keys.
   static void layout(size_t n, size_t& groups, size_t& chunk);
@@ -35,6 +46,14 @@ class RadixSort {
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
                     cl_uint, cl_uint>
       scatter_{program_, "radix_scatter"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> split64_{program_,
+                                                                          "radix_split64"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gatherHi_{program_,
+                                                                           "radix_gather_hi"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gather64_{program_,
+                                                                           "radix_gather64"};
+  cl::Buffer words_, wordsTmp_, permTmp_;  // sort64 scratch, n entries each
+  size_t wordsCap_ = 0;
 };
 
 }  // namespace eddy

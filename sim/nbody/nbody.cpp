@@ -3,6 +3,7 @@
 #include "eddy_shared.h"
 #include "snapshot.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace eddy {
@@ -28,6 +29,18 @@ const std::vector<ParamDesc>& nbodyParamDecl() {
        "0 = off. The run still succeeds: a large drift usually means dt is too large or the "
        "softening too small.",
        false, false, false},
+      enumParam("method", "Force method", "Tree", {"direct", "tree", "auto"}, 2,
+                "How gravity is summed. direct: all pairs (exact, O(N^2)); tree: Barnes-Hut "
+                "octree walk with quadrupoles built on the device every step (O(N log N), "
+                "error set by theta); auto: the tree from the measured crossover N on this "
+                "kind of device (docs/PERFORMANCE.md), else direct. Changes take effect at the "
+                "next step.",
+                false),
+      {"theta", "Opening angle", "Tree", "", 0.2, 1.0, 0.5,
+       "Barnes-Hut opening angle of the tree method: a node of size b_max is opened when the "
+       "bodies come closer than b_max / theta to its centre of mass. Smaller is more accurate "
+       "and slower.",
+       false, false, false},
   };
   return decl;
 }
@@ -52,6 +65,26 @@ NBodyKernelConfig NBodyKernelConfig::automatic(const DeviceInfo& device, size_t 
   return cfg;
 }
 
+const char* methodName(NBodyMethod m) {
+  switch (m) {
+    case NBodyMethod::Direct: return "direct";
+    case NBodyMethod::Tree: return "tree";
+    case NBodyMethod::Auto: return "auto";
+  }
+  return "?";
+}
+
+size_t NBodyKernelConfig::treeCrossover(const DeviceInfo& device) {
+  // Measured step-time crossovers of direct and tree (docs/PERFORMANCE.md):
+  // PoCL on 2 cores and the H200.
+  return (device.type & CL_DEVICE_TYPE_GPU) ? EDDY_TREE_AUTO_MIN_GPU : EDDY_TREE_AUTO_MIN_CPU;
+}
+
+NBodyMethod NBodyKernelConfig::resolve(const DeviceInfo& device, size_t n) const {
+  if (method != NBodyMethod::Auto) return method;
+  return n >= treeCrossover(device) ? NBodyMethod::Tree : NBodyMethod::Direct;
+}
+
 static bool isNvidia(const DeviceInfo& d) {
   return d.platformName.find("NVIDIA") != std::string::npos ||
          d.vendor.find("NVIDIA") != std::string::npos;
@@ -72,19 +105,23 @@ cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
   return ctx.buildProgram("nbody.cl", opts);
 }
 
-void NBodySim::checkFits(const DeviceInfo& info, size_t n) {
+void NBodySim::checkFits(const DeviceInfo& info, size_t n, bool tree) {
   if (n == 0) throw Error("N-body: no bodies");
   if (n > 0x7fffffffu)
     throw Error("N-body: " + std::to_string(n) + " bodies are too many (limit 2^31 - 1)");
   const size_t vecBytes = n * sizeof(cl_float4);
   const size_t phiBytes = n * (info.fp64 ? sizeof(double) : sizeof(float));
-  checkDeviceMemory(info, 4 * vecBytes + phiBytes, vecBytes, std::to_string(n) + " bodies");
+  checkDeviceMemory(info, 4 * vecBytes + phiBytes + (tree ? NBodyTree::deviceBytes(n) : 0),
+                    std::max(vecBytes, tree ? 2 * n * sizeof(cl_float4) : 0),
+                    std::to_string(n) + " bodies" + (tree ? " with the tree" : ""));
 }
 
 NBodySim::NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConfig cfg)
     : Simulation(ctx, nbodyParamDecl()), n_(n), cfg_(cfg), program_(buildProgram(ctx, cfg)) {
   params_ = params;
-  checkFits(ctx.info(), n_);
+  const bool tree = cfg_.resolve(ctx.info(), n_) == NBodyMethod::Tree;
+  checkFits(ctx.info(), n_, tree);
+  if (tree) tree_ = std::make_unique<NBodyTree>(ctx, n_, cfg_.treeStack);
   const size_t vecBytes = n_ * sizeof(cl_float4);
   const size_t phiBytes = n_ * (ctx.info().fp64 ? sizeof(double) : sizeof(float));
   pos_[0] = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body positions");
@@ -144,21 +181,53 @@ bool NBodyKernelParams::sync(const Params& p) {
   eps2 = newEps2;
   dtExact = p.get("dt");
   dt = float(dtExact);
+  if (p.find("theta")) theta = float(p.get("theta"));
   seen = p.version();
   return forceChanged;
 }
 
 void NBodySim::syncParams() {
-  // The stored a(x_n) drives the next opening kick: keep it consistent.
-  if (kp_.sync(params_)) computeAccelerations();
+  // A change of the declared `method` switches direct <-> tree at this step
+  // boundary (the value at construction is the one the kernel config got).
+  bool switched = false;
+  if (const ParamDesc* d = params_.find("method"); d && d->isEnum()) {
+    const int m = int(params_.getInt("method"));
+    if (methodParam_ >= 0 && m != methodParam_) switched = useMethod(NBodyMethod(m));
+    methodParam_ = m;
+  }
+  // The stored a(x_n) drives the next opening kick: keep it consistent (with
+  // the tree it also depends on theta).
+  const float theta = kp_.theta;
+  if (kp_.sync(params_) || switched || (tree_ && kp_.theta != theta)) computeAccelerations();
 }
 
-void NBodySim::computeAccelerations() {
+bool NBodySim::useMethod(NBodyMethod m) {
+  cfg_.method = m;
+  const bool want = cfg_.resolve(ctx_.info(), n_) == NBodyMethod::Tree;
+  if (want == bool(tree_)) return false;
+  if (want) {
+    checkFits(ctx_.info(), n_, true);
+    tree_ = std::make_unique<NBodyTree>(ctx_, n_, cfg_.treeStack);
+  } else {
+    tree_.reset();
+  }
+  return true;
+}
+
+void NBodySim::computeAccelerations() { gravity(cur_, 0.0f); }
+
+// a(x) of pos_[posIndex] into acc_, and v += a halfDt: all pairs or the tree.
+void NBodySim::gravity(int posIndex, float halfDt) {
+  if (tree_) {
+    tree_->computeAccelerations(pos_[posIndex], kp_.G, kp_.eps2, kp_.theta, vel_, acc_, halfDt,
+                                profiler_);
+    return;
+  }
   const size_t groups = (n_ + size_t(cfg_.wg) * cfg_.bpi - 1) / (size_t(cfg_.wg) * cfg_.bpi);
   try {
     cl::Event e = gravity_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(groups * cfg_.wg),
                                            cl::NDRange(cfg_.wg)),
-                           pos_[cur_], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, 0.0f);
+                           pos_[posIndex], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, halfDt);
     profiler_.record("gravity", e);
   } catch (const cl::Error& e) {
     throw Error("N-body gravity kernel: " + describe(e));
@@ -167,7 +236,6 @@ void NBodySim::computeAccelerations() {
 
 void NBodySim::step() {
   syncParams();
-  const size_t groups = (n_ + size_t(cfg_.wg) * cfg_.bpi - 1) / (size_t(cfg_.wg) * cfg_.bpi);
   const int next = 1 - cur_;
   try {
     auto& q = ctx_.queue();
@@ -175,11 +243,11 @@ void NBodySim::step() {
                                           cl::NDRange(EDDY_LINEAR_WG)),
                           pos_[cur_], pos_[next], vel_, acc_, cl_uint(n_), kp_.dt);
     profiler_.record("drift", e1);
-    cl::Event e2 = gravity_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg), cl::NDRange(cfg_.wg)),
-                            pos_[next], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, 0.5f * kp_.dt);
-    profiler_.record("gravity", e2);
+    gravity(next, 0.5f * kp_.dt);
   } catch (const cl::Error& e) {
     throw Error("N-body step " + std::to_string(steps_) + ": " + describe(e));
+  } catch (const Error& e) {
+    throw Error("N-body step " + std::to_string(steps_) + ": " + e.what());
   }
   cur_ = next;
   time_ += kp_.dtExact;

@@ -3,6 +3,7 @@
 
 #include "simulation.hpp"
 #include "interact.hpp"
+#include "nbody_tree.hpp"
 
 #include <array>
 #include <cstdint>
@@ -52,6 +53,7 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& source);
 // step boundary (shared by the one- and the multi-device simulation).
 struct NBodyKernelParams {
   float G = 1, eps2 = 0, dt = 0;
+  float theta = 0.5f;  // opening angle of the tree method
   double dtExact = 0;  // dt as given, for the simulated clock
   unsigned long long seen = ~0ull;
   // Reloads if the parameters changed since the last call; returns true when
@@ -60,7 +62,14 @@ struct NBodyKernelParams {
   bool sync(const Params& p);
 };
 
+// How the single-device N-body computes gravity: all pairs (nbody_gravity),
+// the Barnes-Hut tree (NBodyTree), or chosen by N and device (resolve()).
+enum class NBodyMethod { Direct, Tree, Auto };
+const char* methodName(NBodyMethod m);
+
 struct NBodyKernelConfig {
+  NBodyMethod method = NBodyMethod::Direct;  // see NBodyMethod
+  unsigned treeStack = 0;   // tree walk's stack entries (0 = default; tests)
   unsigned wg = 256;        // work-group size = tile length
   unsigned bpi = 1;         // bodies per work-item
   bool nativeRsqrt = true;  // fast rsqrt in the force loop (on NVIDIA: PTX rsqrt.approx.ftz)
@@ -70,6 +79,10 @@ struct NBodyKernelConfig {
   // The layout measured fastest for n bodies on this device (docs/PERFORMANCE.md):
   // the largest tile x bodies-per-item that still gives every compute unit a group.
   static NBodyKernelConfig automatic(const DeviceInfo& device, size_t n);
+  // Direct or Tree for n bodies on this device: `method` itself unless Auto,
+  // which takes the tree from the measured crossover N on (treeCrossover).
+  NBodyMethod resolve(const DeviceInfo& device, size_t n) const;
+  static size_t treeCrossover(const DeviceInfo& device);
 };
 
 struct NBodyDiagnostics {
@@ -90,8 +103,12 @@ class NBodySim : public Simulation {
   // Resumes the exact state of a snapshot (no force evaluation).
   NBodySim(Context& ctx, const Params& params, const NBodyState& state,
            NBodyKernelConfig cfg = {});
-  // Throws eddy::Error naming the limit if n bodies cannot fit the device.
-  static void checkFits(const DeviceInfo& info, size_t n);
+  // Throws eddy::Error naming the limit if n bodies cannot fit the device
+  // (with the tree's buffers when `tree`).
+  static void checkFits(const DeviceInfo& info, size_t n, bool tree = false);
+  // The method in use (Auto resolved at construction).
+  NBodyMethod method() const { return tree_ ? NBodyMethod::Tree : NBodyMethod::Direct; }
+  NBodyTree* tree() { return tree_.get(); }
 
   std::string kind() const override { return "nbody"; }
   size_t size() const override { return n_; }
@@ -133,6 +150,10 @@ class NBodySim : public Simulation {
   NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConfig cfg);
   void upload(const std::vector<cl_float4>& pos, const std::vector<cl_float4>& vel);
   void syncParams();
+  // Direct or tree from now on; true when that changed which one runs.
+  bool useMethod(NBodyMethod m);
+  int methodParam_ = -1;  // the `method` parameter as last synced (-1: not yet)
+  void gravity(int posIndex, float halfDt);
   InteractKernels& interact();
 
   size_t n_;
@@ -140,6 +161,7 @@ class NBodySim : public Simulation {
   cl::Program program_;
   cl::Buffer pos_[2], vel_, acc_, phi_;
   std::unique_ptr<InteractKernels> interact_;  // built on first use
+  std::unique_ptr<NBodyTree> tree_;            // method == Tree only
   int cur_ = 0;
   NBodyKernelParams kp_;  // G, eps^2, dt as the kernels see them
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float, cl_float>

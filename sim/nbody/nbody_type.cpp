@@ -18,6 +18,18 @@ std::vector<Body> bodiesOf(const SceneSpec& spec, const Params& params) {
                               uint64_t(params.getInt("seed")))
              : readBodiesCsv(spec.icPath);
 }
+// The device's kernel layout for n bodies with the declared force method.
+NBodyKernelConfig configFor(const Context& ctx, size_t n, const Params& params) {
+  NBodyKernelConfig cfg = NBodyKernelConfig::automatic(ctx.info(), n);
+  cfg.method = NBodyMethod(params.getInt("method"));  // declared in the same order
+  return cfg;
+}
+
+void refuseTreeOnSeveralDevices(const Params& params) {
+  if (NBodyMethod(params.getInt("method")) == NBodyMethod::Tree)
+    throw Error("method = tree runs on one device; the multi-device N-body (--devices) is "
+                "direct only: use --device, or method = direct / auto (auto uses direct there)");
+}
 }  // namespace
 
 void registerNBodyType() {
@@ -32,19 +44,21 @@ void registerNBodyType() {
     if (spec.icPath.empty())  // before building the scene
       NBodySim::checkFits(ctx.info(), spec.n ? spec.n : kDefaultBodies);
     const std::vector<Body> bodies = bodiesOf(spec, params);
-    return std::make_unique<NBodySim>(ctx, params, bodies,
-                                      NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
+    return std::make_unique<NBodySim>(ctx, params, bodies, configFor(ctx, bodies.size(), params));
   };
   t.makeMulti = [](const std::vector<Context*>& devices, const SceneSpec& spec,
                    const Params& params,
                    const MultiNBodyOptions& opts) -> std::unique_ptr<Simulation> {
+    refuseTreeOnSeveralDevices(params);
     if (spec.icPath.empty()) checkMultiNBodyMemory(devices, spec.n ? spec.n : kDefaultBodies);
     return std::make_unique<MultiNBodySim>(devices, params, bodiesOf(spec, params), opts);
   };
   t.load = [](Context& ctx, const Params& params, uint64_t count,
               const Snapshot& snap) -> std::unique_ptr<Simulation> {
     NBodySim::checkFits(ctx.info(), count);
-    return std::make_unique<NBodySim>(ctx, params, decodeNBodyState(snap, count));
+    NBodyKernelConfig cfg;  // the layout as before; the method as declared
+    cfg.method = NBodyMethod(params.getInt("method"));
+    return std::make_unique<NBodySim>(ctx, params, decodeNBodyState(snap, count), cfg);
   };
   registerSimulationType(std::move(t));
 }

@@ -1,0 +1,83 @@
+// nbody_tree.hpp: Barnes-Hut gravity with quadrupoles on the device
+// (kernels/nbody_tree.cl): Morton keys, the radix sort, a Karras binary radix
+// tree, bottom-up moments and a group walk, all rebuilt every evaluation with
+// no host round trip. A self-contained component: it owns its buffers and
+// kernels and is built once per simulation for a fixed number of bodies.
+#pragma once
+
+#include "cl.hpp"
+#include "profiler.hpp"
+#include "radix_sort.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace eddy {
+
+class NBodyTree {
+ public:
+  // For n bodies (>= 1). stackCap = entries of the walk's node stack in local
+  // memory (0: EDDY_TREE_STACK, less if the device's local memory is smaller;
+  // tests pass small values to exercise the overflow fallback). Throws
+  // eddy::Error if the device cannot hold the tree or run the kernels.
+  NBodyTree(Context& ctx, size_t n, unsigned stackCap = 0);
+
+  // Device bytes the tree needs for n bodies (on top of the simulation's).
+  static size_t deviceBytes(size_t n);
+
+  // a_i = G sum (monopole + quadrupole) over the accepted nodes of the tree of
+  // the positions pos (float4 x, y, z, m; n of them, input order) with Plummer
+  // softening eps2 and opening angle theta (0 < theta <= 1); writes acc[i] =
+  // a_i and adds half_dt a_i to vel[i] (as the direct kernel nbody_gravity),
+  // both in the input order. Phases: bounds, keys, sort_*, build, moments,
+  // walk (one profiler row each). Nothing waits.
+  void computeAccelerations(const cl::Buffer& pos, float G, float eps2, float theta,
+                            cl::Buffer& vel, cl::Buffer& acc, float halfDt, Profiler& prof);
+  // The parts of computeAccelerations (tests inspect the tree in between).
+  void build(const cl::Buffer& pos, float theta, Profiler& prof);
+  void walk(float G, float eps2, cl::Buffer& vel, cl::Buffer& acc, float halfDt, Profiler& prof);
+
+  size_t size() const { return n_; }
+  unsigned stackCap() const { return stackCap_; }
+
+  // Everything the last build() made, read back (blocking; tests only).
+  struct Host {
+    cl_float4 boxMin{}, boxMax{};   // .s[3]: scale (2^21 / side) and side
+    std::vector<cl_ulong> keys;     // Morton keys of the input order
+    std::vector<cl_ulong> sortedKeys;
+    std::vector<cl_uint> perm;      // perm[i] = input index of the i-th body in curve order
+    std::vector<cl_float4> spos;    // positions in curve order
+    std::vector<cl_int2> children;  // n - 1 internal nodes
+    std::vector<cl_uint2> range;    // bodies [first, last] of each internal node
+    std::vector<cl_uint> parent;    // 2n - 1 nodes (internal 0..n-2, leaf j = n-1+j)
+    std::vector<cl_float4> com, q0, q1, bmin, bmax;  // 2n - 1 nodes
+  };
+  Host read();
+  // Nodes summed body by body because the walk's stack was full (since
+  // construction; blocking read).
+  uint64_t fallbacks();
+
+ private:
+  Context& ctx_;
+  size_t n_;
+  unsigned stackCap_;
+  cl::Program program_;
+  RadixSort sort_;
+  cl::Buffer partial_, box_, keys_, sortedKeys_, perm_, spos_, children_, range_, parent_,
+      counters_, com_, q0_, q1_, bmin_, bmax_, stats_;
+  cl::KernelFunctor<cl::Buffer, cl_uint, cl::Buffer> bounds_{program_, "tree_bounds"};
+  cl::KernelFunctor<cl::Buffer, cl_uint, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer> keysK_{
+      program_, "tree_keys"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl::Buffer, cl::Buffer>
+      buildK_{program_, "tree_build"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer>
+      moments_{program_, "tree_moments"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl_uint, cl_float, cl_float, cl_float, cl::Buffer, cl::Buffer,
+                    cl::Buffer>
+      walk_{program_, "tree_walk"};
+};
+
+}  // namespace eddy
