@@ -24,7 +24,8 @@ struct SphReferenceInput {
 // in float, as the kernel evaluates it), self included.
 void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
                          std::vector<unsigned>& count);
-// Accelerations; scale[i] = sum of |pair terms| + g (the size of the sum's rounding).
+// Accelerations; scale[i] = sum of |pair terms| x their float condition number + g
+// (the size of the float rounding to expect; see the .cpp).
 void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
                         std::vector<double>& scale);
 // The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
