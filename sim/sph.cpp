@@ -83,6 +83,27 @@ const std::vector<ParamDesc>& sphParamDecl() {
        false, false, false},
       {"max_dt", "Largest time step", "Integration", "s", 1e-8, 0.1, 1e-3,
        "Upper bound of the adaptive time step.", false, false, true},
+      {"velocity_cfl", "Velocity CFL (DFSPH)", "Integration", "", 1e-3, 1.0, 0.4,
+       "DFSPH: dt = velocity_cfl spacing / v, v = |v|max + |a|max dt (non-pressure "
+       "accelerations), clamped to [min_dt, max_dt]; computed on the device. No speed of sound.",
+       false, false, false},
+      {"min_dt", "Smallest time step (DFSPH)", "Integration", "s", 1e-9, 0.1, 1e-6,
+       "DFSPH: lower bound of the adaptive time step.", false, false, true},
+      {"density_tolerance", "Density tolerance (DFSPH)", "Solver", "%", 1e-4, 10.0, 0.05,
+       "DFSPH: the constant-density solve iterates until the average predicted compression "
+       "max(rho* - rho0, 0) is at most this percentage of rho0.",
+       false, false, true},
+      {"divergence_tolerance", "Divergence tolerance (DFSPH)", "Solver", "%", 1e-4, 10.0, 0.1,
+       "DFSPH: the divergence solve iterates until the average max(Drho/Dt, 0) dt / rho0 is at "
+       "most this percentage (as SPlisHSPlasH).",
+       false, false, true},
+      {"min_iterations", "Minimum iterations (DFSPH)", "Solver", "", 0, 1000, 2,
+       "DFSPH: each solve applies at least this many iterations.", true, false, false},
+      {"max_iterations", "Maximum iterations (DFSPH)", "Solver", "", 1, 1000, 100,
+       "DFSPH: each solve stops after this many iterations even if not within tolerance (the "
+       "error reached is reported). Each possible iteration costs three kernel launches per "
+       "step, no-ops once converged.",
+       true, false, false},
   };
   return decl;
 }
@@ -247,6 +268,10 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   } catch (const cl::Error& e) {
     throw Error("SPH setup: " + describe(e));
   }
+  if (cfg_.dfsph) {
+    if (!cfg_.neighbourList) throw Error("SPH: the DFSPH solver needs the neighbour list");
+    dfsph_ = std::make_unique<DfsphSolver>(ctx, cap_, profiler_, cfg_.correctlyRoundedDivSqrt);
+  }
   syncParams();
   refreshDensity();
 }
@@ -359,6 +384,20 @@ void SphSim::syncParams() {
   phys_.cfl = fl(params_.get("cfl"));
   phys_.maxDt = fl(params_.get("max_dt"));
   phys_.restitution = fl(params_.get("wall_restitution"));
+  auto& d = dfsphParams_;
+  d.h = phys_.h;
+  d.mass = phys_.mass;
+  d.rho0 = phys_.rho0;
+  d.gradScale = phys_.gradScale;
+  d.spacing = fl(spacing_);
+  d.velocityCfl = fl(params_.get("velocity_cfl"));
+  d.minDt = fl(params_.get("min_dt"));
+  d.maxDt = phys_.maxDt;
+  d.restitution = phys_.restitution;
+  d.densityTolerance = fl(params_.get("density_tolerance"));
+  d.divergenceTolerance = fl(params_.get("divergence_tolerance"));
+  d.minIterations = unsigned(params_.get("min_iterations"));
+  d.maxIterations = unsigned(params_.get("max_iterations"));
   paramsSeen_ = params_.version();
 }
 
@@ -398,6 +437,7 @@ void SphSim::runReorder() {
     throw Error("SPH reorder kernel: " + describe(e));
   }
   cur_ = next;
+  if (dfsph_) dfsph_->reorder(vals_, n_);
 }
 
 void SphSim::runCells() {
@@ -485,7 +525,25 @@ void SphSim::refreshDensity() {
   runReorder();
   runCells();
   runNeighbours();
-  runDensity();
+  if (dfsph_)
+    dfsph_->runDensity(dfsphBuffers(), dfsphParams_, true);
+  else
+    runDensity();
+}
+
+DfsphBuffers SphSim::dfsphBuffers() const {
+  DfsphBuffers b;
+  b.pos = &pos_[cur_];
+  b.vel = &vel_[cur_];
+  b.nlist = &nlist_;
+  b.nbcount = &nbcount_;
+  b.rhop = &rhop_;
+  b.acc = &acc_;
+  b.clock = &clock_;
+  b.counters = &counters_;
+  b.n = n_;
+  b.tank = tank_;
+  return b;
 }
 
 InteractKernels& SphSim::interact() {
@@ -526,6 +584,11 @@ void SphSim::saveState(SnapshotWriter& out) {
   q.enqueueReadBuffer(counters_, CL_TRUE, 0, cnt.size() * sizeof(cl_uint), cnt.data());
   out.addArray("sph/clock", clk);
   out.addArray("sph/counters", cnt);
+  if (dfsph_) {
+    out.addArray("sph/dfsph_kdiv", dfsph_->readDivergencePressure(n_));
+    out.addArray("sph/dfsph_kden", dfsph_->readDensityPressure(n_));
+    out.addArray("sph/dfsph_state", dfsph_->readState());
+  }
 }
 
 void SphSim::restoreState(const SphState& st) {
@@ -540,6 +603,13 @@ void SphSim::restoreState(const SphState& st) {
     q.enqueueWriteBuffer(clock_, CL_TRUE, 0, st.clock.size() * sizeof(cl_float), st.clock.data());
     q.enqueueWriteBuffer(counters_, CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
                          st.counters.data());
+    if (dfsph_) {
+      if (st.kdiv.size() == n_ && st.kden.size() == n_)
+        dfsph_->writePressures(st.kdiv, st.kden);
+      else
+        dfsph_->writePressures(std::vector<cl_float>(n_, 0.0f), std::vector<cl_float>(n_, 0.0f));
+      if (st.dfsphState.size() == EDDY_DFSPH_STATE_SIZE) dfsph_->writeState(st.dfsphState);
+    }
   } catch (const cl::Error& e) {
     throw Error("SPH restore: " + describe(e));
   }
@@ -562,6 +632,14 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   s.ids = snap.array<cl_uint>("sph/ids", count);
   s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
   s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  if (snap.has("sph/dfsph_kdiv") || snap.has("sph/dfsph_kden")) {
+    s.kdiv = snap.array<cl_float>("sph/dfsph_kdiv", count);
+    s.kden = snap.array<cl_float>("sph/dfsph_kden", count);
+    s.dfsphState = snap.array<cl_uint>("sph/dfsph_state", EDDY_DFSPH_STATE_SIZE);
+    for (size_t i = 0; i < count; ++i)
+      if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
+        snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");
+  }
   if (snap.has("sph/capacity")) {
     const uint64_t cap = snap.u64("sph/capacity");
     if (cap < count || cap > 0x7fffffffu)
@@ -608,6 +686,23 @@ void SphSim::pollClock() {
 void SphSim::step() {
   pollClock();
   syncParams();
+  if (dfsph_) {
+    // Pipeline, then DFSPH around the non-pressure forces (sph_forces with
+    // rhop's pressure 0: gravity, viscosity, cohesion and the maxima for dt).
+    runHash();
+    runSort();
+    runReorder();
+    runCells();
+    runNeighbours();
+    const DfsphBuffers b = dfsphBuffers();
+    dfsph_->beginStep(b, dfsphParams_);
+    runForces();
+    dfsph_->finishStep(b, dfsphParams_);
+    ++steps_;
+    profiler_.endStep();
+    throttle();
+    return;
+  }
   refreshDensity();
   runForces();
   runDt();
@@ -711,6 +806,18 @@ SphDiagnostics SphSim::diagnostics() {
   d.frontX = std::min(d.frontX, tank_[0]);
   d.backHeight = std::min(d.backHeight, tank_[1]);
   d.meanNeighbours = nbSum / double(n_);
+  if (dfsph_) {
+    const DfsphStats st = dfsph_->stats();
+    d.densityIterations = st.densityIterations;
+    d.divergenceIterations = st.divergenceIterations;
+    d.densityError = st.densityError;
+    d.divergenceError = st.divergenceError;
+  } else {
+    // WCSPH: the measured average compression, as DFSPH's density error.
+    double e = 0;
+    for (size_t i = 0; i < n_; ++i) e += std::max(0.0, double(rp[i].s[0]) - phys_.rho0);
+    d.densityError = 100.0 * e / (double(n_) * phys_.rho0);
+  }
   return d;
 }
 
@@ -718,7 +825,8 @@ std::vector<std::string> SphSim::diagColumns() const {
   return {"step",      "time",    "dt",
           "kinetic",   "max_speed", "front_x",
           "back_height", "escaped", "potential",
-          "max_density_ratio", "mean_neighbours", "overflow"};
+          "max_density_ratio", "mean_neighbours", "overflow",
+          "density_iterations", "divergence_iterations", "density_error", "divergence_error"};
 }
 
 std::vector<double> SphSim::diagRow() {
@@ -734,7 +842,11 @@ std::vector<double> SphSim::diagRow() {
           d.potential,
           d.maxDensityRatio,
           d.meanNeighbours,
-          double(d.counters.overflow)};
+          double(d.counters.overflow),
+          double(d.densityIterations),
+          double(d.divergenceIterations),
+          d.densityError,
+          d.divergenceError};
 }
 
 std::vector<std::string> SphSim::stateColumns() const {

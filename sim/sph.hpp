@@ -8,6 +8,7 @@
 // particle index (used by --out).
 #pragma once
 
+#include "dfsph.hpp"
 #include "interact.hpp"
 #include "radix_sort.hpp"
 #include "simulation.hpp"
@@ -63,6 +64,9 @@ struct SphKernelConfig {
   // to the sum of the pair terms) instead of 1.8e-6, above the 1e-5 the tests
   // require; exact division costs 11 % of the step there (docs/PERFORMANCE.md).
   bool correctlyRoundedDivSqrt = true;
+  // The DFSPH pressure solver (sim/dfsph.hpp) instead of WCSPH's equation of
+  // state. Needs the neighbour list.
+  bool dfsph = false;
 };
 
 struct SphCounters {
@@ -74,6 +78,10 @@ struct SphCounters {
 struct SphDiagnostics {
   double time = 0, dt = 0, kinetic = 0, potential = 0, maxSpeed = 0, frontX = 0, backHeight = 0;
   double maxDensityRatio = 0, meanNeighbours = 0;  // max rho/rho0; neighbours within h, self excluded
+  // Pressure solve of the last step (DFSPH); WCSPH: 0 iterations and the
+  // measured density error, both errors as DFSPH defines them (percent).
+  unsigned densityIterations = 0, divergenceIterations = 0;
+  double densityError = 0, divergenceError = 0;
   SphCounters counters;
 };
 
@@ -85,6 +93,8 @@ struct SphState {
   std::vector<cl_uint> ids;       // stable particle id of each slot
   std::vector<cl_float> clock;    // device clock (time as hi + lo, dt)
   std::vector<cl_uint> counters;  // escape/overflow counters and the running maxima
+  std::vector<cl_float> kdiv, kden;  // DFSPH warm start (slot order); empty: none saved
+  std::vector<cl_uint> dfsphState;   // DFSPH solver state (EDDY_DFSPH_ST_*); empty: none
   size_t capacity = 0;            // buffer capacity when saved (0: not stored, older files)
 };
 class Snapshot;
@@ -188,6 +198,10 @@ class SphSim : public Simulation {
   SphDiagnostics diagnostics();
   const SphPhysics& physics() const { return phys_; }
   const SphKernelConfig& kernelConfig() const { return cfg_; }
+  // The DFSPH solver (nullptr for WCSPH) and the values its kernels see.
+  DfsphSolver* dfsph() { return dfsph_.get(); }
+  const DfsphParams& dfsphParams() const { return dfsphParams_; }
+  DfsphBuffers dfsphBuffers() const;
   std::array<int, 3> gridDims() const { return dims_; }
   double cellSize() const { return cell_; }
   unsigned keyBits() const { return keyBits_; }
@@ -222,6 +236,8 @@ class SphSim : public Simulation {
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
+  std::unique_ptr<DfsphSolver> dfsph_;
+  DfsphParams dfsphParams_;
   // time() without stalling: every few steps a non-blocking read of the device
   // clock; the next step() takes its value once the read has completed.
   void pollClock();
