@@ -79,6 +79,11 @@
  * (real and wall images, self excluded; 32 on the lattice at h = 2.2 dx), as
  * SPlisHSPlasH does (20 in 3-D). */
 #define EDDY_DFSPH_MIN_NEIGHBOURS 20
+/* Warm start: the fraction of last step's k each solve starts from (the error
+ * only counts compression, so an over-pressure carried over would go unseen:
+ * SPlisHSPlasH also starts from half). */
+#define EDDY_DFSPH_WARM_DIV 0.5f
+#define EDDY_DFSPH_WARM_DENSITY 0.5f
 /* Relaxation of the Jacobi updates (SPlisHSPlasH and IISPH use 0.5). */
 #define EDDY_DFSPH_OMEGA 0.5f
 

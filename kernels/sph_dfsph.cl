@@ -21,9 +21,9 @@
  *  - divergence solve: target Drho/Dt = 0; the unknown is stored as kv = k dt
  *    (so its velocity change, -s sum m (kv_i + kv_j) grad W, needs no dt);
  *  - density solve: target rho_i + dt Drho_i/Dt = rho0 (predicted density).
- * Both are warm-started from the previous step's values, in full (the
- * relaxed Jacobi update corrects an overshoot, k may decrease), kept in sorted
- * order: the pipeline's reorder permutes them (sph_dfsph_reorder).
+ * Both are warm-started from a fraction of the previous step's values
+ * (EDDY_DFSPH_WARM_*), kept in sorted order: the pipeline's reorder permutes
+ * them (sph_dfsph_reorder).
  *
  * Walls: the mirror images of sph_common.cl take part in every sum: an image
  * of j has j's mass, density, k ("pressure mirroring") and j's velocity with
@@ -70,20 +70,34 @@ inline void dfsph_group_sum(__local float* red, const float x, __global float* o
     if (lid == 0) out[get_group_id(0)] = red[0];
 }
 
+/* The pressure of particle i: both solves act as a pressure over the step,
+ * p_i = (k_i + kv_i / dt) rho_i^2 (the divergence solve's unknown holds dt). At
+ * rest the density solve alone would carry rho g d; within its tolerance part
+ * of the load is left to the next step's divergence solve. */
+inline float dfsph_pressure(const float k, const float kv, __global const float* clock,
+                            const float rho)
+{
+    const float dt = clock[EDDY_SPH_CLOCK_DT];
+    return (k + (dt > 0.0f ? kv / dt : 0.0f)) * rho * rho;
+}
+
 /* Phase "dfsph_density": rho_i (real neighbours and images, as sph_density)
  * and the factor 1 / (s D_i) (0 where D_i = 0: an isolated particle), with
  * the neighbour count (real and images, self excluded) for the deficiency
  * rule of the divergence solve. rhop gets (rho_i, 0) during a step (the
- * non-pressure forces are sph_forces without pressure) and (rho_i, k_i rho_i^2)
- * with with_pressure set (a refresh for output: the last density solve's
- * pressure). Changes no solver state: refreshes never alter the run. */
+ * non-pressure forces are sph_forces without pressure) and (rho_i, p_i) with
+ * with_pressure set (a refresh for output: the last step's pressure, see
+ * dfsph_pressure), which changes nothing else: refreshes never alter the
+ * run. In a step it scales the stored k by the warm-start fractions. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_density(__global const float4* restrict pos,
                        __global const uint* restrict nlist,
                        __global const uint* restrict nbcount,
                        __global float2* restrict rhop,
                        __global float2* restrict aux,
-                       __global const float* restrict kden,
+                       __global float* restrict kden,
+                       __global float* restrict kdiv,
+                       __global const float* restrict clock,
                        const uint with_pressure,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale)
@@ -105,7 +119,14 @@ void sph_dfsph_density(__global const float4* restrict pos,
     DFSPH_PAIRS_END
     const float D = dot(g, g) + g2;
     const float rho = mass * sw;
-    rhop[i] = (float2)(rho, with_pressure ? kden[i] * rho * rho : 0.0f);
+    if (with_pressure) {
+        rhop[i] = (float2)(rho, dfsph_pressure(kden[i], kdiv[i], clock, rho));
+    } else {
+        /* A step begins: the warm start is this fraction of last step's k. */
+        rhop[i] = (float2)(rho, 0.0f);
+        kdiv[i] *= EDDY_DFSPH_WARM_DIV;
+        kden[i] *= EDDY_DFSPH_WARM_DENSITY;
+    }
     aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, cnt);
 }
 
@@ -334,13 +355,14 @@ void sph_dfsph_predict(__global const float4* restrict pos,
 }
 
 /* Phase "integrate" (DFSPH): x += dt v (the velocities are final), the walls
- * and escape counting of sph_integrate; the pressure p_i = k_i rho_i^2 into
+ * and escape counting of sph_integrate; the pressure (dfsph_pressure) into
  * rhop for the colour field. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_integrate(__global float4* restrict pos,
                          __global float4* restrict vel,
                          __global float2* restrict rhop,
                          __global const float* restrict kden,
+                         __global const float* restrict kdiv,
                          __global const float* restrict clock,
                          __global uint* restrict counters,
                          const uint n, const float4 tank, const float restitution)
@@ -366,8 +388,7 @@ void sph_dfsph_integrate(__global float4* restrict pos,
     }
     pos[i] = p;
     vel[i] = v;
-    const float rho = rhop[i].x;
-    rhop[i].y = kden[i] * rho * rho;
+    rhop[i].y = dfsph_pressure(kden[i], kdiv[i], clock, rhop[i].x);
 }
 
 /* Phase "reorder_warm": the warm-start values follow their particles into the

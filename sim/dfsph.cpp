@@ -83,7 +83,7 @@ void DfsphSolver::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool w
     prof_.record("dfsph_density",
                  density_(cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)),
                           *b.pos, *b.nlist, *b.nbcount, *b.rhop, aux_, kden_[cur_],
-                          cl_uint(withPressure ? 1 : 0), cl_uint(b.n), tank4(b.tank), cl_float(p.h),
+                          kdiv_[cur_], *b.clock, cl_uint(withPressure ? 1 : 0), cl_uint(b.n), tank4(b.tank), cl_float(p.h),
                           cl_float(p.mass), cl_float(p.gradScale)));
   } catch (const cl::Error& e) {
     throw Error("DFSPH density kernel: " + describe(e));
@@ -205,7 +205,8 @@ void DfsphSolver::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
   try {
     prof_.record("integrate",
                  integrate_(cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)),
-                            *b.pos, *b.vel, *b.rhop, kden_[cur_], *b.clock, *b.counters,
+                            *b.pos, *b.vel, *b.rhop, kden_[cur_], kdiv_[cur_], *b.clock,
+                            *b.counters,
                             cl_uint(b.n), tank4(b.tank), cl_float(p.restitution)));
   } catch (const cl::Error& e) {
     throw Error("DFSPH integrate kernel: " + describe(e));

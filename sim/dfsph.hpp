@@ -61,7 +61,7 @@ class DfsphSolver {
   void finishStep(const DfsphBuffers& b, const DfsphParams& p);
 
   // Phases one by one (tests). runDensity with withPressure writes the last
-  // density solve's pressure into rhop (refresh for output), else 0 (a step).
+  // step's pressure (k + kv/dt) rho^2 into rhop (refresh for output), else 0.
   void runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure = false);
   void runDivergenceSolve(const DfsphBuffers& b, const DfsphParams& p);
   void runDt(const DfsphBuffers& b, const DfsphParams& p);
@@ -115,7 +115,8 @@ class DfsphSolver {
   bool statePending_ = false;
 
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl_uint, cl_uint, cl_float4, cl_float, cl_float, cl_float>
+                    cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_float4, cl_float, cl_float,
+                    cl_float>
       density_{program_, "sph_dfsph_density"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
                     cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4, cl_float, cl_float,
@@ -138,7 +139,7 @@ class DfsphSolver {
                     cl::Buffer, cl_uint, cl_float4, cl_float, cl_float, cl_float>
       predict_{program_, "sph_dfsph_predict"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl_uint, cl_float4, cl_float>
+                    cl::Buffer, cl_uint, cl_float4, cl_float>
       integrate_{program_, "sph_dfsph_integrate"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint>
       reorder_{program_, "sph_dfsph_reorder"};

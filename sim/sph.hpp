@@ -41,7 +41,10 @@ struct SphSetup {
 
 // Builds a named scene from the parameter values (spacing, geometry, seed...).
 // Throws eddy::Error naming the parameter when the geometry does not fit.
-SphSetup makeSphScene(std::string_view scene, const Params& params);
+// compressed: water columns start in WCSPH's hydrostatic equilibrium (layers
+// squeezed as the Tait equation wants); false: at rest density (DFSPH, which
+// would otherwise push the squeeze apart in its first step).
+SphSetup makeSphScene(std::string_view scene, const Params& params, bool compressed = true);
 
 // The dam-break column with `target` particles (3-D block a x 2a x a in a
 // 4a x 2.5a x a tank) at rest density: the benchmark's scene.

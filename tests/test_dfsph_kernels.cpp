@@ -153,14 +153,17 @@ TEST(DfsphKernels, DensityAndFactorMatchTheReference) {
       EXPECT_NEAR(d.factor[i].s[0], factor, 1e-5 * factor) << "i = " << i;
       EXPECT_EQ(d.factor[i].s[1], float(count[i])) << "i = " << i;
     }
-    // With the pressure: p = k rho^2 of the stored density pressure.
-    std::vector<cl_float> k(n), zero(n, 0.0f);
-    for (size_t i = 0; i < n; ++i) k[i] = float(1e-3 * double(i % 7));
-    s.writePressures(zero, k);
+    // With the pressure: p = (k + kv / dt) rho^2 of the stored pressures.
+    std::vector<cl_float> k(n), kv(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = float(1e-3 * double(i % 7));
+      kv[i] = float(1e-6 * double(i % 5));
+    }
+    s.writePressures(kv, k);
     s.runDensity(f.buffers(), f.params, true);
     const auto rp = read<cl_float2>(f.rhop, n);
     for (size_t i = 0; i < n; ++i) {
-      const double want = double(k[i]) * rho[i] * rho[i];
+      const double want = (double(k[i]) + double(kv[i]) / double(1e-3f)) * rho[i] * rho[i];
       EXPECT_NEAR(rp[i].s[1], want, 1e-5 * want) << "i = " << i;
     }
   }

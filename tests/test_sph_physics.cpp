@@ -89,7 +89,7 @@ std::vector<std::pair<double, double>> checkMartinMoyce(double n2, const std::st
                                                         double timeScale, double shift,
                                                         SphKernelConfig cfg = {}) {
   Params p = damBreakParams(n2, 20);
-  const SphSetup setup = makeSphScene("dam_break", p);
+  const SphSetup setup = makeSphScene("dam_break", p, !cfg.dfsph);
   SphSim sim(test::context(), p, setup, cfg);
   const auto exp = readTable(file);
   double tEnd = 0;
@@ -123,8 +123,8 @@ std::vector<std::pair<double, double>> checkMartinMoyce(double n2, const std::st
 // c0 = 10 sqrt(g H) as in the data file. Settles for 1.5 s; pressures are
 // averaged over the last 0.3 s, per particle layer. Returns the worst relative
 // pressure error at heights yLo .. yHi m above the floor.
-double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi) {
-  Params p(sphParamDecl());
+double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi,
+                       Params p = Params(sphParamDecl())) {
   const double dx = 0.04;
   p.set("spacing", dx);
   p.set("column_width", 0.2);
@@ -134,7 +134,7 @@ double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi) {
   p.set("depth", 4 * dx);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
-  const SphSetup setup = makeSphScene("dam_break", p);
+  const SphSetup setup = makeSphScene("dam_break", p, !cfg.dfsph);
   SphSim sim(test::context(), p, setup, cfg);
   const int layers = 25;
   std::vector<double> pSum(layers, 0), ySum(layers, 0), cnt(layers, 0);
@@ -282,8 +282,15 @@ SphKernelConfig dfsphConfig() {
 }  // namespace
 
 TEST(DfsphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
-  // depths 0.1 .. 0.8 of the 1 m column: heights 0.2 .. 0.9 m
-  EXPECT_LT(hydrostaticTank(dfsphConfig(), 0.2, 0.9), 0.02);
+  // Depths 0.1 .. 0.8 of the 1 m column: heights 0.2 .. 0.9 m. The pressure
+  // is the one both solves apply, (k + kv/dt) rho^2. With 25 particles in a
+  // column the default density_tolerance (0.05 % average compression) leaves
+  // the pressure 7-17 % low (measured): the column rests 0.05 % compressed;
+  // 0.001 % gives the hydrostatic profile (about 90 iterations per step).
+  Params p(sphParamDecl());
+  p.set("density_tolerance", 0.001);
+  p.set("max_iterations", 200);
+  EXPECT_LT(hydrostaticTank(dfsphConfig(), 0.2, 0.9, p), 0.02);
 }
 
 TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
@@ -302,7 +309,7 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   p.set("depth", 4 * dx);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
-  const SphSetup setup = makeSphScene("dam_break", p);
+  const SphSetup setup = makeSphScene("dam_break", p, false);
   SphSim sim(test::context(), p, setup, dfsphConfig());
   while (sim.syncTime() < 1.0)
     for (int k = 0; k < 20; ++k) sim.step();
@@ -318,7 +325,7 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   }
   const auto clk = sim.readClock();
   std::printf("settled DFSPH tank (N = %zu, dt = %.3g s): density solve <= %u iterations, error "
-              "<= %.4f %%; divergence solve <= %u iterations, error <= %.4f %%\n",
+              "<= %.3g %%; divergence solve <= %u iterations, error <= %.3g %%\n",
               sim.size(), clk[1], maxDen, maxDenErr, maxDiv, maxDivErr);
   EXPECT_LE(maxDenErr, p.get("density_tolerance"));
   EXPECT_LE(maxDivErr, p.get("divergence_tolerance"));
@@ -361,7 +368,7 @@ TEST(DfsphPhysics, ManyStepsOfDamBreakAndDropStayFiniteInsideAndBounded) {
       p.set("drop_radius", 0.02);
       p.set("drop_height", 0.12);
     }
-    const SphSetup setup = makeSphScene(scene, p);
+    const SphSetup setup = makeSphScene(scene, p, false);
     SphSim sim(test::context(), p, setup, dfsphConfig());
     const double m = sim.physics().mass, dx = sim.physics().spacing;
     const auto d0 = sim.diagnostics();
