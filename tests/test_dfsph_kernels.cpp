@@ -2,7 +2,8 @@
 // reference on random particles from a fresh seed, awkward counts (1, primes,
 // not multiples of the work-group), a neighbour list built on the CPU and the
 // tank's mirror walls in every combination.
-#include "dfsph.hpp"
+#include "reference/dfsph_reference.hpp"
+#include "reference/sph_reference.hpp"
 #include "eddy_shared.h"
 #include "sph.hpp"
 #include "test_util.hpp"
@@ -123,7 +124,7 @@ float asFloat(cl_uint u) {
 struct DeviceDensity {
   std::vector<cl_float2> rhop, factor;
 };
-DeviceDensity runDensity(Fixture& f, DfsphSolver& s) {
+DeviceDensity runDensity(Fixture& f, DfsphKernels& s) {
   s.runDensity(f.buffers(), f.params);
   DeviceDensity d;
   d.rhop = read<cl_float2>(f.rhop, f.n);
@@ -141,7 +142,7 @@ TEST(DfsphKernels, DensityAndFactorMatchTheReference) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
     Fixture f = makeFixture(n, seed + unsigned(n), 1e-3f);
     Profiler prof;
-    DfsphSolver s(test::context(), n, prof, true);
+    DfsphKernels s(test::context(), n, prof, true);
     const auto d = runDensity(f, s);
     std::vector<double> rho, D;
     std::vector<unsigned> count;
@@ -178,7 +179,7 @@ TEST(DfsphKernels, DivergenceRateUpdateAndErrorMatchTheReference) {
     const float dt = 2.5e-4f;
     Fixture f = makeFixture(n, seed + 7 * unsigned(n), dt);
     Profiler prof;
-    DfsphSolver s(test::context(), n, prof, true);
+    DfsphKernels s(test::context(), n, prof, true);
     const auto d = runDensity(f, s);
     // Previous pressures, some zero.
     std::vector<cl_float> k0(n), zero(n, 0.0f);
@@ -216,7 +217,7 @@ TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
     const float dt = 1e-3f;
     Fixture f = makeFixture(n, seed + 11 * unsigned(n), dt);
     Profiler prof;
-    DfsphSolver s(test::context(), n, prof, true);
+    DfsphKernels s(test::context(), n, prof, true);
     const auto d = runDensity(f, s);
     std::vector<cl_float> k0(n), zero(n, 0.0f);
     for (auto& k : k0) k = u(rng) < 0.3 ? 0.0f : float(1e-3 * u(rng));
@@ -256,7 +257,7 @@ TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
       const float dt = 7e-4f;
       Fixture f = makeFixture(n, seed + 13 * unsigned(n), dt);
       Profiler prof;
-      DfsphSolver s(test::context(), n, prof, true);
+      DfsphKernels s(test::context(), n, prof, true);
       runDensity(f, s);  // the solve is not done: a fresh state
       std::vector<cl_float> dk(n), k0(n);
       std::vector<double> dkd(n);
@@ -291,7 +292,7 @@ TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
   const size_t n = 257;
   Fixture f = makeFixture(n, test::freshSeed(), 1e-3f);
   Profiler prof;
-  DfsphSolver s(test::context(), n, prof, true);
+  DfsphKernels s(test::context(), n, prof, true);
   runDensity(f, s);
   s.writeState(std::vector<cl_uint>(EDDY_DFSPH_STATE_SIZE, 0u));  // as the warm start leaves it
   f.params.minIterations = 2;

@@ -1,5 +1,6 @@
 // The gravity kernel against a double-precision CPU all-pairs reference.
 #include "nbody.hpp"
+#include "reference/nbody_reference.hpp"
 #include "rng.hpp"
 #include "test_util.hpp"
 

@@ -3,6 +3,7 @@
 // set before the first OpenCL call; tests/CMakeLists.txt sets it for CTest too)
 // and passes the setting on to the eddy-cli processes it starts.
 #include "nbody_multi.hpp"
+#include "reference/nbody_reference.hpp"
 #include "rng.hpp"
 #include "test_util.hpp"
 

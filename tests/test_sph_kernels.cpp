@@ -3,6 +3,7 @@
 // mathematical properties.
 #include "eddy_shared.h"
 #include "sph.hpp"
+#include "reference/sph_reference.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -87,10 +87,11 @@ std::vector<std::pair<double, double>> runFront(SphSim& sim, double tEnd, int ev
 // Returns the simulated front (T, z/a).
 std::vector<std::pair<double, double>> checkMartinMoyce(double n2, const std::string& file,
                                                         double timeScale, double shift,
-                                                        SphKernelConfig cfg = {}) {
+                                                        const std::string& solver = "wcsph") {
   Params p = damBreakParams(n2, 20);
-  const SphSetup setup = makeSphScene("dam_break", p, !cfg.dfsph);
-  SphSim sim(test::context(), p, setup, cfg);
+  p.setAssignment("solver=" + solver);
+  const SphSetup setup = makeSphScene("dam_break", p);
+  SphSim sim(test::context(), p, setup);
   const auto exp = readTable(file);
   double tEnd = 0;
   for (const auto& r : exp)
@@ -100,7 +101,7 @@ std::vector<std::pair<double, double>> checkMartinMoyce(double n2, const std::st
   for (const auto& [t, z] : front) Z.push_back({t * timeScale, z / kA});
   int checked = 0;
   std::printf("Martin & Moyce n^2 = %g, a/dx = 20, N = %zu, %s, %llu steps:\n", n2, sim.size(),
-              cfg.dfsph ? "DFSPH" : "WCSPH", static_cast<unsigned long long>(sim.steps()));
+              solver.c_str(), static_cast<unsigned long long>(sim.steps()));
   for (const auto& r : exp) {
     const double T = r[0], Zexp = r[1];
     if (T > 2.5) continue;
@@ -123,8 +124,7 @@ std::vector<std::pair<double, double>> checkMartinMoyce(double n2, const std::st
 // c0 = 10 sqrt(g H) as in the data file. Settles for 1.5 s; pressures are
 // averaged over the last 0.3 s, per particle layer. Returns the worst relative
 // pressure error at heights yLo .. yHi m above the floor.
-double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi,
-                       Params p = Params(sphParamDecl())) {
+double hydrostaticTank(double yLo, double yHi, Params p = Params(sphParamDecl())) {
   const double dx = 0.04;
   p.set("spacing", dx);
   p.set("column_width", 0.2);
@@ -134,8 +134,8 @@ double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi,
   p.set("depth", 4 * dx);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
-  const SphSetup setup = makeSphScene("dam_break", p, !cfg.dfsph);
-  SphSim sim(test::context(), p, setup, cfg);
+  const SphSetup setup = makeSphScene("dam_break", p);
+  SphSim sim(test::context(), p, setup);
   const int layers = 25;
   std::vector<double> pSum(layers, 0), ySum(layers, 0), cnt(layers, 0);
   double K = 0;
@@ -159,7 +159,7 @@ double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi,
   const auto table = readTable("hydrostatic_tank_analytic_H1m.csv");
   double worst = 0;
   std::printf("hydrostatic tank, %s, N = %zu, %llu steps, K at the end %.3e J:\n",
-              cfg.dfsph ? "DFSPH" : "WCSPH", sim.size(),
+              p.getChoice("solver").c_str(), sim.size(),
               static_cast<unsigned long long>(sim.steps()), K);
   for (const auto& r : table) {
     const double y = r[0], pExact = r[1];
@@ -181,7 +181,7 @@ double hydrostaticTank(SphKernelConfig cfg, double yLo, double yHi,
 
 TEST(SphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
   // heights 0.1 .. 0.8 m: a support radius off the floor and the surface
-  EXPECT_LT(hydrostaticTank({}, 0.1, 0.8), 0.03);
+  EXPECT_LT(hydrostaticTank(0.1, 0.8), 0.03);
 }
 
 TEST(SphPhysics, DamBreakFrontMatchesMartinMoyceSquareRatio2) {
@@ -273,13 +273,6 @@ TEST(SphScenes, BadGeometryIsRejectedWithTheParameterName) {
 
 // ---- DFSPH (sim/dfsph.hpp) ---------------------------------------------------
 
-namespace {
-SphKernelConfig dfsphConfig() {
-  SphKernelConfig c;
-  c.dfsph = true;
-  return c;
-}
-}  // namespace
 
 TEST(DfsphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
   // Depths 0.1 .. 0.8 of the 1 m column: heights 0.2 .. 0.9 m. The pressure
@@ -288,9 +281,10 @@ TEST(DfsphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
   // the pressure 7-17 % low (measured): the column rests 0.05 % compressed;
   // 0.001 % gives the hydrostatic profile (about 90 iterations per step).
   Params p(sphParamDecl());
+  p.setAssignment("solver=dfsph");
   p.set("density_tolerance", 0.001);
   p.set("max_iterations", 200);
-  EXPECT_LT(hydrostaticTank(dfsphConfig(), 0.2, 0.9, p), 0.02);
+  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.02);
 }
 
 TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
@@ -309,15 +303,17 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   p.set("depth", 4 * dx);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
-  const SphSetup setup = makeSphScene("dam_break", p, false);
-  SphSim sim(test::context(), p, setup, dfsphConfig());
+  p.setAssignment("solver=dfsph");
+  const SphSetup setup = makeSphScene("dam_break", p);
+  SphSim sim(test::context(), p, setup);
   while (sim.syncTime() < 1.0)
     for (int k = 0; k < 20; ++k) sim.step();
   unsigned maxDen = 0, maxDiv = 0;
   double maxDenErr = 0, maxDivErr = 0;
   for (int k = 0; k < 30; ++k) {
     sim.step();
-    const DfsphStats st = sim.dfsph()->stats();
+    SphSolveStats st;
+    ASSERT_TRUE(sim.solver().solveStats(st));
     maxDen = std::max(maxDen, st.densityIterations);
     maxDiv = std::max(maxDiv, st.divergenceIterations);
     maxDenErr = std::max(maxDenErr, st.densityError);
@@ -338,7 +334,7 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
 TEST(DfsphPhysics, DamBreakFrontMatchesMartinMoyceAndTheWcsphFront) {
   const double ts = std::sqrt(2 * kG / kA);
   const auto file = "mm1952_front_n2eq2_a2.25in_table2_ocellaris.csv";
-  const auto zd = checkMartinMoyce(2, file, ts, 0.175, dfsphConfig());
+  const auto zd = checkMartinMoyce(2, file, ts, 0.175, "dfsph");
   const auto zw = checkMartinMoyce(2, file, ts, 0.175);
   int compared = 0;
   for (double T = 1.0; T <= 2.5 + 1e-9; T += 0.25) {
@@ -368,8 +364,9 @@ TEST(DfsphPhysics, ManyStepsOfDamBreakAndDropStayFiniteInsideAndBounded) {
       p.set("drop_radius", 0.02);
       p.set("drop_height", 0.12);
     }
-    const SphSetup setup = makeSphScene(scene, p, false);
-    SphSim sim(test::context(), p, setup, dfsphConfig());
+    p.setAssignment("solver=dfsph");
+    const SphSetup setup = makeSphScene(scene, p);
+    SphSim sim(test::context(), p, setup);
     const double m = sim.physics().mass, dx = sim.physics().spacing;
     const auto d0 = sim.diagnostics();
     const double E0 = d0.kinetic + d0.potential;
@@ -385,8 +382,8 @@ TEST(DfsphPhysics, ManyStepsOfDamBreakAndDropStayFiniteInsideAndBounded) {
       ASSERT_EQ(d.counters.outOfGrid, 0u);
       EXPECT_LE(d.kinetic + d.potential, E0 + 0.01 * (E0 - floorP)) << "step " << sim.steps();
       EXPECT_LT(d.maxDensityRatio, 1.05) << "step " << sim.steps();
-      maxErr = std::max(maxErr, d.densityError);
-      maxIt = std::max(maxIt, d.densityIterations);
+      maxErr = std::max(maxErr, d.solve.densityError);
+      maxIt = std::max(maxIt, d.solve.densityIterations);
       maxDt = std::max(maxDt, d.dt);
       minDt = std::min(minDt, d.dt);
     }

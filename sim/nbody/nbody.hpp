@@ -152,8 +152,4 @@ std::vector<std::string> nbodyStateColumns();
 std::vector<std::vector<double>> nbodyStateRows(const std::vector<cl_float4>& pos,
                                                 const std::vector<cl_float4>& vel);
 
-// Double-precision all-pairs accelerations (CPU reference for tests).
-std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_float4>& pos,
-                                                          double G, double eps);
-
 }  // namespace eddy

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cl.hpp"  // eddy::Error
+#include "error.hpp"
 
 namespace eddy {
 
@@ -24,7 +24,26 @@ struct ParamDesc {
   bool integer = false;     // only whole numbers
   bool rebuild = false;     // changing it rebuilds the scene (not live)
   bool logScale = false;    // GUI hint: logarithmic slider
+  // Typed kinds. The value is still held as a number: an enum's value is the
+  // index of its choice (min 0, max choices - 1, integer), a bool's 0 or 1.
+  // Built with enumParam() / boolParam(). Text (--set, config files) gives an
+  // enum by its choice's name and a bool as true/false.
+  std::vector<std::string> choices{};  // non-empty: an enum
+  bool boolean = false;                // a bool (checkbox)
+
+  bool isEnum() const { return !choices.empty(); }
+  bool isBool() const { return boolean; }
+  // The text of a value: the choice's name, true/false, or the number.
+  std::string valueText(double value) const;
 };
+
+// An enum parameter with the given choices (default: choices[def]).
+ParamDesc enumParam(std::string name, std::string label, std::string group,
+                    std::vector<std::string> choices, size_t def, std::string description,
+                    bool rebuild);
+// A bool parameter.
+ParamDesc boolParam(std::string name, std::string label, std::string group, bool def,
+                    std::string description, bool rebuild);
 
 class ParamError : public Error {
  public:
@@ -42,11 +61,15 @@ class Params {
 
   double get(std::string_view name) const;
   long long getInt(std::string_view name) const;
+  // An enum's current choice (throws ParamError if `name` is not an enum).
+  const std::string& getChoice(std::string_view name) const;
+  bool getBool(std::string_view name) const { return get(name) != 0; }
   // Throws ParamError naming the key and its allowed range (or the known keys).
   void set(std::string_view name, double value);
   // "key=value" as given to --set.
   void setAssignment(std::string_view assignment);
-  // Parses a value as the declaration wants it (integer or real, finite).
+  // Parses a value as the declaration wants it: integer or real (finite), an
+  // enum's choice by name, a bool as true/false (or 1/0).
   static double parseValue(const ParamDesc& d, std::string_view text);
 
   // Monotonic counter bumped on every successful set (GUI/sim hand-off).

@@ -6,18 +6,14 @@
 #define CL_HPP_TARGET_OPENCL_VERSION 120
 #include <CL/opencl.hpp>
 
+#include "error.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace eddy {
-
-// Every failure the core reports: a message meant for the user.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // "CL_OUT_OF_RESOURCES" for -5, "CL_UNKNOWN_ERROR(-1234)" for unknown codes.
 std::string clErrorName(cl_int code);

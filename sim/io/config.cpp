@@ -2,6 +2,7 @@
 
 #include "factory.hpp"
 #include "io.hpp"
+#include "registry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -146,7 +147,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
       r.fail("sim", "unknown simulation '" + *c.sim + "'; known: " + joinNames(sims));
     }
   }
-  const std::string sim = c.sim.value_or("nbody");
+  const std::string sim = c.sim.value_or(defaultSimulationName());
   if (j.contains("scene")) {
     c.scene = r.string(j["scene"], "scene");
     const auto names = sceneNames(sim);
@@ -185,7 +186,26 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
       const std::string key = "params." + it.key();
       if (!check.find(it.key()))
         r.fail(key, "unknown " + sim + " parameter; known parameters: " + check.knownKeys());
-      const double v = r.number(it.value(), key);
+      const ParamDesc& d = *check.find(it.key());
+      double v = 0;
+      if (d.isEnum() || d.isBool()) {
+        // Typed parameters: an enum by its choice's name, a bool as true/false.
+        if (d.isEnum() && it.value().is_string()) {
+          try {
+            v = Params::parseValue(d, it.value().get<std::string>());
+          } catch (const ParamError& e) {
+            r.fail(key, e.what());
+          }
+        } else if (d.isBool() && it.value().is_boolean()) {
+          v = it.value().get<bool>() ? 1 : 0;
+        } else {
+          r.fail(key, (d.isEnum() ? "expected a string, one of: " + joinNames(d.choices)
+                                  : std::string("expected true or false")) +
+                          ", got " + typeName(it.value()));
+        }
+      } else {
+        v = r.number(it.value(), key);
+      }
       try {
         check.set(it.key(), v);
       } catch (const ParamError& e) {
@@ -232,7 +252,16 @@ std::string configToJson(const RunConfig& c) {
   put("save", c.save);
   if (!c.params.empty()) {
     json p = json::object();
-    for (const auto& [k, v] : c.params) p[k] = v;
+    const SimulationType* type = findSimulationType(c.sim.value_or(defaultSimulationName()));
+    for (const auto& [k, v] : c.params) {
+      const ParamDesc* d = nullptr;
+      if (type)
+        for (const auto& decl : type->params())
+          if (decl.name == k) d = &decl;
+      if (d && d->isEnum()) p[k] = d->valueText(v);
+      else if (d && d->isBool()) p[k] = v != 0;
+      else p[k] = v;
+    }
     j["params"] = p;
   }
   return j.dump(2) + "\n";

@@ -16,7 +16,7 @@
 // truncated, corrupt or lying file is rejected before any large allocation.
 #pragma once
 
-#include "cl.hpp"  // eddy::Error
+#include "error.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -8,10 +8,10 @@
 // particle index (used by --out).
 #pragma once
 
-#include "dfsph.hpp"
 #include "interact.hpp"
-#include "radix_sort.hpp"
+#include "particles.hpp"
 #include "simulation.hpp"
+#include "solver.hpp"
 
 #include "eddy_shared.h"
 
@@ -27,50 +27,16 @@ namespace eddy {
 const std::vector<ParamDesc>& sphParamDecl();
 const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, double_dam_break
 
-struct SphParticle {
-  double x = 0, y = 0, z = 0, vx = 0, vy = 0, vz = 0;
-};
-
-// What a scene hands to SphSim: particles inside the tank [0,L] x [0,H] x [0,D].
-struct SphSetup {
-  std::vector<SphParticle> particles;
-  std::array<double, 3> tank{};  // L (x), H (y, up), D (z)
-  double spacing = 0;            // lattice spacing: mass = rho0 * dx^3 (calibrated), h = ratio * dx
-  double expectedSpeed = 0;      // largest speed expected (m/s): automatic sound speed = 10x this
-};
-
 // Builds a named scene from the parameter values (spacing, geometry, seed...).
 // Throws eddy::Error naming the parameter when the geometry does not fit.
-// compressed: water columns start in WCSPH's hydrostatic equilibrium (layers
-// squeezed as the Tait equation wants); false: at rest density (DFSPH, which
-// would otherwise push the squeeze apart in its first step).
-SphSetup makeSphScene(std::string_view scene, const Params& params, bool compressed = true);
+// Water columns start in WCSPH's hydrostatic equilibrium (layers squeezed as
+// the Tait equation wants) with the wcsph solver, at rest density otherwise
+// (an incompressible solver would push the squeeze apart in its first step).
+SphSetup makeSphScene(std::string_view scene, const Params& params);
 
 // The dam-break column with `target` particles (3-D block a x 2a x a in a
 // 4a x 2.5a x a tank) at rest density: the benchmark's scene.
 SphSetup makeSphBenchScene(size_t target, const Params& params);
-
-struct SphKernelConfig {
-  // true: a neighbour-list kernel, then density/forces walk the list; false:
-  // density/forces iterate the 27 cells directly. The list is the default: on
-  // PoCL it is 1.4x faster per step (see docs/ARCHITECTURE.md); both stay
-  // selectable (bench sph --mode) for the GPU measurement.
-  bool neighbourList = true;
-  unsigned listCapacity = 96;  // neighbour list entries per particle (self included)
-  // Particles the buffers are allocated for (addBlock headroom); 0 = from the
-  // parameter capacity_factor (ceil(factor * initial count)). A restored
-  // snapshot passes its saved capacity here. Never below the initial count.
-  size_t capacity = 0;
-  // Build with -cl-fp32-correctly-rounded-divide-sqrt where the device offers
-  // it. NVIDIA's default single-precision divide/sqrt are approximate: on the
-  // H200 the forces then differ from the double reference by 1.8e-5 (relative
-  // to the sum of the pair terms) instead of 1.8e-6, above the 1e-5 the tests
-  // require; exact division costs 11 % of the step there (docs/PERFORMANCE.md).
-  bool correctlyRoundedDivSqrt = true;
-  // The DFSPH pressure solver (sim/dfsph.hpp) instead of WCSPH's equation of
-  // state. Needs the neighbour list.
-  bool dfsph = false;
-};
 
 struct SphCounters {
   uint64_t escaped = 0;    // integrate: outside the tank / non-finite, put back
@@ -81,10 +47,9 @@ struct SphCounters {
 struct SphDiagnostics {
   double time = 0, dt = 0, kinetic = 0, potential = 0, maxSpeed = 0, frontX = 0, backHeight = 0;
   double maxDensityRatio = 0, meanNeighbours = 0;  // max rho/rho0; neighbours within h, self excluded
-  // Pressure solve of the last step (DFSPH); WCSPH: 0 iterations and the
-  // measured density error, both errors as DFSPH defines them (percent).
-  unsigned densityIterations = 0, divergenceIterations = 0;
-  double densityError = 0, divergenceError = 0;
+  // Pressure solves of the last step (DFSPH); an explicit solver (WCSPH): 0
+  // iterations and the measured average compression max(rho - rho0, 0) in %.
+  SphSolveStats solve;
   SphCounters counters;
 };
 
@@ -96,25 +61,25 @@ struct SphState {
   std::vector<cl_uint> ids;       // stable particle id of each slot
   std::vector<cl_float> clock;    // device clock (time as hi + lo, dt)
   std::vector<cl_uint> counters;  // escape/overflow counters and the running maxima
-  std::vector<cl_float> kdiv, kden;  // DFSPH warm start (slot order); empty: none saved
-  std::vector<cl_uint> dfsphState;   // DFSPH solver state (EDDY_DFSPH_ST_*); empty: none
   size_t capacity = 0;            // buffer capacity when saved (0: not stored, older files)
+  // DFSPH's warm start (slot order) and solver state; empty: none saved.
+  std::vector<cl_float> kdiv, kden;
+  std::vector<cl_uint> dfsphState;
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles
 // (sizes, finite values, ids a permutation, a positive geometry). Host only.
 SphState decodeSphState(const Snapshot& snap, size_t count);
 
-// Values the kernels see (float on the device), derived from the parameters.
-struct SphPhysics {
-  double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
-         maxDt = 0, restitution = 0, spacing = 0;
-  double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
-};
-
+// The SPH simulation: the particle pipeline (particles.hpp) plus the solver
+// chosen by the `solver` parameter (solver.hpp), with the front-end hooks,
+// diagnostics, output and snapshots.
 class SphSim : public Simulation {
  public:
   SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg = {});
+  // With a given solver instead of the `solver` parameter's (tests, new solvers).
+  SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg,
+         const SphSolverFactory& solver);
   ~SphSim() override;
 
   std::string kind() const override { return "sph"; }
@@ -127,7 +92,7 @@ class SphSim : public Simulation {
   std::vector<std::string> stateColumns() const override;
   std::vector<std::vector<double>> stateRows() override;
   // Current positions (x, y, z, 0), float4, in the sorted order of the last step.
-  const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
+  const cl::Buffer& positionBuffer() const override { return particles_->positions(); }
 
   // Front-end hooks (desktop app). Colour fields are in the slot order of
   // positionBuffer(): density and pressure of the last step belong to it.
@@ -158,22 +123,24 @@ class SphSim : public Simulation {
 
   // Blow-up check, restart snapshots.
   std::vector<const cl::Buffer*> finiteCheckBuffers() const override {
-    return {&pos_[cur_], &vel_[cur_]};
+    return {&particles_->positions(), &particles_->velocities()};
   }
   void saveState(SnapshotWriter& out) override;
   // Puts a decoded state back (the simulation was built from state.setup).
   void restoreState(const SphState& state);
 
-  // The phases of one step, public so that tests can run them one by one.
-  void runHash();
-  void runSort();
-  void runReorder();
-  void runCells();
-  void runNeighbours();  // list mode only (no-op in cells mode)
-  void runDensity();
-  void runForces();
-  void runDt();
-  void runIntegrate();
+  // The phases of one step, public so that tests can run them one by one:
+  // the pipeline's (hash .. neighbours, dt, integrate) and the solver's
+  // (density = computeDensity, forces = computeAccelerations).
+  void runHash() { particles_->runHash(); }
+  void runSort() { particles_->runSort(); }
+  void runReorder() { particles_->runReorder(); }
+  void runCells() { particles_->runCells(); }
+  void runNeighbours() { particles_->runNeighbours(); }  // list mode only
+  void runDensity() { solver_->computeDensity(*particles_, phys_); }
+  void runForces() { solver_->computeAccelerations(*particles_, phys_); }
+  void runDt() { particles_->runDt(phys_); }
+  void runIntegrate() { particles_->runIntegrate(solver_->accelerations(), phys_); }
   // hash .. density on the current positions (no time advance): used before
   // diagnostics and output so density/pressure belong to the positions.
   void refreshDensity();
@@ -201,22 +168,17 @@ class SphSim : public Simulation {
   SphDiagnostics diagnostics();
   const SphPhysics& physics() const { return phys_; }
   const SphKernelConfig& kernelConfig() const { return cfg_; }
-  // The DFSPH solver (nullptr for WCSPH) and the values its kernels see.
-  DfsphSolver* dfsph() { return dfsph_.get(); }
-  const DfsphParams& dfsphParams() const { return dfsphParams_; }
-  DfsphBuffers dfsphBuffers() const;
-  std::array<int, 3> gridDims() const { return dims_; }
-  double cellSize() const { return cell_; }
-  unsigned keyBits() const { return keyBits_; }
-  size_t numCells() const { return numCells_; }
+  std::array<int, 3> gridDims() const { return particles_->gridDims(); }
+  double cellSize() const { return particles_->cellSize(); }
+  unsigned keyBits() const { return particles_->keyBits(); }
+  size_t numCells() const { return particles_->numCells(); }
   const std::array<double, 3>& tank() const { return tank_; }
+  SphParticles& particles() { return *particles_; }
+  SphSolver& solver() { return *solver_; }
 
  private:
   void syncParams();
   InteractKernels& interact();
-  static cl::Program buildProgram(Context& ctx, const SphKernelConfig& cfg);
-  cl::NDRange global() const;
-
   void waitUploads();
 
   size_t n_;
@@ -226,21 +188,11 @@ class SphSim : public Simulation {
   double expectedSpeed_ = 0;
   std::array<double, 3> tank_{};
   double spacing_ = 0;
-  std::array<int, 3> dims_{};
-  double cell_ = 0;
-  size_t numCells_ = 0;
-  unsigned keyBits_ = 1;
-  cl::Program program_;
-  RadixSort sorter_;
-  cl::Buffer pos_[2], vel_[2], id_[2];
-  cl::Buffer keys_, vals_, tmpKeys_, tmpVals_;
-  cl::Buffer cells_, nlist_, nbcount_, rhop_, acc_, counters_, clock_;
-  int cur_ = 0;
+  std::unique_ptr<SphParticles> particles_;
+  std::unique_ptr<SphSolver> solver_;
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
-  std::unique_ptr<DfsphSolver> dfsph_;
-  DfsphParams dfsphParams_;
   // time() without stalling: every few steps a non-blocking read of the device
   // clock; the next step() takes its value once the read has completed.
   void pollClock();
@@ -254,58 +206,17 @@ class SphSim : public Simulation {
     std::vector<cl_uint> ids;
     std::vector<cl::Event> events;
   } upload_;
-
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
-      hash_{program_, "sph_hash"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl_uint>
-      reorder_{program_, "sph_reorder"};
-  cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
-                    cl_float, cl_float, cl_uint>
-      neighbours_{program_, "sph_neighbours"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
-                    cl_float, cl_float4, cl_float, cl_float, cl_float, cl_float>
-      density_{program_, "sph_density"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float, cl_float4, cl_float,
-                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
-      forces_{program_, "sph_forces"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
-                                                                                      "sph_dt"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4,
-                    cl_float>
-      integrate_{program_, "sph_integrate"};
 };
 
-// ---- CPU references in double precision (tests) -----------------------------
+// ---- Host maths of the smoothing kernel (double) ----------------------------
 
-// Wendland C2 (3-D, support h): W(r) and dW/dr.
+// Wendland C2 (3-D, support h): W(r) and dW/dr. The device's float version is
+// sph_w / sph_gradw in kernels/sph/sph_common.cl (same formula and citation).
 double sphKernelW(double r, double h);
 double sphKernelDW(double r, double h);
 // Mass that gives density rho0 on a cubic lattice of spacing dx (h = support).
 double sphLatticeMass(double rho0, double dx, double h);
 // -sum_k V x_k dW/dx over that lattice (1 for an exact discrete gradient).
 double sphLatticeGradientNorm(double dx, double h);
-// Tait pressure, clamped at 0.
-double sphReferencePressure(double rho, double rho0, double B);
-
-struct SphReferenceInput {
-  std::vector<cl_float4> pos, vel;
-  std::vector<cl_float2> rhop;  // forces only: the device's density and pressure
-  std::array<double, 3> tank{};
-  SphPhysics phys;
-};
-// Brute force over all pairs (and their wall images), as the kernels define
-// them. Density returns rho per particle; count = real neighbours (r^2 < h^2
-// in float, as the kernel evaluates it), self included.
-void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
-                         std::vector<unsigned>& count);
-// Accelerations; scale[i] = sum of |pair terms| + g (the size of the sum's rounding).
-void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
-                        std::vector<double>& scale);
-// The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
-bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h);
 
 }  // namespace eddy

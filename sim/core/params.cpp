@@ -34,6 +34,35 @@ std::string joinNames(const std::vector<std::string>& names) {
   return s;
 }
 
+std::string ParamDesc::valueText(double value) const {
+  if (isEnum()) {
+    const auto i = std::llround(value);
+    return i >= 0 && size_t(i) < choices.size() ? choices[size_t(i)] : std::to_string(i);
+  }
+  if (isBool()) return value != 0 ? "true" : "false";
+  std::ostringstream o;
+  o << value;
+  return o.str();
+}
+
+ParamDesc enumParam(std::string name, std::string label, std::string group,
+                    std::vector<std::string> choices, size_t def, std::string description,
+                    bool rebuild) {
+  ParamDesc d{std::move(name), std::move(label), std::move(group), "", 0,
+              double(choices.empty() ? 0 : choices.size() - 1), double(def),
+              std::move(description), true, rebuild, false};
+  d.choices = std::move(choices);
+  return d;
+}
+
+ParamDesc boolParam(std::string name, std::string label, std::string group, bool def,
+                    std::string description, bool rebuild) {
+  ParamDesc d{std::move(name), std::move(label), std::move(group), "", 0, 1, def ? 1.0 : 0.0,
+              std::move(description), true, rebuild, false};
+  d.boolean = true;
+  return d;
+}
+
 Params::Params(const std::vector<ParamDesc>& decl) : decl_(&decl) {
   values_.reserve(decl.size());
   for (const auto& d : decl) values_.push_back(d.def);
@@ -61,7 +90,15 @@ double Params::get(std::string_view name) const {
 
 long long Params::getInt(std::string_view name) const { return std::llround(get(name)); }
 
+const std::string& Params::getChoice(std::string_view name) const {
+  const ParamDesc* d = find(name);
+  if (!d || !d->isEnum()) throw ParamError("parameter '" + std::string(name) + "' is not a choice");
+  return d->choices[size_t(getInt(name))];
+}
+
 std::string Params::rangeText(const ParamDesc& d) const {
+  if (d.isEnum()) return "one of: " + joinNames(d.choices);
+  if (d.isBool()) return "true or false";
   std::ostringstream o;
   o << "[" << d.min << ", " << d.max << "]";
   if (!d.unit.empty()) o << " " << d.unit;
@@ -75,6 +112,9 @@ void Params::set(std::string_view name, double value) {
     if (d.name != name) continue;
     if (!std::isfinite(value))
       throw ParamError("parameter '" + d.name + "': value must be a finite number");
+    if ((d.isEnum() || d.isBool()) &&
+        (value != std::floor(value) || value < d.min || value > d.max))
+      throw ParamError("parameter '" + d.name + "' must be " + rangeText(d));
     if (d.integer && value != std::floor(value))
       throw ParamError("parameter '" + d.name + "' must be a whole number in " + rangeText(d));
     if (value < d.min || value > d.max) {
@@ -92,6 +132,18 @@ void Params::set(std::string_view name, double value) {
 }
 
 double Params::parseValue(const ParamDesc& d, std::string_view text) {
+  if (d.isEnum()) {
+    for (size_t i = 0; i < d.choices.size(); ++i)
+      if (d.choices[i] == text) return double(i);
+    throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
+                     "' is not a choice; choices: " + joinNames(d.choices));
+  }
+  if (d.isBool()) {
+    if (text == "true" || text == "1") return 1;
+    if (text == "false" || text == "0") return 0;
+    throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
+                     "' is not a bool; use true or false");
+  }
   double v = 0;
   if (!parseDouble(text, v))
     throw ParamError("parameter '" + d.name + "': '" + std::string(text) +

@@ -1,5 +1,6 @@
 #include "dfsph.hpp"
 
+#include "snapshot.hpp"
 #include "sph.hpp"
 
 #include <algorithm>
@@ -21,7 +22,7 @@ std::vector<T> readBuf(cl::CommandQueue& q, const cl::Buffer& b, size_t n) {
 
 }  // namespace
 
-cl::Program DfsphSolver::buildProgram(Context& ctx, bool crDivSqrt) {
+cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt) {
   if (ctx.info().maxWorkGroup < EDDY_SPH_WG)
     throw Error("DFSPH needs work-groups of " + std::to_string(EDDY_SPH_WG) + " items; " +
                 ctx.info().name + " allows " + std::to_string(ctx.info().maxWorkGroup));
@@ -31,7 +32,7 @@ cl::Program DfsphSolver::buildProgram(Context& ctx, bool crDivSqrt) {
   return ctx.buildProgram({"sph_common.cl", "sph_integrate.cl", "sph_dfsph.cl"}, opts);
 }
 
-DfsphSolver::DfsphSolver(Context& ctx, size_t capacity, Profiler& profiler, bool crDivSqrt)
+DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool crDivSqrt)
     : ctx_(ctx),
       prof_(profiler),
       cap_(std::max<size_t>(capacity, 1)),
@@ -67,7 +68,7 @@ DfsphSolver::DfsphSolver(Context& ctx, size_t capacity, Profiler& profiler, bool
   }
 }
 
-DfsphSolver::~DfsphSolver() {
+DfsphKernels::~DfsphKernels() {
   try {
     if (statePending_) stateRead_.wait();  // the read writes into stateHost_
   } catch (...) {
@@ -75,10 +76,10 @@ DfsphSolver::~DfsphSolver() {
   }
 }
 
-cl::NDRange DfsphSolver::global(size_t n) const { return cl::NDRange(roundUp(n, EDDY_SPH_WG)); }
-size_t DfsphSolver::groups(size_t n) const { return roundUp(n, EDDY_SPH_WG) / EDDY_SPH_WG; }
+cl::NDRange DfsphKernels::global(size_t n) const { return cl::NDRange(roundUp(n, EDDY_SPH_WG)); }
+size_t DfsphKernels::groups(size_t n) const { return roundUp(n, EDDY_SPH_WG) / EDDY_SPH_WG; }
 
-void DfsphSolver::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
+void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
   try {
     prof_.record("dfsph_density",
                  density_(cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)),
@@ -90,7 +91,7 @@ void DfsphSolver::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool w
   }
 }
 
-void DfsphSolver::runRate(unsigned slot, const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphParams& p) {
   auto args = cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG));
   try {
     if (slot == EDDY_DFSPH_SLOT_DIV)
@@ -109,7 +110,7 @@ void DfsphSolver::runRate(unsigned slot, const DfsphBuffers& b, const DfsphParam
   }
 }
 
-void DfsphSolver::runCheck(unsigned slot, const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runCheck(unsigned slot, const DfsphBuffers& b, const DfsphParams& p) {
   const bool div = slot == EDDY_DFSPH_SLOT_DIV;
   try {
     prof_.record(div ? "divergence_check" : "density_check",
@@ -124,7 +125,7 @@ void DfsphSolver::runCheck(unsigned slot, const DfsphBuffers& b, const DfsphPara
   }
 }
 
-void DfsphSolver::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b,
+void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b,
                               const DfsphParams& p) {
   const bool div = slot == EDDY_DFSPH_SLOT_DIV || slot == EDDY_DFSPH_NO_SLOT;
   const char* row = slot == EDDY_DFSPH_NO_SLOT ? "divergence_warm"
@@ -149,7 +150,7 @@ void DfsphSolver::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b,
 // step). Only the device state decides (restarts reproduce it); a solve that
 // needed more stops at the batch with its error reported, and the next step's
 // batch doubles.
-unsigned DfsphSolver::batch(unsigned slot, const DfsphParams& p) const {
+unsigned DfsphKernels::batch(unsigned slot, const DfsphParams& p) const {
   const cl_uint last = lastState_[slot + EDDY_DFSPH_ST_ITER];
   if (last == EDDY_DFSPH_UNKNOWN_ITER || p.exactSolves) return p.maxIterations;
   const unsigned want = 2 * unsigned(std::min<cl_uint>(last, 1u << 20)) + 2;
@@ -159,7 +160,7 @@ unsigned DfsphSolver::batch(unsigned slot, const DfsphParams& p) const {
 // A solve: B rounds of (rate, check, velocity) and a last (rate, check) that
 // measures the final error. Rounds after convergence are no-ops on the device
 // (the done flag); nothing waits here.
-void DfsphSolver::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
+void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
                         const DfsphParams& p) {
   for (unsigned it = 0; it < rounds; ++it) {
     runRate(slot, b, p);
@@ -170,16 +171,16 @@ void DfsphSolver::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
   runCheck(slot, b, p);
 }
 
-void DfsphSolver::runDivergenceSolve(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runDivergenceSolve(const DfsphBuffers& b, const DfsphParams& p) {
   runVelocity(EDDY_DFSPH_NO_SLOT, false, b, p);  // warm start (dk = kv); resets the state
   solve(EDDY_DFSPH_SLOT_DIV, batch(EDDY_DFSPH_SLOT_DIV, p), b, p);
 }
 
-void DfsphSolver::runDensitySolve(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runDensitySolve(const DfsphBuffers& b, const DfsphParams& p) {
   solve(EDDY_DFSPH_SLOT_DEN, batch(EDDY_DFSPH_SLOT_DEN, p), b, p);
 }
 
-void DfsphSolver::runDt(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
   try {
     prof_.record("dt", dt_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(1)), *b.clock, *b.counters,
                            cl_float(p.spacing), cl_float(p.velocityCfl), cl_float(p.minDt),
@@ -189,7 +190,7 @@ void DfsphSolver::runDt(const DfsphBuffers& b, const DfsphParams& p) {
   }
 }
 
-void DfsphSolver::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
   try {
     prof_.record("predict",
                  predict_(cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)),
@@ -201,7 +202,7 @@ void DfsphSolver::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
   }
 }
 
-void DfsphSolver::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
   try {
     prof_.record("integrate",
                  integrate_(cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)),
@@ -213,7 +214,7 @@ void DfsphSolver::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
   }
 }
 
-void DfsphSolver::reorder(const cl::Buffer& order, size_t n) {
+void DfsphKernels::reorder(const cl::Buffer& order, size_t n) {
   const int next = 1 - cur_;
   try {
     prof_.record("reorder_warm",
@@ -226,7 +227,7 @@ void DfsphSolver::reorder(const cl::Buffer& order, size_t n) {
   cur_ = next;
 }
 
-void DfsphSolver::beginStep(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::beginStep(const DfsphBuffers& b, const DfsphParams& p) {
   // The batches come from the last step's state: wait for its read (the
   // device meanwhile runs this step's pipeline, enqueued before).
   if (statePending_) {
@@ -238,7 +239,7 @@ void DfsphSolver::beginStep(const DfsphBuffers& b, const DfsphParams& p) {
   runDivergenceSolve(b, p);
 }
 
-void DfsphSolver::finishStep(const DfsphBuffers& b, const DfsphParams& p) {
+void DfsphKernels::finishStep(const DfsphBuffers& b, const DfsphParams& p) {
   runDt(b, p);
   runPredict(b, p);
   runDensitySolve(b, p);
@@ -255,7 +256,7 @@ void DfsphSolver::finishStep(const DfsphBuffers& b, const DfsphParams& p) {
   }
 }
 
-void DfsphSolver::pollState() {
+void DfsphKernels::pollState() {
   if (statePending_ &&
       stateRead_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) {
     statePending_ = false;
@@ -263,7 +264,7 @@ void DfsphSolver::pollState() {
   }
 }
 
-DfsphStats DfsphSolver::decode(const std::vector<cl_uint>& s) {
+DfsphStats DfsphKernels::decode(const std::vector<cl_uint>& s) {
   auto f = [&](int k) {
     float x;
     std::memcpy(&x, &s[k], sizeof x);
@@ -278,12 +279,12 @@ DfsphStats DfsphSolver::decode(const std::vector<cl_uint>& s) {
   return d;
 }
 
-DfsphStats DfsphSolver::polledStats() {
+DfsphStats DfsphKernels::polledStats() {
   pollState();
   return decode(lastState_);
 }
 
-DfsphStats DfsphSolver::stats() {
+DfsphStats DfsphKernels::stats() {
   if (statePending_) {
     stateRead_.wait();
     statePending_ = false;
@@ -292,21 +293,21 @@ DfsphStats DfsphSolver::stats() {
   return decode(lastState_);
 }
 
-std::vector<cl_float2> DfsphSolver::readFactor(size_t n) {
+std::vector<cl_float2> DfsphKernels::readFactor(size_t n) {
   return readBuf<cl_float2>(ctx_.queue(), aux_, n);
 }
-std::vector<cl_float> DfsphSolver::readDivergencePressure(size_t n) {
+std::vector<cl_float> DfsphKernels::readDivergencePressure(size_t n) {
   return readBuf<cl_float>(ctx_.queue(), kdiv_[cur_], n);
 }
-std::vector<cl_float> DfsphSolver::readDensityPressure(size_t n) {
+std::vector<cl_float> DfsphKernels::readDensityPressure(size_t n) {
   return readBuf<cl_float>(ctx_.queue(), kden_[cur_], n);
 }
-std::vector<cl_float> DfsphSolver::readDk(size_t n) { return readBuf<cl_float>(ctx_.queue(), dk_, n); }
-std::vector<cl_uint> DfsphSolver::readState() {
+std::vector<cl_float> DfsphKernels::readDk(size_t n) { return readBuf<cl_float>(ctx_.queue(), dk_, n); }
+std::vector<cl_uint> DfsphKernels::readState() {
   return readBuf<cl_uint>(ctx_.queue(), state_, EDDY_DFSPH_STATE_SIZE);
 }
 
-void DfsphSolver::writePressures(const std::vector<cl_float>& kdiv,
+void DfsphKernels::writePressures(const std::vector<cl_float>& kdiv,
                                  const std::vector<cl_float>& kden) {
   if (kdiv.size() != kden.size() || kdiv.size() > cap_)
     throw Error("DFSPH: the pressures do not match the capacity");
@@ -316,13 +317,13 @@ void DfsphSolver::writePressures(const std::vector<cl_float>& kdiv,
   q.enqueueWriteBuffer(kden_[cur_], CL_TRUE, 0, kden.size() * sizeof(cl_float), kden.data());
 }
 
-void DfsphSolver::writeDk(const std::vector<cl_float>& dk) {
+void DfsphKernels::writeDk(const std::vector<cl_float>& dk) {
   if (dk.size() > cap_) throw Error("DFSPH: dk does not match the capacity");
   if (!dk.empty())
     ctx_.queue().enqueueWriteBuffer(dk_, CL_TRUE, 0, dk.size() * sizeof(cl_float), dk.data());
 }
 
-void DfsphSolver::writeState(const std::vector<cl_uint>& state) {
+void DfsphKernels::writeState(const std::vector<cl_uint>& state) {
   if (state.size() != EDDY_DFSPH_STATE_SIZE) throw Error("DFSPH: wrong solver state size");
   if (statePending_) {
     stateRead_.wait();
@@ -333,99 +334,110 @@ void DfsphSolver::writeState(const std::vector<cl_uint>& state) {
   lastState_ = state;
 }
 
-// ---- CPU references ----------------------------------------------------------
+// ---- DfsphSolver ---------------------------------------------------------------
 
 namespace {
-
-// grad_i W(r_ij) = gradFactor(r) * (x_i - x_j)
-double gradFactor(double r, double h) { return r > 0 ? sphKernelDW(r, h) / r : 0.0; }
-
-// Every (j, image mask) pair of i within h, as the kernels walk them.
-template <class F>
-void forPairs(const DfsphReferenceInput& in, size_t i, F&& body) {
-  const float hf = float(in.h);
-  unsigned mask = 0;
-  double w[3] = {0, 0, 0};
-  for (int a = 0; a < 3; ++a) {
-    const float x = in.pos[i].s[a], L = float(in.tank[a]);
-    if (x <= L - x) {
-      if (x < hf) mask |= 1u << a;
-    } else {
-      w[a] = L;
-      if (L - x < hf) mask |= 1u << a;
-    }
-  }
-  for (size_t j = 0; j < in.pos.size(); ++j) {
-    if (!sphIsNeighbour(in.pos[i], in.pos[j], hf)) continue;
-    for (unsigned s = mask;; s = (s - 1) & mask) {
-      double d[3], vj[3], r2 = 0;
-      for (int a = 0; a < 3; ++a) {
-        const bool m = (s >> a) & 1;
-        const double q = m ? 2 * w[a] - in.pos[j].s[a] : in.pos[j].s[a];
-        vj[a] = in.vel.empty() ? 0.0 : (m ? -1.0 : 1.0) * double(in.vel[j].s[a]);
-        d[a] = double(in.pos[i].s[a]) - q;
-        r2 += d[a] * d[a];
-      }
-      const double r = std::sqrt(r2);
-      if (r < in.h) body(j, s, d, r, vj);
-      if (s == 0) break;
-    }
-  }
+Context& listMode(Context& ctx, const SphKernelConfig& cfg) {
+  if (!cfg.neighbourList) throw Error("SPH: the dfsph solver needs the neighbour list (list mode)");
+  return ctx;
 }
-
 }  // namespace
 
-void dfsphReferenceDensity(const DfsphReferenceInput& in, std::vector<double>& rho,
-                           std::vector<double>& D, std::vector<unsigned>& count) {
-  const size_t n = in.pos.size();
-  rho.assign(n, 0);
-  D.assign(n, 0);
-  count.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    double sw = 0, g[3] = {0, 0, 0}, g2 = 0;
-    forPairs(in, i, [&](size_t, unsigned, const double* d, double r, const double*) {
-      sw += sphKernelW(r, in.h);
-      const double f = in.mass * gradFactor(r, in.h);
-      for (int a = 0; a < 3; ++a) {
-        g[a] += f * d[a];
-        g2 += f * d[a] * f * d[a];
-      }
-      if (r > 0) ++count[i];
-    });
-    rho[i] = in.mass * sw;
-    D[i] = g[0] * g[0] + g[1] * g[1] + g[2] * g[2] + g2;
+DfsphSolver::DfsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
+    : forcesProgram_(listMode(ctx, cfg).buildProgram(std::vector<std::string>{"sph_common.cl", "sph_forces.cl"},
+                                                     SphParticles::buildOptions(ctx, cfg))),
+      kernels_(ctx, p.capacity(), p.profiler(), cfg.correctlyRoundedDivSqrt) {
+  const size_t cap = p.capacity();
+  try {
+    rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap * sizeof(cl_float2), "SPH rhop");
+    acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap * sizeof(cl_float4), "SPH acc");
+    const std::vector<cl_float4> a(cap, makeFloat4(0, 0, 0, 0));
+    ctx.queue().enqueueWriteBuffer(acc_, CL_TRUE, 0, cap * sizeof(cl_float4), a.data());
+  } catch (const cl::Error& e) {
+    throw Error("SPH setup: " + describe(e));
   }
 }
 
-void dfsphReferenceRate(const DfsphReferenceInput& in, std::vector<double>& rate,
-                        std::vector<double>& scale) {
-  const size_t n = in.pos.size();
-  rate.assign(n, 0);
-  scale.assign(n, 0);
-  for (size_t i = 0; i < n; ++i)
-    forPairs(in, i, [&](size_t, unsigned, const double* d, double r, const double* vj) {
-      double t = 0;
-      for (int a = 0; a < 3; ++a) t += (double(in.vel[i].s[a]) - vj[a]) * d[a];
-      t *= in.mass * gradFactor(r, in.h);
-      rate[i] += t;
-      scale[i] += std::fabs(t);
-    });
+DfsphParams DfsphSolver::params(const SphPhysics& phys) {
+  DfsphParams d;
+  d.h = phys.h;
+  d.mass = phys.mass;
+  d.rho0 = phys.rho0;
+  d.gradScale = phys.gradScale;
+  d.spacing = phys.spacing;
+  d.velocityCfl = phys.velocityCfl;
+  d.minDt = phys.minDt;
+  d.maxDt = phys.maxDt;
+  d.restitution = phys.restitution;
+  d.densityTolerance = phys.densityTolerance;
+  d.divergenceTolerance = phys.divergenceTolerance;
+  d.minIterations = phys.minIterations;
+  d.maxIterations = phys.maxIterations;
+  return d;
 }
 
-void dfsphReferencePressureAccel(const DfsphReferenceInput& in, const std::vector<double>& k,
-                                 std::vector<std::array<double, 3>>& acc,
-                                 std::vector<double>& scale) {
-  const size_t n = in.pos.size();
-  acc.assign(n, {0, 0, 0});
-  scale.assign(n, 0);
-  for (size_t i = 0; i < n; ++i)
-    forPairs(in, i, [&](size_t j, unsigned, const double* d, double r, const double*) {
-      const double f = -in.gradScale * in.mass * (k[i] + k[j]) * gradFactor(r, in.h);
-      for (int a = 0; a < 3; ++a) {
-        acc[i][a] += f * d[a];
-        scale[i] += std::fabs(f * d[a]);
-      }
-    });
+DfsphBuffers DfsphSolver::buffers(SphParticles& p) const {
+  DfsphBuffers b;
+  b.pos = &p.positions();
+  b.vel = &p.velocities();
+  b.nlist = &p.neighbourList();
+  b.nbcount = &p.neighbourCounts();
+  b.rhop = &rhop_;
+  b.acc = &acc_;
+  b.clock = &p.clock();
+  b.counters = &p.counters();
+  b.n = p.size();
+  b.tank = p.tank();
+  return b;
+}
+
+void DfsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
+  kernels_.runDensity(buffers(p), params(phys), true);
+}
+
+void DfsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
+  try {
+    p.profiler().record(
+        "forces", forces_(p.launch(), p.positions(), p.velocities(), rhop_, p.cells(),
+                          p.neighbourList(), p.neighbourCounts(), acc_, p.counters(), p.count(),
+                          p.dims4(), p.invCell(), p.tank4(), cl_float(phys.h),
+                          cl_float(phys.mass), cl_float(phys.c0), cl_float(phys.alpha),
+                          cl_float(phys.gravity), cl_float(phys.gamma), cl_float(phys.rho0),
+                          cl_float(phys.gradScale)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH forces kernel: " + describe(e));
+  }
+}
+
+void DfsphSolver::step(SphParticles& p, const SphPhysics& phys) {
+  const DfsphBuffers b = buffers(p);
+  const DfsphParams d = params(phys);
+  kernels_.beginStep(b, d);        // density + factor (rhop's pressure 0), divergence solve
+  computeAccelerations(p, phys);   // sph_forces without pressure; maxima for dt
+  kernels_.finishStep(b, d);       // dt, predict, density solve, integrate
+}
+
+void DfsphSolver::reordered(SphParticles& p) { kernels_.reorder(p.order(), p.size()); }
+
+bool DfsphSolver::solveStats(SphSolveStats& out) {
+  out = kernels_.stats();
+  return true;
+}
+
+void DfsphSolver::saveState(SnapshotWriter& out, size_t n) {
+  out.addArray("sph/dfsph_kdiv", kernels_.readDivergencePressure(n));
+  out.addArray("sph/dfsph_kden", kernels_.readDensityPressure(n));
+  out.addArray("sph/dfsph_state", kernels_.readState());
+}
+
+void DfsphSolver::restoreState(const SphState& st) {
+  const size_t n = st.pos.size();
+  if (st.kdiv.size() == n && st.kden.size() == n) {
+    kernels_.writePressures(st.kdiv, st.kden);
+  } else {  // a WCSPH snapshot: start cold
+    kernels_.writePressures(std::vector<cl_float>(n, 0.0f), std::vector<cl_float>(n, 0.0f));
+  }
+  if (st.dfsphState.size() == EDDY_DFSPH_STATE_SIZE) kernels_.writeState(st.dfsphState);
 }
 
 }  // namespace eddy

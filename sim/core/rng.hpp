@@ -2,7 +2,7 @@
 // (std:: distributions are implementation-defined, so we do our own).
 #pragma once
 
-#include "cl.hpp"  // eddy::Error
+#include "error.hpp"
 
 #include <cmath>
 #include <cstdint>

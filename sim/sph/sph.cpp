@@ -83,9 +83,15 @@ const std::vector<ParamDesc>& sphParamDecl() {
        false, false, false},
       {"max_dt", "Largest time step", "Integration", "s", 1e-8, 0.1, 1e-3,
        "Upper bound of the adaptive time step.", false, false, true},
+      enumParam("solver", "Solver", "Physics", sphSolverNames(), 0,
+                "The SPH solver that turns neighbours into density, pressure and forces "
+                "(sim/sph/solvers.cpp). wcsph: weakly compressible SPH, Tait equation of state. "
+                "dfsph: incompressible Divergence-Free SPH (Bender & Koschier 2015/2017), two "
+                "pressure solves per step and a time step from the velocity alone.",
+                true),
       {"velocity_cfl", "Velocity CFL (DFSPH)", "Integration", "", 1e-3, 1.0, 0.4,
-       "DFSPH: dt = velocity_cfl spacing / v, v = |v|max + |a|max dt (non-pressure "
-       "accelerations), clamped to [min_dt, max_dt]; computed on the device. No speed of sound.",
+       "DFSPH: dt = velocity_cfl spacing / v with v = |v|max + |a|max dt (non-pressure "
+       "accelerations), clamped to [min_dt, max_dt], computed on the device. No speed of sound.",
        false, false, false},
       {"min_dt", "Smallest time step (DFSPH)", "Integration", "s", 1e-9, 0.1, 1e-6,
        "DFSPH: lower bound of the adaptive time step.", false, false, true},
@@ -101,8 +107,7 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "DFSPH: each solve applies at least this many iterations.", true, false, false},
       {"max_iterations", "Maximum iterations (DFSPH)", "Solver", "", 1, 1000, 100,
        "DFSPH: each solve stops after this many iterations even if not within tolerance (the "
-       "error reached is reported). Each possible iteration costs three kernel launches per "
-       "step, no-ops once converged.",
+       "error reached is reported).",
        true, false, false},
   };
   return decl;
@@ -150,31 +155,14 @@ double sphLatticeGradientNorm(double dx, double h) {
   return sum / wsum;  // V = 1 / wsum (the calibrated volume per particle)
 }
 
-double sphReferencePressure(double rho, double rho0, double B) {
-  return std::max(0.0, B * (std::pow(rho / rho0, 7.0) - 1.0));
-}
-
-cl::Program SphSim::buildProgram(Context& ctx, const SphKernelConfig& cfg) {
-  if (ctx.info().maxWorkGroup < EDDY_SPH_WG)
-    throw Error("SPH needs work-groups of " + std::to_string(EDDY_SPH_WG) + " items; " +
-                ctx.info().name + " allows " + std::to_string(ctx.info().maxWorkGroup));
-  std::string opts = "-DSPH_WG=" + std::to_string(EDDY_SPH_WG) +
-                     " -DSPH_NLIST=" + std::string(cfg.neighbourList ? "1" : "0");
-  if (cfg.correctlyRoundedDivSqrt && ctx.info().correctlyRoundedDivSqrt)
-    opts += " -cl-fp32-correctly-rounded-divide-sqrt";
-  return ctx.buildProgram({"sph_common.cl", "sph_hash.cl", "sph_reorder.cl", "sph_cells.cl",
-                           "sph_neighbours.cl", "sph_density.cl", "sph_forces.cl",
-                           "sph_integrate.cl"},
-                          opts);
-}
-
 SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg)
-    : Simulation(ctx, sphParamDecl()),
-      n_(setup.particles.size()),
-      cfg_(cfg),
-      program_(buildProgram(ctx, cfg)),
-      sorter_(ctx) {
+    : SphSim(ctx, params, setup, cfg, sphSolverFactory(params.getChoice("solver"))) {}
+
+SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg,
+               const SphSolverFactory& solver)
+    : Simulation(ctx, sphParamDecl()), n_(setup.particles.size()), cfg_(cfg) {
   params_ = params;
+  SphParticles::buildOptions(ctx, cfg);  // checks the work-group size first
   if (n_ == 0) throw Error("SPH: the scene has no particles");
   if (n_ > 0x7fffffffu) throw Error("SPH: too many particles (limit 2^31 - 1)");
   if (cfg_.neighbourList && (cfg_.listCapacity == 0 || cfg_.listCapacity > 1024))
@@ -204,74 +192,20 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   phys_.mass = fl(sphLatticeMass(phys_.rho0, setup.spacing, phys_.h));
   phys_.gradScale = fl(1.0 / sphLatticeGradientNorm(setup.spacing, phys_.h));
 
-  // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
-  cell_ = phys_.h * double(EDDY_SPH_CELL_SLACK);
-  double cells = 1;
-  for (int a = 0; a < 3; ++a) {
-    dims_[a] = std::max(1, int(std::ceil(tank_[a] / cell_)));
-    cells *= dims_[a];
-  }
-  if (cells > double(1u << 30))
-    throw Error("SPH: the grid would have " + std::to_string(size_t(cells)) +
-                " cells (tank / support radius); more than 2^30: make the tank smaller or the "
-                "spacing larger");
-  numCells_ = size_t(cells);
-  keyBits_ = 1;
-  while ((size_t(1) << keyBits_) < numCells_) ++keyBits_;
-
   // Every per-particle buffer is allocated for cap_ particles; kernels use n_.
+  // The estimate covers the pipeline's and the solver's buffers.
+  const size_t numCells = sphGrid(tank_, phys_.h).numCells;
   const size_t v4 = cap_ * sizeof(cl_float4), u = cap_ * sizeof(cl_uint);
   const size_t listBytes = cfg_.neighbourList ? u * cfg_.listCapacity : sizeof(cl_uint);
-  const size_t total = 7 * v4 + 7 * u + cap_ * sizeof(cl_float2) + numCells_ * 8 + listBytes;
-  checkDeviceMemory(ctx.info(), total, std::max({v4, numCells_ * 8, listBytes}),
+  const size_t total = 7 * v4 + 7 * u + cap_ * sizeof(cl_float2) + numCells * 8 + listBytes;
+  checkDeviceMemory(ctx.info(), total, std::max({v4, numCells * 8, listBytes}),
                     cap_ == n_ ? std::to_string(n_) + " SPH particles"
                                : std::to_string(n_) + " SPH particles (capacity " +
                                      std::to_string(cap_) + ")");
 
-  try {
-    for (int k = 0; k < 2; ++k) {
-      pos_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH pos");
-      vel_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH vel");
-      id_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH id");
-    }
-    keys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH keys");
-    vals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH vals");
-    tmpKeys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpKeys");
-    tmpVals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpVals");
-    cells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH cells");
-    nlist_ = ctx.createBuffer(CL_MEM_READ_WRITE, listBytes, "SPH nlist");
-    nbcount_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH nbcount");
-    rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap_ * sizeof(cl_float2), "SPH rhop");
-    acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH acc");
-    counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint), "SPH counters");
-    clock_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_CLOCK_SIZE * sizeof(cl_float), "SPH clock");
-
-    std::vector<cl_float4> p(n_), v(n_), a(cap_, f4(0, 0, 0));
-    std::vector<cl_uint> ids(n_);
-    for (size_t i = 0; i < n_; ++i) {
-      const auto& s = setup.particles[i];
-      p[i] = f4(s.x, s.y, s.z);
-      v[i] = f4(s.vx, s.vy, s.vz);
-      ids[i] = cl_uint(i);
-    }
-    auto& q = ctx.queue();
-    q.enqueueWriteBuffer(pos_[0], CL_TRUE, 0, n_ * sizeof(cl_float4), p.data());
-    q.enqueueWriteBuffer(vel_[0], CL_TRUE, 0, n_ * sizeof(cl_float4), v.data());
-    q.enqueueWriteBuffer(id_[0], CL_TRUE, 0, n_ * sizeof(cl_uint), ids.data());
-    q.enqueueWriteBuffer(acc_, CL_TRUE, 0, v4, a.data());
-    const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
-    q.enqueueWriteBuffer(counters_, CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
-    const std::vector<cl_float> clk(EDDY_SPH_CLOCK_SIZE, 0.0f);
-    q.enqueueWriteBuffer(clock_, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
-    const cl_uint zero = 0;
-    q.enqueueWriteBuffer(nlist_, CL_TRUE, 0, sizeof zero, &zero);
-  } catch (const cl::Error& e) {
-    throw Error("SPH setup: " + describe(e));
-  }
-  if (cfg_.dfsph) {
-    if (!cfg_.neighbourList) throw Error("SPH: the DFSPH solver needs the neighbour list");
-    dfsph_ = std::make_unique<DfsphSolver>(ctx, cap_, profiler_, cfg_.correctlyRoundedDivSqrt);
-  }
+  particles_ = std::make_unique<SphParticles>(ctx, profiler_, setup, cfg_, cap_, phys_.h);
+  solver_ = solver(ctx, *particles_, cfg_);
+  if (!solver_) throw Error("SPH: the solver factory built no solver");
   syncParams();
   refreshDensity();
 }
@@ -354,17 +288,18 @@ void SphSim::addBlock(const Box& box) {
     upload_.events.resize(3);
     // In queue order after the last step's integrate: appended at the end of
     // the current slot order.
-    q.enqueueWriteBuffer(pos_[cur_], CL_FALSE, n_ * sizeof(cl_float4), k * sizeof(cl_float4),
+    q.enqueueWriteBuffer(particles_->positions(), CL_FALSE, n_ * sizeof(cl_float4), k * sizeof(cl_float4),
                          upload_.pos.data(), nullptr, &upload_.events[0]);
-    q.enqueueWriteBuffer(vel_[cur_], CL_FALSE, n_ * sizeof(cl_float4), k * sizeof(cl_float4),
+    q.enqueueWriteBuffer(particles_->velocities(), CL_FALSE, n_ * sizeof(cl_float4), k * sizeof(cl_float4),
                          upload_.vel.data(), nullptr, &upload_.events[1]);
-    q.enqueueWriteBuffer(id_[cur_], CL_FALSE, n_ * sizeof(cl_uint), k * sizeof(cl_uint),
+    q.enqueueWriteBuffer(particles_->ids(), CL_FALSE, n_ * sizeof(cl_uint), k * sizeof(cl_uint),
                          upload_.ids.data(), nullptr, &upload_.events[2]);
     q.flush();
   } catch (const cl::Error& e) {
     throw Error("SPH drop block: upload failed: " + describe(e));
   }
   n_ += k;
+  particles_->grow(k);
   // Density and pressure of the new count (colour fields, diagnostics); the
   // next step recomputes everything else from positions and velocities.
   syncParams();
@@ -384,166 +319,19 @@ void SphSim::syncParams() {
   phys_.cfl = fl(params_.get("cfl"));
   phys_.maxDt = fl(params_.get("max_dt"));
   phys_.restitution = fl(params_.get("wall_restitution"));
-  auto& d = dfsphParams_;
-  d.h = phys_.h;
-  d.mass = phys_.mass;
-  d.rho0 = phys_.rho0;
-  d.gradScale = phys_.gradScale;
-  d.spacing = fl(spacing_);
-  d.velocityCfl = fl(params_.get("velocity_cfl"));
-  d.minDt = fl(params_.get("min_dt"));
-  d.maxDt = phys_.maxDt;
-  d.restitution = phys_.restitution;
-  d.densityTolerance = fl(params_.get("density_tolerance"));
-  d.divergenceTolerance = fl(params_.get("divergence_tolerance"));
-  d.minIterations = unsigned(params_.get("min_iterations"));
-  d.maxIterations = unsigned(params_.get("max_iterations"));
+  phys_.velocityCfl = fl(params_.get("velocity_cfl"));
+  phys_.minDt = fl(params_.get("min_dt"));
+  phys_.densityTolerance = fl(params_.get("density_tolerance"));
+  phys_.divergenceTolerance = fl(params_.get("divergence_tolerance"));
+  phys_.minIterations = unsigned(params_.get("min_iterations"));
+  phys_.maxIterations = unsigned(params_.get("max_iterations"));
   paramsSeen_ = params_.version();
 }
 
-cl::NDRange SphSim::global() const { return cl::NDRange(roundUp(n_, EDDY_SPH_WG)); }
-
-namespace {
-cl_int4 int4Of(const std::array<int, 3>& d) {
-  cl_int4 v;
-  v.s[0] = d[0];
-  v.s[1] = d[1];
-  v.s[2] = d[2];
-  v.s[3] = 0;
-  return v;
-}
-}  // namespace
-
-void SphSim::runHash() {
-  try {
-    profiler_.record("hash", hash_(cl::EnqueueArgs(ctx_.queue(), global(), cl::NDRange(EDDY_SPH_WG)),
-                                   pos_[cur_], keys_, vals_, counters_, cl_uint(n_),
-                                   int4Of(dims_), cl_float(1.0 / cell_)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH hash kernel: " + describe(e));
-  }
-}
-
-void SphSim::runSort() { sorter_.sort(keys_, vals_, tmpKeys_, tmpVals_, n_, keyBits_, profiler_); }
-
-void SphSim::runReorder() {
-  const int next = 1 - cur_;
-  try {
-    profiler_.record("reorder",
-                     reorder_(cl::EnqueueArgs(ctx_.queue(), global(), cl::NDRange(EDDY_SPH_WG)),
-                              vals_, pos_[cur_], vel_[cur_], id_[cur_], pos_[next], vel_[next],
-                              id_[next], cl_uint(n_)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH reorder kernel: " + describe(e));
-  }
-  cur_ = next;
-  if (dfsph_) dfsph_->reorder(vals_, n_);
-}
-
-void SphSim::runCells() {
-  try {
-    auto& q = ctx_.queue();
-    profiler_.record("cells_clear",
-                     cellsClear_(cl::EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)),
-                                                 cl::NDRange(EDDY_SPH_WG)),
-                                 cells_, cl_uint(numCells_)));
-    profiler_.record("cells", cells_k_(cl::EnqueueArgs(q, global(), cl::NDRange(EDDY_SPH_WG)),
-                                       keys_, cells_, cl_uint(n_)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH cell table kernels: " + describe(e));
-  }
-}
-
-void SphSim::runNeighbours() {
-  if (!cfg_.neighbourList) return;
-  try {
-    profiler_.record(
-        "neighbours",
-        neighbours_(cl::EnqueueArgs(ctx_.queue(), global(), cl::NDRange(EDDY_SPH_WG)), pos_[cur_],
-                    cells_, nlist_, nbcount_, counters_, cl_uint(n_), int4Of(dims_),
-                    cl_float(1.0 / cell_), cl_float(phys_.h), cl_uint(cfg_.listCapacity)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH neighbour list kernel: " + describe(e));
-  }
-}
-
-static cl_float4 tank4(const std::array<double, 3>& t) { return f4(t[0], t[1], t[2]); }
-
-void SphSim::runDensity() {
-  try {
-    profiler_.record(
-        "density",
-        density_(cl::EnqueueArgs(ctx_.queue(), global(), cl::NDRange(EDDY_SPH_WG)), pos_[cur_],
-                 cells_, nlist_, nbcount_, rhop_, cl_uint(n_), int4Of(dims_),
-                 cl_float(1.0 / cell_), tank4(tank_), cl_float(phys_.h), cl_float(phys_.mass),
-                 cl_float(phys_.rho0), cl_float(phys_.B)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH density kernel: " + describe(e));
-  }
-}
-
-void SphSim::runForces() {
-  try {
-    profiler_.record(
-        "forces",
-        forces_(cl::EnqueueArgs(ctx_.queue(), global(), cl::NDRange(EDDY_SPH_WG)), pos_[cur_],
-                vel_[cur_], rhop_, cells_, nlist_, nbcount_, acc_, counters_, cl_uint(n_),
-                int4Of(dims_), cl_float(1.0 / cell_), tank4(tank_), cl_float(phys_.h),
-                cl_float(phys_.mass), cl_float(phys_.c0), cl_float(phys_.alpha),
-                cl_float(phys_.gravity), cl_float(phys_.gamma), cl_float(phys_.rho0),
-                cl_float(phys_.gradScale)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH forces kernel: " + describe(e));
-  }
-}
-
-void SphSim::runDt() {
-  try {
-    profiler_.record("dt", dt_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(1)), clock_, counters_,
-                               cl_float(phys_.h), cl_float(phys_.c0), cl_float(phys_.cfl),
-                               cl_float(phys_.maxDt)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH time-step kernel: " + describe(e));
-  }
-}
-
-void SphSim::runIntegrate() {
-  try {
-    profiler_.record(
-        "integrate",
-        integrate_(cl::EnqueueArgs(ctx_.queue(), global(), cl::NDRange(EDDY_SPH_WG)), pos_[cur_],
-                   vel_[cur_], acc_, clock_, counters_, cl_uint(n_), tank4(tank_),
-                   cl_float(phys_.restitution)));
-  } catch (const cl::Error& e) {
-    throw Error("SPH integrate kernel: " + describe(e));
-  }
-}
-
 void SphSim::refreshDensity() {
-  runHash();
-  runSort();
-  runReorder();
-  runCells();
-  runNeighbours();
-  if (dfsph_)
-    dfsph_->runDensity(dfsphBuffers(), dfsphParams_, true);
-  else
-    runDensity();
-}
-
-DfsphBuffers SphSim::dfsphBuffers() const {
-  DfsphBuffers b;
-  b.pos = &pos_[cur_];
-  b.vel = &vel_[cur_];
-  b.nlist = &nlist_;
-  b.nbcount = &nbcount_;
-  b.rhop = &rhop_;
-  b.acc = &acc_;
-  b.clock = &clock_;
-  b.counters = &counters_;
-  b.n = n_;
-  b.tank = tank_;
-  return b;
+  particles_->update();
+  solver_->reordered(*particles_);
+  runDensity();
 }
 
 InteractKernels& SphSim::interact() {
@@ -552,13 +340,14 @@ InteractKernels& SphSim::interact() {
 }
 
 cl::Event SphSim::writeColorField(size_t index, const cl::Buffer& out) {
-  if (index == 0) return interact().speed(vel_[cur_], out, n_);
-  if (index == 1 || index == 2) return interact().component2(rhop_, out, n_, unsigned(index - 1));
+  if (index == 0) return interact().speed(particles_->velocities(), out, n_);
+  if (index == 1 || index == 2)
+    return interact().component2(solver_->densityPressure(), out, n_, unsigned(index - 1));
   return Simulation::writeColorField(index, out);
 }
 
 cl::Event SphSim::push(const Ray& ray, float radius, const Vec3f& dv) {
-  return interact().push(pos_[cur_], vel_[cur_], n_, ray, radius, dv);
+  return interact().push(particles_->positions(), particles_->velocities(), n_, ray, radius, dv);
 }
 
 std::optional<Box> SphSim::domain() const {
@@ -580,15 +369,11 @@ void SphSim::saveState(SnapshotWriter& out) {
   std::vector<cl_float> clk(EDDY_SPH_CLOCK_SIZE);
   std::vector<cl_uint> cnt(EDDY_SPH_NUM_COUNTERS);
   auto& q = ctx_.queue();
-  q.enqueueReadBuffer(clock_, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
-  q.enqueueReadBuffer(counters_, CL_TRUE, 0, cnt.size() * sizeof(cl_uint), cnt.data());
+  q.enqueueReadBuffer(particles_->clock(), CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
+  q.enqueueReadBuffer(particles_->counters(), CL_TRUE, 0, cnt.size() * sizeof(cl_uint), cnt.data());
   out.addArray("sph/clock", clk);
   out.addArray("sph/counters", cnt);
-  if (dfsph_) {
-    out.addArray("sph/dfsph_kdiv", dfsph_->readDivergencePressure(n_));
-    out.addArray("sph/dfsph_kden", dfsph_->readDensityPressure(n_));
-    out.addArray("sph/dfsph_state", dfsph_->readState());
-  }
+  solver_->saveState(out, n_);
 }
 
 void SphSim::restoreState(const SphState& st) {
@@ -599,17 +384,11 @@ void SphSim::restoreState(const SphState& st) {
     auto& q = ctx_.queue();
     q.finish();
     writeState(st.pos, st.vel);
-    q.enqueueWriteBuffer(id_[cur_], CL_TRUE, 0, n_ * sizeof(cl_uint), st.ids.data());
-    q.enqueueWriteBuffer(clock_, CL_TRUE, 0, st.clock.size() * sizeof(cl_float), st.clock.data());
-    q.enqueueWriteBuffer(counters_, CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
+    q.enqueueWriteBuffer(particles_->ids(), CL_TRUE, 0, n_ * sizeof(cl_uint), st.ids.data());
+    q.enqueueWriteBuffer(particles_->clock(), CL_TRUE, 0, st.clock.size() * sizeof(cl_float), st.clock.data());
+    q.enqueueWriteBuffer(particles_->counters(), CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
                          st.counters.data());
-    if (dfsph_) {
-      if (st.kdiv.size() == n_ && st.kden.size() == n_)
-        dfsph_->writePressures(st.kdiv, st.kden);
-      else
-        dfsph_->writePressures(std::vector<cl_float>(n_, 0.0f), std::vector<cl_float>(n_, 0.0f));
-      if (st.dfsphState.size() == EDDY_DFSPH_STATE_SIZE) dfsph_->writeState(st.dfsphState);
-    }
+    solver_->restoreState(st);
   } catch (const cl::Error& e) {
     throw Error("SPH restore: " + describe(e));
   }
@@ -674,7 +453,7 @@ void SphSim::pollClock() {
   if (!clockPending_ && steps_ >= clockReadStep_ + 8) {
     clockReadStep_ = steps_;
     try {
-      ctx_.queue().enqueueReadBuffer(clock_, CL_FALSE, 0, sizeof(clockHost_), clockHost_.data(),
+      ctx_.queue().enqueueReadBuffer(particles_->clock(), CL_FALSE, 0, sizeof(clockHost_), clockHost_.data(),
                                      nullptr, &clockRead_);
     } catch (const cl::Error& e) {
       throw Error("SPH clock read: " + describe(e));
@@ -686,27 +465,9 @@ void SphSim::pollClock() {
 void SphSim::step() {
   pollClock();
   syncParams();
-  if (dfsph_) {
-    // Pipeline, then DFSPH around the non-pressure forces (sph_forces with
-    // rhop's pressure 0: gravity, viscosity, cohesion and the maxima for dt).
-    runHash();
-    runSort();
-    runReorder();
-    runCells();
-    runNeighbours();
-    const DfsphBuffers b = dfsphBuffers();
-    dfsph_->beginStep(b, dfsphParams_);
-    runForces();
-    dfsph_->finishStep(b, dfsphParams_);
-    ++steps_;
-    profiler_.endStep();
-    throttle();
-    return;
-  }
-  refreshDensity();
-  runForces();
-  runDt();
-  runIntegrate();
+  particles_->update();
+  solver_->reordered(*particles_);
+  solver_->step(*particles_, phys_);
   ++steps_;
   profiler_.endStep();
   throttle();
@@ -719,22 +480,22 @@ static std::vector<T> readBuf(cl::CommandQueue& q, const cl::Buffer& b, size_t n
   return out;
 }
 
-std::vector<cl_float4> SphSim::readPositions() { return readBuf<cl_float4>(ctx_.queue(), pos_[cur_], n_); }
-std::vector<cl_float4> SphSim::readVelocities() { return readBuf<cl_float4>(ctx_.queue(), vel_[cur_], n_); }
-std::vector<cl_float4> SphSim::readAccelerations() { return readBuf<cl_float4>(ctx_.queue(), acc_, n_); }
-std::vector<cl_float2> SphSim::readDensityPressure() { return readBuf<cl_float2>(ctx_.queue(), rhop_, n_); }
-std::vector<cl_uint> SphSim::readKeys() { return readBuf<cl_uint>(ctx_.queue(), keys_, n_); }
-std::vector<cl_uint> SphSim::readOrder() { return readBuf<cl_uint>(ctx_.queue(), vals_, n_); }
-std::vector<cl_uint> SphSim::readIds() { return readBuf<cl_uint>(ctx_.queue(), id_[cur_], n_); }
-std::vector<cl_uint> SphSim::readCells() { return readBuf<cl_uint>(ctx_.queue(), cells_, 2 * numCells_); }
-std::vector<cl_uint> SphSim::readNeighbourCounts() { return readBuf<cl_uint>(ctx_.queue(), nbcount_, n_); }
+std::vector<cl_float4> SphSim::readPositions() { return readBuf<cl_float4>(ctx_.queue(), particles_->positions(), n_); }
+std::vector<cl_float4> SphSim::readVelocities() { return readBuf<cl_float4>(ctx_.queue(), particles_->velocities(), n_); }
+std::vector<cl_float4> SphSim::readAccelerations() { return readBuf<cl_float4>(ctx_.queue(), solver_->accelerations(), n_); }
+std::vector<cl_float2> SphSim::readDensityPressure() { return readBuf<cl_float2>(ctx_.queue(), solver_->densityPressure(), n_); }
+std::vector<cl_uint> SphSim::readKeys() { return readBuf<cl_uint>(ctx_.queue(), particles_->keys(), n_); }
+std::vector<cl_uint> SphSim::readOrder() { return readBuf<cl_uint>(ctx_.queue(), particles_->order(), n_); }
+std::vector<cl_uint> SphSim::readIds() { return readBuf<cl_uint>(ctx_.queue(), particles_->ids(), n_); }
+std::vector<cl_uint> SphSim::readCells() { return readBuf<cl_uint>(ctx_.queue(), particles_->cells(), 2 * numCells()); }
+std::vector<cl_uint> SphSim::readNeighbourCounts() { return readBuf<cl_uint>(ctx_.queue(), particles_->neighbourCounts(), n_); }
 std::vector<cl_uint> SphSim::readNeighbourList() {
   if (!cfg_.neighbourList) return {};
-  return readBuf<cl_uint>(ctx_.queue(), nlist_, n_ * cfg_.listCapacity);
+  return readBuf<cl_uint>(ctx_.queue(), particles_->neighbourList(), n_ * cfg_.listCapacity);
 }
 
 SphCounters SphSim::readCounters() {
-  const auto c = readBuf<cl_uint>(ctx_.queue(), counters_, EDDY_SPH_NUM_COUNTERS);
+  const auto c = readBuf<cl_uint>(ctx_.queue(), particles_->counters(), EDDY_SPH_NUM_COUNTERS);
   SphCounters s;
   s.escaped = c[EDDY_SPH_CNT_ESCAPED];
   s.outOfGrid = c[EDDY_SPH_CNT_OUT_OF_GRID];
@@ -743,7 +504,7 @@ SphCounters SphSim::readCounters() {
 }
 
 std::array<double, 2> SphSim::readClock() {
-  const auto c = readBuf<cl_float>(ctx_.queue(), clock_, EDDY_SPH_CLOCK_SIZE);
+  const auto c = readBuf<cl_float>(ctx_.queue(), particles_->clock(), EDDY_SPH_CLOCK_SIZE);
   return {double(c[EDDY_SPH_CLOCK_T_HI]) + double(c[EDDY_SPH_CLOCK_T_LO]),
           double(c[EDDY_SPH_CLOCK_DT])};
 }
@@ -762,17 +523,17 @@ double SphSim::syncTime() {
 void SphSim::writeState(const std::vector<cl_float4>& pos, const std::vector<cl_float4>& vel) {
   if (pos.size() != n_ || vel.size() != n_) throw Error("SPH writeState: wrong particle count");
   auto& q = ctx_.queue();
-  q.enqueueWriteBuffer(pos_[cur_], CL_TRUE, 0, n_ * sizeof(cl_float4), pos.data());
-  q.enqueueWriteBuffer(vel_[cur_], CL_TRUE, 0, n_ * sizeof(cl_float4), vel.data());
+  q.enqueueWriteBuffer(particles_->positions(), CL_TRUE, 0, n_ * sizeof(cl_float4), pos.data());
+  q.enqueueWriteBuffer(particles_->velocities(), CL_TRUE, 0, n_ * sizeof(cl_float4), vel.data());
 }
 
 void SphSim::writeAccelerations(const std::vector<cl_float4>& acc) {
   if (acc.size() != n_) throw Error("SPH writeAccelerations: wrong particle count");
-  ctx_.queue().enqueueWriteBuffer(acc_, CL_TRUE, 0, n_ * sizeof(cl_float4), acc.data());
+  ctx_.queue().enqueueWriteBuffer(solver_->accelerations(), CL_TRUE, 0, n_ * sizeof(cl_float4), acc.data());
 }
 
 void SphSim::writeDt(float dt) {
-  ctx_.queue().enqueueWriteBuffer(clock_, CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float),
+  ctx_.queue().enqueueWriteBuffer(particles_->clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float),
                                   sizeof(cl_float), &dt);
 }
 
@@ -806,17 +567,11 @@ SphDiagnostics SphSim::diagnostics() {
   d.frontX = std::min(d.frontX, tank_[0]);
   d.backHeight = std::min(d.backHeight, tank_[1]);
   d.meanNeighbours = nbSum / double(n_);
-  if (dfsph_) {
-    const DfsphStats st = dfsph_->stats();
-    d.densityIterations = st.densityIterations;
-    d.divergenceIterations = st.divergenceIterations;
-    d.densityError = st.densityError;
-    d.divergenceError = st.divergenceError;
-  } else {
-    // WCSPH: the measured average compression, as DFSPH's density error.
+  if (!solver_->solveStats(d.solve)) {
+    // An explicit solver: the measured average compression, as DFSPH's error.
     double e = 0;
     for (size_t i = 0; i < n_; ++i) e += std::max(0.0, double(rp[i].s[0]) - phys_.rho0);
-    d.densityError = 100.0 * e / (double(n_) * phys_.rho0);
+    d.solve.densityError = 100.0 * e / (double(n_) * phys_.rho0);
   }
   return d;
 }
@@ -843,10 +598,10 @@ std::vector<double> SphSim::diagRow() {
           d.maxDensityRatio,
           d.meanNeighbours,
           double(d.counters.overflow),
-          double(d.densityIterations),
-          double(d.divergenceIterations),
-          d.densityError,
-          d.divergenceError};
+          double(d.solve.densityIterations),
+          double(d.solve.divergenceIterations),
+          d.solve.densityError,
+          d.solve.divergenceError};
 }
 
 std::vector<std::string> SphSim::stateColumns() const {
@@ -867,126 +622,6 @@ std::vector<std::vector<double>> SphSim::stateRows() {
                v[i].s[1], v[i].s[2], rp[i].s[0], rp[i].s[1]};
   }
   return rows;
-}
-
-// ---- CPU references ----------------------------------------------------------
-
-bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h) {
-  const float dx = a.s[0] - b.s[0], dy = a.s[1] - b.s[1], dz = a.s[2] - b.s[2];
-  const float xx = dx * dx, yy = dy * dy, zz = dz * dz;
-  const float r2 = (xx + yy) + zz;
-  return r2 < h * h;
-}
-
-namespace {
-
-struct Walls {
-  unsigned mask = 0;
-  double w[3] = {0, 0, 0};
-};
-
-// The kernel's choice of walls, evaluated in float as the kernel does.
-Walls wallsOf(const cl_float4& p, const std::array<double, 3>& tank, double h) {
-  Walls W;
-  const float hf = float(h);
-  for (int a = 0; a < 3; ++a) {
-    const float x = p.s[a], L = float(tank[a]);
-    if (x <= L - x) {
-      if (x < hf) W.mask |= 1u << a;
-    } else {
-      W.w[a] = L;
-      if (L - x < hf) W.mask |= 1u << a;
-    }
-  }
-  return W;
-}
-
-}  // namespace
-
-void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
-                         std::vector<unsigned>& count) {
-  const size_t n = in.pos.size();
-  const double h = in.phys.h;
-  rho.assign(n, 0);
-  count.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const Walls W = wallsOf(in.pos[i], in.tank, h);
-    double sum = 0;
-    for (size_t j = 0; j < n; ++j) {
-      if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
-      ++count[i];
-      double q[3], d2 = 0;
-      for (int a = 0; a < 3; ++a) {
-        q[a] = in.pos[j].s[a];
-        const double d = double(in.pos[i].s[a]) - q[a];
-        d2 += d * d;
-      }
-      sum += sphKernelW(std::sqrt(d2), h);
-      for (unsigned s = W.mask; s; s = (s - 1) & W.mask) {
-        double g2 = 0;
-        for (int a = 0; a < 3; ++a) {
-          const double g = (s >> a) & 1 ? 2 * W.w[a] - q[a] : q[a];
-          const double d = double(in.pos[i].s[a]) - g;
-          g2 += d * d;
-        }
-        sum += sphKernelW(std::sqrt(g2), h);
-      }
-    }
-    rho[i] = in.phys.mass * sum;
-  }
-}
-
-void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
-                        std::vector<double>& scale) {
-  const size_t n = in.pos.size();
-  const auto& P = in.phys;
-  const double h = P.h, hs = 0.5 * h, eta2 = 0.01 * hs * hs;
-  acc.assign(n, {0, 0, 0});
-  scale.assign(n, 0);
-  auto cohesion = [&](double r) {
-    const double c = 32.0 / (M_PI * std::pow(h, 9));
-    const double a = std::pow(h - r, 3) * r * r * r;
-    return 2 * r > h ? c * a : c * (2 * a - std::pow(h, 6) / 64.0);
-  };
-  for (size_t i = 0; i < n; ++i) {
-    const Walls W = wallsOf(in.pos[i], in.tank, h);
-    const double rhoi = in.rhop[i].s[0], pri = P.gradScale * in.rhop[i].s[1] / (rhoi * rhoi);
-    double a[3] = {0, 0, 0}, sc = 0;
-    for (size_t j = 0; j < n; ++j) {
-      if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
-      const double rhoj = in.rhop[j].s[0], prj = P.gradScale * in.rhop[j].s[1] / (rhoj * rhoj);
-      const double cvis = P.alpha * P.c0 * hs * 2.0 / (rhoi + rhoj);
-      for (unsigned s = W.mask;; s = (s - 1) & W.mask) {  // s = mask .. 0 (0 = the real pair)
-        double d[3], dv[3], r2 = 0, vr = 0;
-        for (int ax = 0; ax < 3; ++ax) {
-          const bool m = (s >> ax) & 1;
-          const double q = m ? 2 * W.w[ax] - in.pos[j].s[ax] : in.pos[j].s[ax];
-          const double vj = m ? -double(in.vel[j].s[ax]) : double(in.vel[j].s[ax]);
-          d[ax] = double(in.pos[i].s[ax]) - q;
-          dv[ax] = double(in.vel[i].s[ax]) - vj;
-          r2 += d[ax] * d[ax];
-          vr += dv[ax] * d[ax];
-        }
-        const double r = std::sqrt(r2);
-        if (r < h) {
-          const double pi = vr < 0 ? -cvis * vr / (r2 + eta2) : 0.0;
-          const double f = r > 0 ? sphKernelDW(r, h) / r : 0.0;  // grad W = f * d
-          double coh = 0;
-          if (s == 0 && P.gamma > 0 && r2 > 0)
-            coh = P.gamma * P.mass * (2 * P.rho0 / (rhoi + rhoj)) * cohesion(r) / r;
-          for (int ax = 0; ax < 3; ++ax) {
-            const double t = -P.mass * (pri + prj + pi) * f * d[ax] - coh * d[ax];
-            a[ax] += t;
-            sc += std::fabs(t);
-          }
-        }
-        if (s == 0) break;
-      }
-    }
-    a[1] -= P.gravity;
-    acc[i] = {a[0], a[1], a[2]};
-    scale[i] = sc + P.gravity;
-  }
 }
 
 }  // namespace eddy

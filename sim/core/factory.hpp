@@ -1,6 +1,7 @@
 // factory.hpp: building a simulation from names (CLI, GUI, config files).
 #pragma once
 
+#include "registry.hpp"
 #include "simulation.hpp"
 
 #include <memory>
@@ -11,13 +12,7 @@ namespace eddy {
 
 struct MultiNBodyOptions;
 
-struct SceneSpec {
-  std::string sim = "nbody";  // "nbody" | "sph"
-  std::string scene;          // "" = the simulation's default scene
-  size_t n = 0;               // body count (N-body); 0 = default
-  std::string icPath;         // N-body: initial conditions CSV instead of a scene
-};
-
+// Front doors to the simulation-type registry (sim/core/registry.hpp).
 const std::vector<std::string>& simulationNames();
 // Throws eddy::Error for an unknown simulation name.
 const std::vector<ParamDesc>& paramDecl(std::string_view sim);

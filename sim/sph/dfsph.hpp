@@ -1,14 +1,18 @@
-// dfsph.hpp: the DFSPH pressure solver (Bender & Koschier, SCA 2015 / TVCG
-// 2017) on the SPH pipeline's sorted particles and neighbour list. The
-// pipeline (hash, sort, reorder, cells, neighbours) and the non-pressure
-// forces (sph_forces with zero pressure) belong to the SPH simulation; this
-// class owns DFSPH's own buffers (factor, warm-start pressures, solver state)
-// and enqueues its phases, each one kernel of kernels/sph_dfsph.cl and one
-// profiler row. Nothing here waits on the device except the read-backs.
+// dfsph.hpp: the DFSPH solver (Bender & Koschier, SCA 2015 / TVCG 2017), the
+// second SPH solver (`--set solver=dfsph`), on the pipeline's sorted particles
+// and neighbour list (list mode). DfsphKernels owns DFSPH's own buffers
+// (factor, warm-start pressures, solver state) and enqueues its phases, each
+// one kernel of kernels/sph/sph_dfsph.cl and one profiler row; it works on any
+// buffers (DfsphBuffers), so the kernel tests drive it without a pipeline.
+// DfsphSolver plugs it into SphSim (solver.hpp): non-pressure forces are
+// sph_forces with zero pressure. Nothing waits on the device except the
+// read-backs and, once per step, the previous step's 8-word state (batches).
+// Design, buffers and costs: docs/ARCHITECTURE.md ("DFSPH").
 #pragma once
 
 #include "cl.hpp"
 #include "profiler.hpp"
+#include "solver.hpp"
 
 #include "eddy_shared.h"
 
@@ -42,16 +46,16 @@ struct DfsphBuffers {
   std::array<double, 3> tank{};
 };
 
-// Iterations and final average errors of the two solves of one step.
-struct DfsphStats {
-  unsigned densityIterations = 0, divergenceIterations = 0;
-  double densityError = 0, divergenceError = 0;  // percent (see sph_dfsph.cl)
-};
+// Iterations and final average errors (percent, see sph_dfsph.cl) of the two
+// solves of one step.
+using DfsphStats = SphSolveStats;
 
-class DfsphSolver {
+class DfsphKernels {
  public:
-  DfsphSolver(Context& ctx, size_t capacity, Profiler& profiler, bool correctlyRoundedDivSqrt);
-  ~DfsphSolver();
+  DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool correctlyRoundedDivSqrt);
+  ~DfsphKernels();
+  DfsphKernels(const DfsphKernels&) = delete;
+  DfsphKernels& operator=(const DfsphKernels&) = delete;
 
   // One DFSPH step after the pipeline, except the non-pressure forces, which
   // the caller enqueues between beginStep() and finishStep():
@@ -145,24 +149,35 @@ class DfsphSolver {
       reorder_{program_, "sph_dfsph_reorder"};
 };
 
-// ---- CPU references in double precision (tests) -----------------------------
-// Brute force over all pairs within h (the float neighbour test of the
-// kernels) and their wall images, as sph_dfsph.cl defines the sums.
-struct DfsphReferenceInput {
-  std::vector<cl_float4> pos, vel;
-  std::vector<double> rho;  // the device's densities (rate, density error)
-  std::array<double, 3> tank{};
-  double h = 0, mass = 0, rho0 = 0, gradScale = 1;
+// The SphSolver: DfsphKernels around sph_forces (non-pressure forces).
+class DfsphSolver : public SphSolver {
+ public:
+  DfsphSolver(Context& ctx, SphParticles& particles, const SphKernelConfig& cfg);
+
+  std::string name() const override { return "dfsph"; }
+  // rho and the last step's pressure (k + kv/dt) rho^2 (refresh for output).
+  void computeDensity(SphParticles& p, const SphPhysics& phys) override;
+  // The non-pressure accelerations (gravity, viscosity, cohesion).
+  void computeAccelerations(SphParticles& p, const SphPhysics& phys) override;
+  const cl::Buffer& densityPressure() const override { return rhop_; }
+  const cl::Buffer& accelerations() const override { return acc_; }
+  void step(SphParticles& p, const SphPhysics& phys) override;
+  void reordered(SphParticles& p) override;
+  bool solveStats(SphSolveStats& out) override;
+  void saveState(SnapshotWriter& out, size_t n) override;
+  void restoreState(const SphState& st) override;
+  DfsphKernels& kernels() { return kernels_; }
+  static DfsphParams params(const SphPhysics& phys);
+
+ private:
+  DfsphBuffers buffers(SphParticles& p) const;
+  cl::Program forcesProgram_;
+  cl::Buffer rhop_, acc_;
+  DfsphKernels kernels_;
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float, cl_float4, cl_float,
+                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
+      forces_{forcesProgram_, "sph_forces"};
 };
-// rho_i, D_i (the factor is 1 / (s D_i)) and the neighbour count (images included).
-void dfsphReferenceDensity(const DfsphReferenceInput& in, std::vector<double>& rho,
-                           std::vector<double>& D, std::vector<unsigned>& count);
-// Drho_i/Dt (eq. 2 of sph_dfsph.cl); scale[i] = sum of |pair terms|.
-void dfsphReferenceRate(const DfsphReferenceInput& in, std::vector<double>& rate,
-                        std::vector<double>& scale);
-// -s sum_j m (k_i + k_j) grad_i W_ij; scale[i] = sum of |pair terms|.
-void dfsphReferencePressureAccel(const DfsphReferenceInput& in, const std::vector<double>& k,
-                                 std::vector<std::array<double, 3>>& acc,
-                                 std::vector<double>& scale);
 
 }  // namespace eddy

@@ -65,7 +65,9 @@ struct Builder {
 
 }  // namespace
 
-SphSetup makeSphScene(std::string_view scene, const Params& P, bool compressed) {
+SphSetup makeSphScene(std::string_view scene, const Params& P) {
+  // Only WCSPH's equation of state wants the squeezed hydrostatic start.
+  const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
   const double dx = P.get("spacing");
   const double L = P.get("tank_length"), H = P.get("tank_height");
   const double g = P.get("gravity"), rho0 = P.get("rest_density");

@@ -1,0 +1,116 @@
+#include "factory.hpp"
+
+#include <algorithm>
+
+#include "snapshot.hpp"
+
+#include <cmath>
+
+namespace eddy {
+
+// Every answer comes from the simulation-type registry: this file names no
+// simulation type.
+const std::vector<std::string>& simulationNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& t : simulationTypes()) v.push_back(t.name);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<ParamDesc>& paramDecl(std::string_view sim) {
+  return simulationType(sim).params();
+}
+
+std::vector<std::string> sceneNames(std::string_view sim) { return simulationType(sim).scenes(); }
+
+std::string defaultScene(std::string_view sim) { return sceneNames(sim).front(); }
+
+size_t defaultCount(std::string_view sim) { return simulationType(sim).defaultCount; }
+
+std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
+                                           const Params& params) {
+  const SimulationType& type = simulationType(spec.sim);
+  if (type.checkSpec) type.checkSpec(spec);
+  return type.make(ctx, spec, params);
+}
+
+std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
+                                           const SceneSpec& spec, const Params& params,
+                                           const MultiNBodyOptions& opts) {
+  if (devices.empty()) throw Error("no devices given");
+  if (devices.size() == 1) return makeSimulation(*devices.front(), spec, params);
+  const SimulationType& type = simulationType(spec.sim);
+  if (!type.makeMulti)
+    throw Error("simulation '" + spec.sim + "' runs on one device only (--devices is for " +
+                [] {
+                  std::vector<std::string> multi;
+                  for (const auto& t : simulationTypes())
+                    if (t.makeMulti) multi.push_back(t.name);
+                  return joinNames(multi);
+                }() +
+                ")");
+  if (type.checkSpec) type.checkSpec(spec);
+  return type.makeMulti(devices, spec, params, opts);
+}
+
+void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path) {
+  SnapshotWriter w;
+  w.addString("eddy/sim", sim.kind());
+  w.addString("eddy/scene", spec.scene);
+  w.addString("eddy/ic", spec.icPath);
+  w.addU64("eddy/n", spec.n);
+  w.addU64("eddy/count", sim.size());
+  w.addU64("eddy/step", sim.steps());
+  w.addF64("eddy/time", sim.syncTime());
+  w.addString("eddy/device", sim.context().info().name);
+  for (const auto& d : sim.params().declarations())
+    w.addF64("param/" + d.name, sim.params().get(d.name));
+  sim.saveState(w);
+  w.write(path);
+}
+
+SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
+  SnapshotHeader h;
+  h.spec.sim = snap.string("eddy/sim");
+  if (!findSimulationType(h.spec.sim))
+    snap.fail("unknown simulation '" + h.spec.sim + "'; known: " + joinNames(simulationNames()));
+  h.spec.scene = snap.string("eddy/scene");
+  h.spec.icPath = snap.string("eddy/ic");
+  h.spec.n = snap.u64("eddy/n");
+  h.count = snap.u64("eddy/count");
+  h.steps = snap.u64("eddy/step");
+  h.time = snap.f64("eddy/time");
+  if (snap.has("eddy/device")) h.device = snap.string("eddy/device");
+  if (!std::isfinite(h.time) || h.time < 0) snap.fail("simulated time is not a finite number >= 0");
+  if (h.count == 0 || h.count > 0x7fffffffu)
+    snap.fail("particle count " + std::to_string(h.count) + " is outside [1, 2^31 - 1]");
+  h.params = Params(paramDecl(h.spec.sim));
+  for (const auto& name : snap.names()) {
+    if (name.rfind("param/", 0) != 0) continue;
+    const std::string key = name.substr(6);
+    if (!h.params.find(key))
+      snap.fail("parameter '" + key + "' is not a " + h.spec.sim + " parameter; known: " +
+                h.params.knownKeys());
+    try {
+      h.params.set(key, snap.f64(name));
+    } catch (const ParamError& e) {
+      snap.fail(e.what());
+    }
+  }
+  return h;
+}
+
+LoadedSimulation loadSnapshot(Context& ctx, const Snapshot& snap) {
+  SnapshotHeader h = readSnapshotHeader(snap);
+  LoadedSimulation out;
+  out.spec = h.spec;
+  const SimulationType& type = simulationType(h.spec.sim);
+  if (!type.load) snap.fail("restoring a '" + h.spec.sim + "' simulation is not implemented");
+  out.sim = type.load(ctx, h.params, h.count, snap);
+  out.sim->restoreClock(h.steps, h.time);
+  return out;
+}
+
+}  // namespace eddy

@@ -1,0 +1,77 @@
+// registry.hpp: one record per simulation type.
+//
+// Each simulation type (sim/nbody, sim/sph, ...) describes itself in a
+// SimulationType: its name, declared parameters, scenes, the rules a scene
+// spec must follow, a factory and a snapshot loader. The factory
+// (makeSimulation, loadSnapshot), config files and the front ends ask this
+// registry; nothing outside a type's own folder compares its name.
+//
+// The core never includes a simulation's headers: the types are listed in
+// one place, registerBuiltinSimulationTypes() (sim/builtin_types.cpp), called
+// once on first use of the registry. An explicit list rather than static
+// self-registering objects, because eddy_core is a static library: an object
+// file that nothing references is dropped by the linker, and with it any
+// static registrar it holds (and the order of static initialisation across
+// files is unspecified).
+#pragma once
+
+#include "params.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace eddy {
+
+class Context;
+class Simulation;
+class Snapshot;
+struct MultiNBodyOptions;
+
+struct SceneSpec {
+  std::string sim = "nbody";  // a registered simulation type (defaultSimulationName())
+  std::string scene;          // "" = the simulation's default scene
+  size_t n = 0;               // body count (N-body); 0 = default
+  std::string icPath;         // N-body: initial conditions CSV instead of a scene
+};
+
+struct SimulationType {
+  std::string name;                                  // "nbody", "sph": --sim, config "sim", snapshots
+  std::function<const std::vector<ParamDesc>&()> params;  // the declared parameters
+  std::function<std::vector<std::string>()> scenes;  // scene names, the default first
+  size_t defaultCount = 0;                           // particles when n is 0 (0: from the scene)
+  // Spec rules: throws eddy::Error when the spec asks for something the type
+  // cannot do (an initial-conditions file, a count). Called before building.
+  std::function<void(const SceneSpec&)> checkSpec;
+  // Builds the scene and the simulation on one device.
+  std::function<std::unique_ptr<Simulation>(Context&, const SceneSpec&, const Params&)> make;
+  // Several devices; empty: one device only.
+  std::function<std::unique_ptr<Simulation>(const std::vector<Context*>&, const SceneSpec&,
+                                            const Params&, const MultiNBodyOptions&)>
+      makeMulti;
+  // Rebuilds a saved simulation of `count` particles from the type's own
+  // snapshot blobs (the generic part is already checked). Empty: not restorable.
+  std::function<std::unique_ptr<Simulation>(Context&, const Params&, uint64_t count,
+                                            const Snapshot&)>
+      load;
+};
+
+// Adds a type (registerBuiltinSimulationTypes calls it once per type).
+// Throws eddy::Error for a duplicate or empty name.
+void registerSimulationType(SimulationType type);
+// Every registered type, in registration order.
+const std::vector<SimulationType>& simulationTypes();
+// nullptr when unknown.
+const SimulationType* findSimulationType(std::string_view name);
+// Throws eddy::Error "unknown simulation 'x'; known: a, b".
+const SimulationType& simulationType(std::string_view name);
+// The first registered type: the default of --sim and of config files.
+const std::string& defaultSimulationName();
+
+// Defined in sim/builtin_types.cpp: the one list of the built-in types.
+void registerBuiltinSimulationTypes();
+
+}  // namespace eddy

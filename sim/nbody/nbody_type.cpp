@@ -1,0 +1,52 @@
+// nbody_type.cpp: the N-body simulation's record in the simulation-type
+// registry (sim/core/registry.hpp).
+#include "nbody_type.hpp"
+
+#include "nbody.hpp"
+#include "nbody_multi.hpp"
+#include "registry.hpp"
+
+namespace eddy {
+
+namespace {
+constexpr size_t kDefaultBodies = 16384;
+
+std::vector<Body> bodiesOf(const SceneSpec& spec, const Params& params) {
+  const size_t n = spec.n ? spec.n : kDefaultBodies;
+  return spec.icPath.empty()
+             ? makeNBodyScene(spec.scene.empty() ? nbodySceneNames().front() : spec.scene, n,
+                              uint64_t(params.getInt("seed")))
+             : readBodiesCsv(spec.icPath);
+}
+}  // namespace
+
+void registerNBodyType() {
+  SimulationType t;
+  t.name = "nbody";
+  t.params = &nbodyParamDecl;
+  t.scenes = [] { return nbodySceneNames(); };
+  t.defaultCount = kDefaultBodies;
+  t.checkSpec = [](const SceneSpec&) {};
+  t.make = [](Context& ctx, const SceneSpec& spec, const Params& params)
+      -> std::unique_ptr<Simulation> {
+    if (spec.icPath.empty())  // before building the scene
+      NBodySim::checkFits(ctx.info(), spec.n ? spec.n : kDefaultBodies);
+    const std::vector<Body> bodies = bodiesOf(spec, params);
+    return std::make_unique<NBodySim>(ctx, params, bodies,
+                                      NBodyKernelConfig::automatic(ctx.info(), bodies.size()));
+  };
+  t.makeMulti = [](const std::vector<Context*>& devices, const SceneSpec& spec,
+                   const Params& params,
+                   const MultiNBodyOptions& opts) -> std::unique_ptr<Simulation> {
+    if (spec.icPath.empty()) checkMultiNBodyMemory(devices, spec.n ? spec.n : kDefaultBodies);
+    return std::make_unique<MultiNBodySim>(devices, params, bodiesOf(spec, params), opts);
+  };
+  t.load = [](Context& ctx, const Params& params, uint64_t count,
+              const Snapshot& snap) -> std::unique_ptr<Simulation> {
+    NBodySim::checkFits(ctx.info(), count);
+    return std::make_unique<NBodySim>(ctx, params, decodeNBodyState(snap, count));
+  };
+  registerSimulationType(std::move(t));
+}
+
+}  // namespace eddy

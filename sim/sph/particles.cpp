@@ -1,0 +1,197 @@
+#include "particles.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace eddy {
+
+namespace {
+cl_float4 f4(double x, double y, double z, double w = 0) { return makeFloat4(x, y, z, w); }
+}  // namespace
+
+SphGrid sphGrid(const std::array<double, 3>& tank, double h) {
+  // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
+  SphGrid g;
+  g.cell = h * double(EDDY_SPH_CELL_SLACK);
+  double cells = 1;
+  for (int a = 0; a < 3; ++a) {
+    g.dims[a] = std::max(1, int(std::ceil(tank[a] / g.cell)));
+    cells *= g.dims[a];
+  }
+  if (cells > double(1u << 30))
+    throw Error("SPH: the grid would have " + std::to_string(size_t(cells)) +
+                " cells (tank / support radius); more than 2^30: make the tank smaller or the "
+                "spacing larger");
+  g.numCells = size_t(cells);
+  while ((size_t(1) << g.keyBits) < g.numCells) ++g.keyBits;
+  return g;
+}
+
+std::string SphParticles::buildOptions(const Context& ctx, const SphKernelConfig& cfg) {
+  if (ctx.info().maxWorkGroup < EDDY_SPH_WG)
+    throw Error("SPH needs work-groups of " + std::to_string(EDDY_SPH_WG) + " items; " +
+                ctx.info().name + " allows " + std::to_string(ctx.info().maxWorkGroup));
+  std::string opts = "-DSPH_WG=" + std::to_string(EDDY_SPH_WG) +
+                     " -DSPH_NLIST=" + std::string(cfg.neighbourList ? "1" : "0");
+  if (cfg.correctlyRoundedDivSqrt && ctx.info().correctlyRoundedDivSqrt)
+    opts += " -cl-fp32-correctly-rounded-divide-sqrt";
+  return opts;
+}
+
+SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& setup,
+                           const SphKernelConfig& cfg, size_t capacity, double h)
+    : ctx_(ctx),
+      profiler_(profiler),
+      cfg_(cfg),
+      n_(setup.particles.size()),
+      cap_(capacity),
+      h_(h),
+      tank_(setup.tank),
+      program_(ctx.buildProgram({"sph_common.cl", "sph_hash.cl", "sph_reorder.cl", "sph_cells.cl",
+                                 "sph_neighbours.cl", "sph_integrate.cl"},
+                                buildOptions(ctx, cfg))),
+      sorter_(ctx) {
+  const SphGrid grid = sphGrid(tank_, h);
+  dims_ = grid.dims;
+  cell_ = grid.cell;
+  numCells_ = grid.numCells;
+  keyBits_ = grid.keyBits;
+
+  // Every per-particle buffer is allocated for cap_ particles; kernels use n_.
+  const size_t v4 = cap_ * sizeof(cl_float4), u = cap_ * sizeof(cl_uint);
+  const size_t listBytes = cfg_.neighbourList ? u * cfg_.listCapacity : sizeof(cl_uint);
+  try {
+    for (int k = 0; k < 2; ++k) {
+      pos_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH pos");
+      vel_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH vel");
+      id_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH id");
+    }
+    keys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH keys");
+    vals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH vals");
+    tmpKeys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpKeys");
+    tmpVals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpVals");
+    cells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH cells");
+    nlist_ = ctx.createBuffer(CL_MEM_READ_WRITE, listBytes, "SPH nlist");
+    nbcount_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH nbcount");
+    counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint), "SPH counters");
+    clock_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_CLOCK_SIZE * sizeof(cl_float), "SPH clock");
+
+    std::vector<cl_float4> p(n_), v(n_);
+    std::vector<cl_uint> ids(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      const auto& s = setup.particles[i];
+      p[i] = f4(s.x, s.y, s.z);
+      v[i] = f4(s.vx, s.vy, s.vz);
+      ids[i] = cl_uint(i);
+    }
+    auto& q = ctx.queue();
+    q.enqueueWriteBuffer(pos_[0], CL_TRUE, 0, n_ * sizeof(cl_float4), p.data());
+    q.enqueueWriteBuffer(vel_[0], CL_TRUE, 0, n_ * sizeof(cl_float4), v.data());
+    q.enqueueWriteBuffer(id_[0], CL_TRUE, 0, n_ * sizeof(cl_uint), ids.data());
+    const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
+    q.enqueueWriteBuffer(counters_, CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
+    const std::vector<cl_float> clk(EDDY_SPH_CLOCK_SIZE, 0.0f);
+    q.enqueueWriteBuffer(clock_, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
+    const cl_uint zero = 0;
+    q.enqueueWriteBuffer(nlist_, CL_TRUE, 0, sizeof zero, &zero);
+  } catch (const cl::Error& e) {
+    throw Error("SPH setup: " + describe(e));
+  }
+}
+
+void SphParticles::grow(size_t k) { n_ += k; }
+
+cl_int4 SphParticles::dims4() const {
+  cl_int4 v;
+  v.s[0] = dims_[0];
+  v.s[1] = dims_[1];
+  v.s[2] = dims_[2];
+  v.s[3] = 0;
+  return v;
+}
+
+cl_float4 SphParticles::tank4() const { return f4(tank_[0], tank_[1], tank_[2]); }
+
+cl::EnqueueArgs SphParticles::launch() const {
+  return cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)),
+                         cl::NDRange(EDDY_SPH_WG));
+}
+
+void SphParticles::runHash() {
+  try {
+    profiler_.record("hash", hash_(launch(), pos_[cur_], keys_, vals_, counters_, cl_uint(n_),
+                                   dims4(), invCell()));
+  } catch (const cl::Error& e) {
+    throw Error("SPH hash kernel: " + describe(e));
+  }
+}
+
+void SphParticles::runSort() {
+  sorter_.sort(keys_, vals_, tmpKeys_, tmpVals_, n_, keyBits_, profiler_);
+}
+
+void SphParticles::runReorder() {
+  const int next = 1 - cur_;
+  try {
+    profiler_.record("reorder", reorder_(launch(), vals_, pos_[cur_], vel_[cur_], id_[cur_],
+                                         pos_[next], vel_[next], id_[next], cl_uint(n_)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH reorder kernel: " + describe(e));
+  }
+  cur_ = next;
+}
+
+void SphParticles::runCells() {
+  try {
+    auto& q = ctx_.queue();
+    profiler_.record("cells_clear",
+                     cellsClear_(cl::EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)),
+                                                 cl::NDRange(EDDY_SPH_WG)),
+                                 cells_, cl_uint(numCells_)));
+    profiler_.record("cells", cells_k_(launch(), keys_, cells_, cl_uint(n_)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH cell table kernels: " + describe(e));
+  }
+}
+
+void SphParticles::runNeighbours() {
+  if (!cfg_.neighbourList) return;
+  try {
+    profiler_.record("neighbours",
+                     neighbours_(launch(), pos_[cur_], cells_, nlist_, nbcount_, counters_,
+                                 cl_uint(n_), dims4(), invCell(), cl_float(h_),
+                                 cl_uint(cfg_.listCapacity)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH neighbour list kernel: " + describe(e));
+  }
+}
+
+void SphParticles::update() {
+  runHash();
+  runSort();
+  runReorder();
+  runCells();
+  runNeighbours();
+}
+
+void SphParticles::runDt(const SphPhysics& phys) {
+  try {
+    profiler_.record("dt", dt_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(1)), clock_, counters_,
+                               cl_float(phys.h), cl_float(phys.c0), cl_float(phys.cfl),
+                               cl_float(phys.maxDt)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH time-step kernel: " + describe(e));
+  }
+}
+
+void SphParticles::runIntegrate(const cl::Buffer& acc, const SphPhysics& phys) {
+  try {
+    profiler_.record("integrate", integrate_(launch(), pos_[cur_], vel_[cur_], acc, clock_,
+                                             counters_, cl_uint(n_), tank4(),
+                                             cl_float(phys.restitution)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH integrate kernel: " + describe(e));
+  }
+}
+
+}  // namespace eddy

@@ -1,0 +1,167 @@
+// particles.hpp: the SPH particle pipeline, shared by every SPH solver.
+//
+// SphParticles owns the particle state in SORTED (cell) order and the
+// neighbour search built on it: per step hash -> radix sort -> reorder ->
+// cell table -> [neighbour list], and the shared time integration: the
+// adaptive time step (dt) and semi-implicit Euler with the tank walls
+// (integrate). Each phase is one kernel and one profiler row. A solver
+// (solver.hpp) reads the sorted positions, velocities, cell ranges and the
+// neighbour list from here and owns only its own phases and buffers.
+#pragma once
+
+#include "radix_sort.hpp"
+#include "simulation.hpp"
+
+#include "eddy_shared.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eddy {
+
+struct SphParticle {
+  double x = 0, y = 0, z = 0, vx = 0, vy = 0, vz = 0;
+};
+
+// What a scene hands to SphSim: particles inside the tank [0,L] x [0,H] x [0,D].
+struct SphSetup {
+  std::vector<SphParticle> particles;
+  std::array<double, 3> tank{};  // L (x), H (y, up), D (z)
+  double spacing = 0;            // lattice spacing: mass = rho0 * dx^3 (calibrated), h = ratio * dx
+  double expectedSpeed = 0;      // largest speed expected (m/s): automatic sound speed = 10x this
+};
+
+struct SphKernelConfig {
+  // true: a neighbour-list kernel, then density/forces walk the list; false:
+  // density/forces iterate the 27 cells directly. The list is the default
+  // (faster on PoCL, see docs/PERFORMANCE.md); both stay selectable
+  // (bench sph --mode) for the GPU measurement.
+  bool neighbourList = true;
+  unsigned listCapacity = 96;  // neighbour list entries per particle (self included)
+  // Particles the buffers are allocated for (addBlock headroom); 0 = from the
+  // parameter capacity_factor (ceil(factor * initial count)). A restored
+  // snapshot passes its saved capacity here. Never below the initial count.
+  size_t capacity = 0;
+  // Build with -cl-fp32-correctly-rounded-divide-sqrt where the device offers
+  // it: NVIDIA's default single-precision divide/sqrt are approximate and put
+  // the forces further from the double reference than the tests allow (figures
+  // and cost: docs/PERFORMANCE.md).
+  bool correctlyRoundedDivSqrt = true;
+};
+
+// Values the kernels see (float on the device), derived from the parameters.
+struct SphPhysics {
+  double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
+         maxDt = 0, restitution = 0, spacing = 0;
+  double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
+  // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
+  double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
+  unsigned minIterations = 2, maxIterations = 100;
+};
+
+// The cell grid over the tank: cubes of side h * EDDY_SPH_CELL_SLACK.
+struct SphGrid {
+  std::array<int, 3> dims{};
+  double cell = 0;
+  size_t numCells = 0;
+  unsigned keyBits = 1;  // bits of the largest cell key (radix sort passes)
+};
+// Throws eddy::Error when the grid would exceed 2^30 cells.
+SphGrid sphGrid(const std::array<double, 3>& tank, double h);
+
+class SphParticles {
+ public:
+  // Allocates every per-particle buffer for `capacity` particles (>= the
+  // setup's count) and uploads the setup. `h` is the support radius (grid).
+  // The caller has checked the device memory.
+  SphParticles(Context& ctx, Profiler& profiler, const SphSetup& setup, const SphKernelConfig& cfg,
+               size_t capacity, double h);
+
+  // Program build options every SPH program uses (work-group size, list mode,
+  // division): a solver builds its own program with them.
+  static std::string buildOptions(const Context& ctx, const SphKernelConfig& cfg);
+
+  // ---- The pipeline's phases (one kernel each, nothing waits). ----
+  void runHash();
+  void runSort();
+  void runReorder();
+  void runCells();
+  void runNeighbours();  // list mode only (no-op in cells mode)
+  // hash .. neighbours: the neighbour data of the current positions.
+  void update();
+  // dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max)) from the
+  // maxima a solver left in counters(); advances the device clock.
+  void runDt(const SphPhysics& phys);
+  // v += a dt; x += v dt; walls (restitution); escapes counted.
+  void runIntegrate(const cl::Buffer& acc, const SphPhysics& phys);
+
+  // ---- What a solver reads (current slot order). ----
+  Context& context() { return ctx_; }
+  Profiler& profiler() { return profiler_; }
+  const SphKernelConfig& config() const { return cfg_; }
+  size_t size() const { return n_; }
+  size_t capacity() const { return cap_; }
+  const cl::Buffer& positions() const { return pos_[cur_]; }
+  const cl::Buffer& velocities() const { return vel_[cur_]; }
+  const cl::Buffer& ids() const { return id_[cur_]; }
+  const cl::Buffer& keys() const { return keys_; }
+  const cl::Buffer& order() const { return vals_; }
+  const cl::Buffer& cells() const { return cells_; }         // uint2 (start, end) per cell
+  const cl::Buffer& neighbourList() const { return nlist_; }  // column-major, list mode
+  const cl::Buffer& neighbourCounts() const { return nbcount_; }
+  const cl::Buffer& counters() const { return counters_; }
+  const cl::Buffer& clock() const { return clock_; }
+  // Kernel arguments of the grid and the tank.
+  cl_uint count() const { return cl_uint(n_); }
+  cl_int4 dims4() const;
+  cl_float invCell() const { return cl_float(1.0 / cell_); }
+  cl_float4 tank4() const;
+  cl::EnqueueArgs launch() const;  // n items rounded up to work-groups of EDDY_SPH_WG
+
+  std::array<int, 3> gridDims() const { return dims_; }
+  double cellSize() const { return cell_; }
+  unsigned keyBits() const { return keyBits_; }
+  size_t numCells() const { return numCells_; }
+  const std::array<double, 3>& tank() const { return tank_; }
+
+  // The count grows (addBlock, after appending at the end of the current slots).
+  void grow(size_t k);
+
+ private:
+  Context& ctx_;
+  Profiler& profiler_;
+  SphKernelConfig cfg_;
+  size_t n_, cap_;
+  double h_;
+  std::array<double, 3> tank_{};
+  std::array<int, 3> dims_{};
+  double cell_ = 0;
+  size_t numCells_ = 0;
+  unsigned keyBits_ = 1;
+  cl::Program program_;
+  RadixSort sorter_;
+  cl::Buffer pos_[2], vel_[2], id_[2];
+  cl::Buffer keys_, vals_, tmpKeys_, tmpVals_;
+  cl::Buffer cells_, nlist_, nbcount_, counters_, clock_;
+  int cur_ = 0;
+
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
+      hash_{program_, "sph_hash"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl::Buffer, cl_uint>
+      reorder_{program_, "sph_reorder"};
+  cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
+                    cl_float, cl_float, cl_uint>
+      neighbours_{program_, "sph_neighbours"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
+                                                                                      "sph_dt"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4,
+                    cl_float>
+      integrate_{program_, "sph_integrate"};
+};
+
+}  // namespace eddy

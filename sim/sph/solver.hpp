@@ -1,0 +1,93 @@
+// solver.hpp: the interface between the SPH particle pipeline and a solver.
+//
+// A solver turns the pipeline's sorted state and neighbour data
+// (SphParticles: positions, velocities, cell ranges, neighbour list) into
+// density, pressure and accelerations. It owns only its own kernels and
+// buffers; the pipeline then runs the shared time step and integration.
+// One step of SphSim:
+//
+//     particles.update()                  hash, sort, reorder, cells, neighbours
+//     solver.computeDensity(particles)    e.g. density + equation of state
+//     solver.computeAccelerations(...)    e.g. forces; maxima |a|^2, |v|^2 -> counters
+//     particles.runDt(), runIntegrate(solver.accelerations())
+//
+// A solver with its own time integration (DFSPH: pressure solves around the
+// non-pressure forces, its own dt and integration) overrides step(); one that
+// carries per-particle state between steps (warm starts) keeps it in slot order
+// through reordered(), and stores it in snapshots through saveState().
+//
+// Adding a solver: its .hpp/.cpp (a class derived from SphSolver), its .cl
+// kernels (kernels/sph/, listed in kernels/CMakeLists.txt), one line in
+// sphSolvers() (sim/sph/solvers.cpp), and a test. The `solver` parameter's
+// choices are the names listed there.
+#pragma once
+
+#include "particles.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace eddy {
+
+class SnapshotWriter;
+struct SphState;
+
+// Iterations and final average errors (percent) of an iterative pressure
+// solve's last step (diagnostics columns density_iterations ..).
+struct SphSolveStats {
+  unsigned densityIterations = 0, divergenceIterations = 0;
+  double densityError = 0, divergenceError = 0;
+};
+
+class SphSolver {
+ public:
+  virtual ~SphSolver() = default;
+  virtual std::string name() const = 0;
+  // Density and pressure of the current positions into densityPressure()
+  // (also run before diagnostics, output and colour fields).
+  virtual void computeDensity(SphParticles& particles, const SphPhysics& phys) = 0;
+  // Accelerations of the current state into accelerations(); the maxima of
+  // |a|^2 and |v|^2 the dt phase reads go into particles.counters()
+  // (EDDY_SPH_CNT_MAX_A2/V2, float bits; leaving them 0 makes dt = max_dt).
+  virtual void computeAccelerations(SphParticles& particles, const SphPhysics& phys) = 0;
+  // float2 (rho, p) and float4 (a) per particle, allocated for the capacity.
+  virtual const cl::Buffer& densityPressure() const = 0;
+  virtual const cl::Buffer& accelerations() const = 0;
+
+  // One time step after particles.update() (hash .. neighbours). Default: the
+  // explicit scheme, computeDensity, computeAccelerations, the pipeline's dt
+  // and integrate.
+  virtual void step(SphParticles& p, const SphPhysics& phys) {
+    computeDensity(p, phys);
+    computeAccelerations(p, phys);
+    p.runDt(phys);
+    p.runIntegrate(accelerations(), phys);
+  }
+  // Called right after every particles.update(): state carried between steps
+  // follows the new slot order particles.order(). Default: none carried.
+  virtual void reordered(SphParticles&) {}
+  // The last step's pressure solves; false: none (an explicit solver).
+  virtual bool solveStats(SphSolveStats&) { return false; }
+  // Snapshot of the carried state (n particles, slot order) and its restore.
+  virtual void saveState(SnapshotWriter&, size_t) {}
+  virtual void restoreState(const SphState&) {}
+};
+
+// Builds a solver for the particles (called once the pipeline exists).
+using SphSolverFactory =
+    std::function<std::unique_ptr<SphSolver>(Context&, SphParticles&, const SphKernelConfig&)>;
+
+struct SphSolverEntry {
+  std::string name;  // a choice of the `solver` parameter
+  SphSolverFactory make;
+};
+// Every built-in solver, the default first (sim/sph/solvers.cpp).
+const std::vector<SphSolverEntry>& sphSolvers();
+std::vector<std::string> sphSolverNames();
+// Throws eddy::Error naming the known solvers.
+const SphSolverFactory& sphSolverFactory(std::string_view name);
+
+}  // namespace eddy

@@ -1,0 +1,40 @@
+// sph_type.cpp: the SPH simulation's record in the simulation-type registry
+// (sim/core/registry.hpp).
+#include "sph_type.hpp"
+
+#include "registry.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
+
+namespace eddy {
+
+void registerSphType() {
+  SimulationType t;
+  t.name = "sph";
+  t.params = &sphParamDecl;
+  t.scenes = [] { return sphSceneNames(); };
+  t.defaultCount = 0;  // the count follows from the scene
+  t.checkSpec = [](const SceneSpec& spec) {
+    if (!spec.icPath.empty()) throw Error("SPH: initial-conditions files are not supported");
+    if (spec.n)
+      throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
+  };
+  t.make = [](Context& ctx, const SceneSpec& spec,
+              const Params& params) -> std::unique_ptr<Simulation> {
+    const auto setup =
+        makeSphScene(spec.scene.empty() ? sphSceneNames().front() : spec.scene, params);
+    return std::make_unique<SphSim>(ctx, params, setup);
+  };
+  t.load = [](Context& ctx, const Params& params, uint64_t count,
+              const Snapshot& snap) -> std::unique_ptr<Simulation> {
+    SphState st = decodeSphState(snap, count);
+    SphKernelConfig cfg;
+    cfg.capacity = st.capacity;  // the saved headroom (0: from capacity_factor)
+    auto sph = std::make_unique<SphSim>(ctx, params, st.setup, cfg);
+    sph->restoreState(st);
+    return sph;
+  };
+  registerSimulationType(std::move(t));
+}
+
+}  // namespace eddy

@@ -1,0 +1,132 @@
+#include "sph_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace eddy {
+
+double sphReferencePressure(double rho, double rho0, double B) {
+  return std::max(0.0, B * (std::pow(rho / rho0, 7.0) - 1.0));
+}
+
+// ---- CPU references ----------------------------------------------------------
+
+bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h) {
+  const float dx = a.s[0] - b.s[0], dy = a.s[1] - b.s[1], dz = a.s[2] - b.s[2];
+  const float xx = dx * dx, yy = dy * dy, zz = dz * dz;
+  const float r2 = (xx + yy) + zz;
+  return r2 < h * h;
+}
+
+namespace {
+
+struct Walls {
+  unsigned mask = 0;
+  double w[3] = {0, 0, 0};
+};
+
+// The kernel's choice of walls, evaluated in float as the kernel does.
+Walls wallsOf(const cl_float4& p, const std::array<double, 3>& tank, double h) {
+  Walls W;
+  const float hf = float(h);
+  for (int a = 0; a < 3; ++a) {
+    const float x = p.s[a], L = float(tank[a]);
+    if (x <= L - x) {
+      if (x < hf) W.mask |= 1u << a;
+    } else {
+      W.w[a] = L;
+      if (L - x < hf) W.mask |= 1u << a;
+    }
+  }
+  return W;
+}
+
+}  // namespace
+
+void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
+                         std::vector<unsigned>& count) {
+  const size_t n = in.pos.size();
+  const double h = in.phys.h;
+  rho.assign(n, 0);
+  count.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Walls W = wallsOf(in.pos[i], in.tank, h);
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
+      ++count[i];
+      double q[3], d2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        q[a] = in.pos[j].s[a];
+        const double d = double(in.pos[i].s[a]) - q[a];
+        d2 += d * d;
+      }
+      sum += sphKernelW(std::sqrt(d2), h);
+      for (unsigned s = W.mask; s; s = (s - 1) & W.mask) {
+        double g2 = 0;
+        for (int a = 0; a < 3; ++a) {
+          const double g = (s >> a) & 1 ? 2 * W.w[a] - q[a] : q[a];
+          const double d = double(in.pos[i].s[a]) - g;
+          g2 += d * d;
+        }
+        sum += sphKernelW(std::sqrt(g2), h);
+      }
+    }
+    rho[i] = in.phys.mass * sum;
+  }
+}
+
+void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
+                        std::vector<double>& scale) {
+  const size_t n = in.pos.size();
+  const auto& P = in.phys;
+  const double h = P.h, hs = 0.5 * h, eta2 = 0.01 * hs * hs;
+  acc.assign(n, {0, 0, 0});
+  scale.assign(n, 0);
+  auto cohesion = [&](double r) {
+    const double c = 32.0 / (M_PI * std::pow(h, 9));
+    const double a = std::pow(h - r, 3) * r * r * r;
+    return 2 * r > h ? c * a : c * (2 * a - std::pow(h, 6) / 64.0);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Walls W = wallsOf(in.pos[i], in.tank, h);
+    const double rhoi = in.rhop[i].s[0], pri = P.gradScale * in.rhop[i].s[1] / (rhoi * rhoi);
+    double a[3] = {0, 0, 0}, sc = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
+      const double rhoj = in.rhop[j].s[0], prj = P.gradScale * in.rhop[j].s[1] / (rhoj * rhoj);
+      const double cvis = P.alpha * P.c0 * hs * 2.0 / (rhoi + rhoj);
+      for (unsigned s = W.mask;; s = (s - 1) & W.mask) {  // s = mask .. 0 (0 = the real pair)
+        double d[3], dv[3], r2 = 0, vr = 0;
+        for (int ax = 0; ax < 3; ++ax) {
+          const bool m = (s >> ax) & 1;
+          const double q = m ? 2 * W.w[ax] - in.pos[j].s[ax] : in.pos[j].s[ax];
+          const double vj = m ? -double(in.vel[j].s[ax]) : double(in.vel[j].s[ax]);
+          d[ax] = double(in.pos[i].s[ax]) - q;
+          dv[ax] = double(in.vel[i].s[ax]) - vj;
+          r2 += d[ax] * d[ax];
+          vr += dv[ax] * d[ax];
+        }
+        const double r = std::sqrt(r2);
+        if (r < h) {
+          const double pi = vr < 0 ? -cvis * vr / (r2 + eta2) : 0.0;
+          const double f = r > 0 ? sphKernelDW(r, h) / r : 0.0;  // grad W = f * d
+          double coh = 0;
+          if (s == 0 && P.gamma > 0 && r2 > 0)
+            coh = P.gamma * P.mass * (2 * P.rho0 / (rhoi + rhoj)) * cohesion(r) / r;
+          for (int ax = 0; ax < 3; ++ax) {
+            const double t = -P.mass * (pri + prj + pi) * f * d[ax] - coh * d[ax];
+            a[ax] += t;
+            sc += std::fabs(t);
+          }
+        }
+        if (s == 0) break;
+      }
+    }
+    a[1] -= P.gravity;
+    acc[i] = {a[0], a[1], a[2]};
+    scale[i] = sc + P.gravity;
+  }
+}
+
+}  // namespace eddy

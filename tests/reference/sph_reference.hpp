@@ -1,0 +1,33 @@
+// sph_reference.hpp: double-precision CPU references of the SPH kernels
+// (tests only; not part of the library). They use the library's host
+// Wendland kernel (sphKernelW / sphKernelDW, sim/sph/sph.hpp).
+#pragma once
+
+#include "sph.hpp"
+
+#include <array>
+#include <vector>
+
+namespace eddy {
+
+// Tait pressure, clamped at 0.
+double sphReferencePressure(double rho, double rho0, double B);
+
+struct SphReferenceInput {
+  std::vector<cl_float4> pos, vel;
+  std::vector<cl_float2> rhop;  // forces only: the device's density and pressure
+  std::array<double, 3> tank{};
+  SphPhysics phys;
+};
+// Brute force over all pairs (and their wall images), as the kernels define
+// them. Density returns rho per particle; count = real neighbours (r^2 < h^2
+// in float, as the kernel evaluates it), self included.
+void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
+                         std::vector<unsigned>& count);
+// Accelerations; scale[i] = sum of |pair terms| + g (the size of the sum's rounding).
+void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
+                        std::vector<double>& scale);
+// The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
+bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h);
+
+}  // namespace eddy
