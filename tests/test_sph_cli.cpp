@@ -110,3 +110,46 @@ TEST(SphCli, SaveLoadContinuesBitIdentically) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(eddy::test::slurp(dir + "/sph_initial.csv"), a);
 }
+
+TEST(SphCli, DfsphRunReportsItsSolvesInDiagnosticsAndJson) {
+  const std::string dir = eddy::test::tempDir();
+  for (const std::string solver : {"dfsph", "wcsph"}) {
+    SCOPED_TRACE(solver);
+    const auto r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.005 "
+                             "--set depth=0.02 --set solver=" + solver + " --steps 20 --diag " +
+                                 dir + "/df.csv --json --quiet");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& f = j["final"];
+    for (const char* k : {"density_iterations", "divergence_iterations", "density_error",
+                          "divergence_error"})
+      EXPECT_TRUE(f.contains(k)) << k;
+    EXPECT_EQ(f["escaped"], 0);
+    EXPECT_GE(f["density_error"].get<double>(), 0.0);
+    const std::string diag = eddy::test::slurp(dir + "/df.csv");
+    EXPECT_NE(firstLine(diag).find(
+                  "density_iterations,divergence_iterations,density_error,divergence_error"),
+              std::string::npos)
+        << firstLine(diag);
+    std::set<std::string> phases;
+    for (const auto& ph : j["profile"]) phases.insert(ph["phase"].get<std::string>());
+    if (solver == "dfsph") {
+      EXPECT_GE(f["density_iterations"].get<double>(), 2.0);  // min_iterations
+      EXPECT_LE(f["density_iterations"].get<double>(), 100.0);
+      EXPECT_LE(f["density_error"].get<double>(), 0.05);
+      for (const char* k : {"dfsph_density", "divergence_warm", "divergence_rate",
+                            "divergence_check", "divergence_velocity", "forces", "dt", "predict",
+                            "density_rate", "density_check", "density_velocity", "integrate",
+                            "reorder_warm"})
+        EXPECT_TRUE(phases.count(k)) << k;
+      // The time step comes from the velocity, not a speed of sound: far above WCSPH's.
+      EXPECT_GT(f["dt"].get<double>(), 1e-4);
+    } else {
+      EXPECT_EQ(f["density_iterations"], 0);
+      EXPECT_EQ(f["divergence_iterations"], 0);
+    }
+  }
+  const auto bad = run(kCli, "run --device cpu --sim sph --set solver=isph --steps 1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("dfsph"), std::string::npos) << bad.err;
+}

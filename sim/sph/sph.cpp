@@ -197,7 +197,9 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   const size_t numCells = sphGrid(tank_, phys_.h).numCells;
   const size_t v4 = cap_ * sizeof(cl_float4), u = cap_ * sizeof(cl_uint);
   const size_t listBytes = cfg_.neighbourList ? u * cfg_.listCapacity : sizeof(cl_uint);
-  const size_t total = 7 * v4 + 7 * u + cap_ * sizeof(cl_float2) + numCells * 8 + listBytes;
+  // (+ DFSPH's own: factor float2, warm-start k x 4, dk; whichever solver runs)
+  const size_t total = 7 * v4 + 7 * u + cap_ * sizeof(cl_float2) + numCells * 8 + listBytes +
+                       cap_ * (sizeof(cl_float2) + 5 * sizeof(cl_float));
   checkDeviceMemory(ctx.info(), total, std::max({v4, numCells * 8, listBytes}),
                     cap_ == n_ ? std::to_string(n_) + " SPH particles"
                                : std::to_string(n_) + " SPH particles (capacity " +
