@@ -247,6 +247,12 @@ int cmdParams(Args& args, std::ostream& out) {
     else throw UsageError("params: unknown option '" + a + "'");
   }
   for (const auto& d : paramDecl(sim)) {
+    if (d.isEnum() || d.isBool()) {
+      out << std::left << std::setw(22) << d.name << " default " << d.valueText(d.def) << ", "
+          << (d.isEnum() ? "one of: " + joinNames(d.choices) : std::string("true or false"))
+          << "\n    " << d.label << ": " << d.description << '\n';
+      continue;
+    }
     out << std::left << std::setw(22) << d.name << " default " << d.def << ", range [" << d.min
         << ", " << d.max << "]" << (d.unit.empty() ? "" : " " + d.unit)
         << (d.integer ? " (integer)" : "") << "\n    " << d.label << ": " << d.description
@@ -519,21 +525,12 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (series && moved && sim->steps() % exportEvery != 0) series->add(sim->frame());
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
-  // Never silent: particles that had to be put back into the tank.
-  for (size_t i = 0; i < columns.size(); ++i)
-    if ((columns[i] == "escaped" || columns[i] == "overflow") && last[i] > 0)
-      err << "eddy: warning: " << columns[i] << " = " << last[i]
-          << (columns[i] == "escaped"
-                  ? " (particle-steps found outside the tank or non-finite and put back)\n"
-                  : " (neighbour-list entries beyond the capacity were dropped)\n");
+  // Never silent: e.g. SPH particles that had to be put back into the tank.
+  for (const auto& w : sim->runWarnings(last)) err << "eddy: warning: " << w << '\n';
 
-  // Relative change of the total energy (N-body) where the columns have it.
-  std::optional<double> dE;
-  for (size_t i = 0; i < columns.size(); ++i)
-    if (columns[i] == "total" && first[i] != 0) dE = (last[i] - first[i]) / std::fabs(first[i]);
-  std::optional<double> virial;
-  if (auto* nb = dynamic_cast<NBodySim*>(sim.get())) virial = nb->diagnostics().virialRatio;
-  if (msim) virial = msim->diagnostics().virialRatio;
+  // Relative change of the conserved total (N-body: energy) where there is one.
+  const std::optional<double> dE = sim->conservedDrift(first, last);
+  const std::optional<double> virial = sim->virialRatio();
 
   if (o.json) {
     json j;
@@ -569,7 +566,12 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     if (virial) j["virial_ratio"] = *virial;
     j["profile"] = profileJson(sim->profiler());
     j["params"] = json::object();
-    for (const auto& d : sim->params().declarations()) j["params"][d.name] = sim->params().get(d.name);
+    for (const auto& d : sim->params().declarations()) {
+      const double v = sim->params().get(d.name);
+      if (d.isEnum()) j["params"][d.name] = d.valueText(v);
+      else if (d.isBool()) j["params"][d.name] = v != 0;
+      else j["params"][d.name] = v;
+    }
     out << j.dump(2) << '\n';
   } else {
     out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", "

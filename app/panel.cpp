@@ -25,6 +25,8 @@ std::string escapePercent(const std::string& s) {
 }
 
 std::string fmtRange(const ParamDesc& d) {
+  if (d.isEnum()) return "one of: " + joinNames(d.choices);
+  if (d.isBool()) return "true or false";
   char b[160];
   std::snprintf(b, sizeof b, "range [%g, %g]%s%s", d.min, d.max, d.unit.empty() ? "" : " ",
                 d.unit.c_str());
@@ -37,7 +39,10 @@ void tooltip(const ParamDesc& d) {
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.f);
   ImGui::TextUnformatted(d.description.c_str());
   ImGui::Separator();
-  ImGui::Text("%s, default %g", fmtRange(d).c_str(), d.def);
+  if (d.isEnum() || d.isBool())
+    ImGui::Text("%s, default %s", fmtRange(d).c_str(), d.valueText(d.def).c_str());
+  else
+    ImGui::Text("%s, default %g", fmtRange(d).c_str(), d.def);
   ImGui::Text("key: %s   (eddy --set %s=...)", d.name.c_str(), d.name.c_str());
   if (d.rebuild) ImGui::TextUnformatted("changing it rebuilds the scene");
   ImGui::PopTextWrapPos();
@@ -107,7 +112,23 @@ bool paramWidget(const ParamDesc& d, double& value) {
   bool changed = false;
   const std::string unit = d.unit.empty() ? "" : " " + escapePercent(d.unit);
   ImGui::SetNextItemWidth(-FLT_MIN);
-  if (d.integer && d.max - d.min > 1000) {
+  if (d.isEnum()) {
+    const size_t current = size_t(std::llround(v));
+    if (ImGui::BeginCombo("##v", d.valueText(v).c_str())) {
+      for (size_t i = 0; i < d.choices.size(); ++i)
+        if (ImGui::Selectable(d.choices[i].c_str(), i == current)) {
+          v = double(i);
+          changed = true;
+        }
+      ImGui::EndCombo();
+    }
+  } else if (d.isBool()) {
+    bool b = v != 0;
+    if (ImGui::Checkbox("##v", &b)) {
+      v = b ? 1 : 0;
+      changed = true;
+    }
+  } else if (d.integer && d.max - d.min > 1000) {
     const double step = 1, fast = 100;
     const std::string fmt = "%.0f";
     if (ImGui::InputScalar("##v", ImGuiDataType_Double, &v, &step, &fast, fmt.c_str(),

@@ -100,6 +100,25 @@ class Simulation {
   // the app derives one from the extent and the count.
   virtual float particleRadius() const { return 0.f; }
 
+  // ---- Hooks for the end of a headless run (eddy-cli run). ----
+  // Warnings for the last diagnostics row (diagColumns() order), each a
+  // message without the "eddy: warning: " prefix. Default: none.
+  virtual std::vector<std::string> runWarnings(const std::vector<double>& lastRow) const {
+    (void)lastRow;
+    return {};
+  }
+  // Relative change of a conserved total between two diagnostics rows, where
+  // the simulation has one (N-body: the total energy). Default: none.
+  virtual std::optional<double> conservedDrift(const std::vector<double>& firstRow,
+                                               const std::vector<double>& lastRow) const {
+    (void)firstRow;
+    (void)lastRow;
+    return std::nullopt;
+  }
+  // The virial ratio 2K/|W| of the current state (reads back), where it means
+  // something (self-gravitating N-body). Default: none.
+  virtual std::optional<double> virialRatio() { return std::nullopt; }
+
   // ---- Hooks for files and robustness. Each has a generic default; a
   // simulation overrides what it can do better or must add. ----
 

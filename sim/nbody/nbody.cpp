@@ -33,8 +33,8 @@ cl_float4 f4(double x, double y, double z, double w) { return makeFloat4(x, y, z
 NBodyKernelConfig NBodyKernelConfig::automatic(const DeviceInfo& device, size_t n) {
   NBodyKernelConfig cfg;
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return cfg;  // CPUs: 256 x 1
-  // On the H200 at N = 262144: 512 x 2 gave 2.03e12 pairs/s, 256 x 1 1.91e12;
-  // at N = 65536 only 256 x 1 keeps all 132 SMs busy.
+  // Largest tile first, as long as every compute unit still gets a group
+  // (the measurements behind the list: docs/PERFORMANCE.md, "N-body gravity").
   const std::pair<unsigned, unsigned> layouts[] = {{512, 2}, {256, 2}, {256, 1}, {128, 1}, {64, 1}};
   for (const auto& [wg, bpi] : layouts) {
     if (wg > device.maxWorkGroup) continue;
@@ -60,7 +60,7 @@ cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
                      " -DNBODY_BPI=" + std::to_string(cfg.bpi) +
                      " -DNBODY_UNROLL=" + std::to_string(cfg.unroll) + " " + cfg.extraOptions;
   if (cfg.nativeRsqrt) opts += " -DEDDY_NATIVE_RSQRT";
-  // 16% faster on the H200 than native_rsqrt (docs/PERFORMANCE.md).
+  // Faster than native_rsqrt on NVIDIA (docs/PERFORMANCE.md, "What moved it").
   if (cfg.nativeRsqrt && isNvidia(ctx.info())) opts += " -DNBODY_PTX_RSQRT";
   return ctx.buildProgram("nbody.cl", opts);
 }
@@ -275,6 +275,16 @@ std::vector<std::vector<double>> nbodyStateRows(const std::vector<cl_float4>& p,
 }
 
 std::vector<std::string> NBodySim::diagColumns() const { return nbodyDiagColumns(); }
+
+std::optional<double> nbodyEnergyDrift(const std::vector<double>& firstRow,
+                                       const std::vector<double>& lastRow) {
+  const auto columns = nbodyDiagColumns();
+  std::optional<double> dE;
+  for (size_t i = 0; i < columns.size() && i < firstRow.size() && i < lastRow.size(); ++i)
+    if (columns[i] == "total" && firstRow[i] != 0)
+      dE = (lastRow[i] - firstRow[i]) / std::fabs(firstRow[i]);
+  return dE;
+}
 
 std::vector<double> NBodySim::diagRow() { return nbodyDiagRow(steps_, time_, diagnostics()); }
 

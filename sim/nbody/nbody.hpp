@@ -78,6 +78,11 @@ struct NBodyDiagnostics {
   double virialRatio = 0;  // 2K/|W|
 };
 
+// Relative change of "total" (the energy) between two rows of
+// nbodyDiagColumns(); none when the first total is 0.
+std::optional<double> nbodyEnergyDrift(const std::vector<double>& firstRow,
+                                       const std::vector<double>& lastRow);
+
 class NBodySim : public Simulation {
  public:
   NBodySim(Context& ctx, const Params& params, const std::vector<Body>& bodies,
@@ -114,6 +119,11 @@ class NBodySim : public Simulation {
   std::vector<cl_float4> readAccelerations();
   // Double-precision diagnostics (potential with the force's softening).
   NBodyDiagnostics diagnostics();
+  std::optional<double> conservedDrift(const std::vector<double>& firstRow,
+                                       const std::vector<double>& lastRow) const override {
+    return nbodyEnergyDrift(firstRow, lastRow);
+  }
+  std::optional<double> virialRatio() override { return diagnostics().virialRatio; }
   const NBodyKernelConfig& kernelConfig() const { return cfg_; }
   // Checks the configuration against the device and builds kernels/nbody.cl
   // with it (also used by the multi-device sim, one program per device).

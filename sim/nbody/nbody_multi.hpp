@@ -78,6 +78,11 @@ class MultiNBodySim : public Simulation {
   std::vector<cl_float4> readVelocities();
   std::vector<cl_float4> readAccelerations();
   NBodyDiagnostics diagnostics();
+  std::optional<double> conservedDrift(const std::vector<double>& firstRow,
+                                       const std::vector<double>& lastRow) const override {
+    return nbodyEnergyDrift(firstRow, lastRow);
+  }
+  std::optional<double> virialRatio() override { return diagnostics().virialRatio; }
 
   const std::vector<NBodyDeviceShare>& shares() const { return shares_; }
   // Profiler phase names of device i: "drift@P:D", "gravity@P:D" (one launch

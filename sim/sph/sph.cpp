@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace eddy {
 
@@ -604,6 +605,22 @@ std::vector<double> SphSim::diagRow() {
           double(d.solve.divergenceIterations),
           d.solve.densityError,
           d.solve.divergenceError};
+}
+
+std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow) const {
+  // Never silent: particles that had to be put back into the tank, list entries dropped.
+  const auto columns = diagColumns();
+  std::vector<std::string> out;
+  for (size_t i = 0; i < columns.size() && i < lastRow.size(); ++i)
+    if ((columns[i] == "escaped" || columns[i] == "overflow") && lastRow[i] > 0) {
+      std::ostringstream o;
+      o << columns[i] << " = " << lastRow[i]
+        << (columns[i] == "escaped"
+                ? " (particle-steps found outside the tank or non-finite and put back)"
+                : " (neighbour-list entries beyond the capacity were dropped)");
+      out.push_back(o.str());
+    }
+  return out;
 }
 
 std::vector<std::string> SphSim::stateColumns() const {

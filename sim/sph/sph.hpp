@@ -90,6 +90,8 @@ class SphSim : public Simulation {
   std::vector<std::string> diagColumns() const override;
   std::vector<double> diagRow() override;
   std::vector<std::string> stateColumns() const override;
+  // escaped / overflow > 0 at the end of a run.
+  std::vector<std::string> runWarnings(const std::vector<double>& lastRow) const override;
   std::vector<std::vector<double>> stateRows() override;
   // Current positions (x, y, z, 0), float4, in the sorted order of the last step.
   const cl::Buffer& positionBuffer() const override { return particles_->positions(); }
