@@ -153,3 +153,26 @@ TEST(SphCli, DfsphRunReportsItsSolvesInDiagnosticsAndJson) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("dfsph"), std::string::npos) << bad.err;
 }
+
+TEST(SphCli, BenchRealtimeReportsBothSolvers) {
+  const auto r = run(kCli, "bench realtime --device cpu --n 500 --until 0.01 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["realtime"].size(), 2u);
+  for (const auto& row : j["realtime"]) {
+    for (const char* k : {"solver", "n", "realtime_factor", "steps_per_s", "mean_dt",
+                          "mean_density_iterations", "density_error", "phase_share"})
+      EXPECT_TRUE(row.contains(k)) << k;
+    EXPECT_GT(row["realtime_factor"].get<double>(), 0.0);
+    EXPECT_GE(row["simulated_s"].get<double>(), 0.01);
+    EXPECT_EQ(row["escaped"], 0);
+    // the mean time step is the simulated time over the steps
+    EXPECT_NEAR(row["mean_dt"].get<double>() * row["steps"].get<double>(),
+                row["simulated_s"].get<double>(), 1e-9);
+  }
+  EXPECT_EQ(j["realtime"][0]["solver"], "wcsph");
+  EXPECT_EQ(j["realtime"][1]["solver"], "dfsph");
+  EXPECT_GT(j["realtime"][1]["mean_density_iterations"].get<double>(), 0.0);
+  EXPECT_GT(j["realtime"][1]["mean_dt"].get<double>(), j["realtime"][0]["mean_dt"].get<double>());
+  EXPECT_EQ(run(kCli, "bench realtime --solver isph").code, 2);
+}

@@ -234,6 +234,7 @@ void DfsphKernels::beginStep(const DfsphBuffers& b, const DfsphParams& p) {
     stateRead_.wait();
     statePending_ = false;
     lastState_ = stateHost_;
+    account(lastState_);
   }
   runDensity(b, p);
   runDivergenceSolve(b, p);
@@ -261,7 +262,15 @@ void DfsphKernels::pollState() {
       stateRead_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) {
     statePending_ = false;
     lastState_ = stateHost_;
+    account(lastState_);
   }
+}
+
+void DfsphKernels::account(const std::vector<cl_uint>& st) {
+  if (st[EDDY_DFSPH_ST_DEN_ITER] == EDDY_DFSPH_UNKNOWN_ITER) return;
+  sumDen_ += double(st[EDDY_DFSPH_ST_DEN_ITER]);
+  sumDiv_ += double(st[EDDY_DFSPH_ST_DIV_ITER]);
+  stepsRead_ += 1;
 }
 
 DfsphStats DfsphKernels::decode(const std::vector<cl_uint>& s) {
@@ -288,9 +297,15 @@ DfsphStats DfsphKernels::stats() {
   if (statePending_) {
     stateRead_.wait();
     statePending_ = false;
+    account(stateHost_);
   }
   lastState_ = readState();
-  return decode(lastState_);
+  DfsphStats d = decode(lastState_);
+  if (stepsRead_ > 0) {
+    d.meanDensityIterations = sumDen_ / stepsRead_;
+    d.meanDivergenceIterations = sumDiv_ / stepsRead_;
+  }
+  return d;
 }
 
 std::vector<cl_float2> DfsphKernels::readFactor(size_t n) {

@@ -115,6 +115,8 @@ class DfsphKernels {
   int cur_ = 0;
   std::vector<cl_uint> stateHost_;  // target of the per-step non-blocking read
   std::vector<cl_uint> lastState_;  // the last step's state, once read
+  void account(const std::vector<cl_uint>& st);  // adds a step's counts to the means
+  double sumDen_ = 0, sumDiv_ = 0, stepsRead_ = 0;
   cl::Event stateRead_;
   bool statePending_ = false;
 

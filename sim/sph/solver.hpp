@@ -40,6 +40,8 @@ struct SphState;
 struct SphSolveStats {
   unsigned densityIterations = 0, divergenceIterations = 0;
   double densityError = 0, divergenceError = 0;
+  // Means over the steps whose state the host has read so far (bench).
+  double meanDensityIterations = 0, meanDivergenceIterations = 0;
 };
 
 class SphSolver {
