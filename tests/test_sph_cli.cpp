@@ -111,3 +111,69 @@ TEST(SphCli, SaveLoadContinuesBitIdentically) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(eddy::test::slurp(dir + "/sph_initial.csv"), a);
 }
+
+TEST(SphCli, DfsphRunReportsItsSolvesInDiagnosticsAndJson) {
+  const std::string dir = eddy::test::tempDir();
+  for (const std::string solver : {"dfsph", "wcsph"}) {
+    SCOPED_TRACE(solver);
+    const auto r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.005 "
+                             "--set depth=0.02 --set solver=" + solver + " --steps 20 --diag " +
+                                 dir + "/df.csv --json --quiet");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& f = j["final"];
+    for (const char* k : {"density_iterations", "divergence_iterations", "density_error",
+                          "divergence_error"})
+      EXPECT_TRUE(f.contains(k)) << k;
+    EXPECT_EQ(f["escaped"], 0);
+    EXPECT_GE(f["density_error"].get<double>(), 0.0);
+    const std::string diag = eddy::test::slurp(dir + "/df.csv");
+    EXPECT_NE(firstLine(diag).find(
+                  "density_iterations,divergence_iterations,density_error,divergence_error"),
+              std::string::npos)
+        << firstLine(diag);
+    std::set<std::string> phases;
+    for (const auto& ph : j["profile"]) phases.insert(ph["phase"].get<std::string>());
+    if (solver == "dfsph") {
+      EXPECT_GE(f["density_iterations"].get<double>(), 2.0);  // min_iterations
+      EXPECT_LE(f["density_iterations"].get<double>(), 100.0);
+      EXPECT_LE(f["density_error"].get<double>(), 0.05);
+      for (const char* k : {"dfsph_density", "divergence_warm", "divergence_rate",
+                            "divergence_check", "divergence_velocity", "forces", "dt", "predict",
+                            "density_rate", "density_check", "density_velocity", "integrate",
+                            "reorder_warm"})
+        EXPECT_TRUE(phases.count(k)) << k;
+      // The time step comes from the velocity, not a speed of sound: far above WCSPH's.
+      EXPECT_GT(f["dt"].get<double>(), 1e-4);
+    } else {
+      EXPECT_EQ(f["density_iterations"], 0);
+      EXPECT_EQ(f["divergence_iterations"], 0);
+    }
+  }
+  const auto bad = run(kCli, "run --device cpu --sim sph --set solver=isph --steps 1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("dfsph"), std::string::npos) << bad.err;
+}
+
+TEST(SphCli, BenchRealtimeReportsBothSolvers) {
+  const auto r = run(kCli, "bench realtime --device cpu --n 500 --until 0.01 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["realtime"].size(), 2u);
+  for (const auto& row : j["realtime"]) {
+    for (const char* k : {"solver", "n", "realtime_factor", "steps_per_s", "mean_dt",
+                          "mean_density_iterations", "density_error", "phase_share"})
+      EXPECT_TRUE(row.contains(k)) << k;
+    EXPECT_GT(row["realtime_factor"].get<double>(), 0.0);
+    EXPECT_GE(row["simulated_s"].get<double>(), 0.01);
+    EXPECT_EQ(row["escaped"], 0);
+    // the mean time step is the simulated time over the steps
+    EXPECT_NEAR(row["mean_dt"].get<double>() * row["steps"].get<double>(),
+                row["simulated_s"].get<double>(), 1e-9);
+  }
+  EXPECT_EQ(j["realtime"][0]["solver"], "wcsph");
+  EXPECT_EQ(j["realtime"][1]["solver"], "dfsph");
+  EXPECT_GT(j["realtime"][1]["mean_density_iterations"].get<double>(), 0.0);
+  EXPECT_GT(j["realtime"][1]["mean_dt"].get<double>(), j["realtime"][0]["mean_dt"].get<double>());
+  EXPECT_EQ(run(kCli, "bench realtime --solver isph").code, 2);
+}

@@ -77,4 +77,37 @@
  * floor(x / cell) can never put two particles closer than h two cells apart. */
 #define EDDY_SPH_CELL_SLACK 1.0001f
 
+/* ---- DFSPH (kernels/sph_dfsph.cl) ----------------------------------------- */
+/* Solver state (uint each): per solve (slot DIV or DEN) the iterations applied,
+ * the "done" flag that turns the rest of the solve's launches into no-ops, and
+ * the last average error in percent (float bits). */
+#define EDDY_DFSPH_ST_ITER 0
+#define EDDY_DFSPH_ST_DONE 1
+#define EDDY_DFSPH_ST_ERR 2
+#define EDDY_DFSPH_SLOT_DIV 0
+#define EDDY_DFSPH_SLOT_DEN 4
+#define EDDY_DFSPH_ST_DIV_ITER (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_ITER)
+#define EDDY_DFSPH_ST_DIV_DONE (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_DONE)
+#define EDDY_DFSPH_ST_DIV_ERR (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_ERR)
+#define EDDY_DFSPH_ST_DEN_ITER (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_ITER)
+#define EDDY_DFSPH_ST_DEN_DONE (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_DONE)
+#define EDDY_DFSPH_ST_DEN_ERR (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_ERR)
+#define EDDY_DFSPH_STATE_SIZE 8
+/* Iteration count before the first step (the host then gives a solve
+ * max_iterations rounds). */
+#define EDDY_DFSPH_UNKNOWN_ITER 0xffffffffu
+/* sph_dfsph_velocity without a solve to follow (warm start): never skipped. */
+#define EDDY_DFSPH_NO_SLOT 0xffffffffu
+/* The divergence solve leaves out particles with fewer neighbours than this
+ * (real and wall images, self excluded; 32 on the lattice at h = 2.2 dx), as
+ * SPlisHSPlasH does (20 in 3-D). */
+#define EDDY_DFSPH_MIN_NEIGHBOURS 20
+/* Warm start: the fraction of last step's k each solve starts from (the error
+ * only counts compression, so an over-pressure carried over would go unseen:
+ * SPlisHSPlasH also starts from half). */
+#define EDDY_DFSPH_WARM_DIV 0.5f
+#define EDDY_DFSPH_WARM_DENSITY 0.5f
+/* Relaxation of the Jacobi updates (SPlisHSPlasH and IISPH use 0.5). */
+#define EDDY_DFSPH_OMEGA 0.5f
+
 #endif /* EDDY_SHARED_H */

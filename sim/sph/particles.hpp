@@ -56,6 +56,9 @@ struct SphPhysics {
   double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
          maxDt = 0, restitution = 0, spacing = 0;
   double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
+  // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
+  double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
+  unsigned minIterations = 2, maxIterations = 100;
 };
 
 // The cell grid over the tank: cubes of side h * EDDY_SPH_CELL_SLACK.

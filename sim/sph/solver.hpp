@@ -11,6 +11,11 @@
 //     solver.computeAccelerations(...)    e.g. forces; maxima |a|^2, |v|^2 -> counters
 //     particles.runDt(), runIntegrate(solver.accelerations())
 //
+// A solver with its own time integration (DFSPH: pressure solves around the
+// non-pressure forces, its own dt and integration) overrides step(); one that
+// carries per-particle state between steps (warm starts) keeps it in slot order
+// through reordered(), and stores it in snapshots through saveState().
+//
 // Adding a solver: its .hpp/.cpp (a class derived from SphSolver), its .cl
 // kernels (kernels/sph/, listed in kernels/CMakeLists.txt), one line in
 // sphSolvers() (sim/sph/solvers.cpp), and a test. The `solver` parameter's
@@ -19,12 +24,25 @@
 
 #include "particles.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace eddy {
+
+class SnapshotWriter;
+struct SphState;
+
+// Iterations and final average errors (percent) of an iterative pressure
+// solve's last step (diagnostics columns density_iterations ..).
+struct SphSolveStats {
+  unsigned densityIterations = 0, divergenceIterations = 0;
+  double densityError = 0, divergenceError = 0;
+  // Means over the steps whose state the host has read so far (bench).
+  double meanDensityIterations = 0, meanDivergenceIterations = 0;
+};
 
 class SphSolver {
  public:
@@ -40,6 +58,24 @@ class SphSolver {
   // float2 (rho, p) and float4 (a) per particle, allocated for the capacity.
   virtual const cl::Buffer& densityPressure() const = 0;
   virtual const cl::Buffer& accelerations() const = 0;
+
+  // One time step after particles.update() (hash .. neighbours). Default: the
+  // explicit scheme, computeDensity, computeAccelerations, the pipeline's dt
+  // and integrate.
+  virtual void step(SphParticles& p, const SphPhysics& phys) {
+    computeDensity(p, phys);
+    computeAccelerations(p, phys);
+    p.runDt(phys);
+    p.runIntegrate(accelerations(), phys);
+  }
+  // Called right after every particles.update(): state carried between steps
+  // follows the new slot order particles.order(). Default: none carried.
+  virtual void reordered(SphParticles&) {}
+  // The last step's pressure solves; false: none (an explicit solver).
+  virtual bool solveStats(SphSolveStats&) { return false; }
+  // Snapshot of the carried state (n particles, slot order) and its restore.
+  virtual void saveState(SnapshotWriter&, size_t) {}
+  virtual void restoreState(const SphState&) {}
 };
 
 // Builds a solver for the particles (called once the pipeline exists).

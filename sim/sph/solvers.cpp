@@ -1,5 +1,6 @@
 // solvers.cpp: THE list of SPH solvers (the choices of the `solver` parameter).
 #include "solver.hpp"
+#include "dfsph.hpp"
 #include "wcsph.hpp"
 
 namespace eddy {
@@ -8,6 +9,8 @@ const std::vector<SphSolverEntry>& sphSolvers() {
   static const std::vector<SphSolverEntry> solvers = {
       {"wcsph", [](Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
                     -> std::unique_ptr<SphSolver> { return std::make_unique<WcsphSolver>(ctx, p, cfg); }},
+      {"dfsph", [](Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
+                    -> std::unique_ptr<SphSolver> { return std::make_unique<DfsphSolver>(ctx, p, cfg); }},
   };
   return solvers;
 }

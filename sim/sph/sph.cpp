@@ -87,8 +87,30 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "Upper bound of the adaptive time step.", false, false, true},
       enumParam("solver", "Solver", "Physics", sphSolverNames(), 0,
                 "The SPH solver that turns neighbours into density, pressure and forces "
-                "(sim/sph/solvers.cpp). wcsph: weakly compressible SPH, Tait equation of state.",
+                "(sim/sph/solvers.cpp). wcsph: weakly compressible SPH, Tait equation of state. "
+                "dfsph: incompressible Divergence-Free SPH (Bender & Koschier 2015/2017), two "
+                "pressure solves per step and a time step from the velocity alone.",
                 true),
+      {"velocity_cfl", "Velocity CFL (DFSPH)", "Integration", "", 1e-3, 1.0, 0.4,
+       "DFSPH: dt = velocity_cfl spacing / v with v = |v|max + |a|max dt (non-pressure "
+       "accelerations), clamped to [min_dt, max_dt], computed on the device. No speed of sound.",
+       false, false, false},
+      {"min_dt", "Smallest time step (DFSPH)", "Integration", "s", 1e-9, 0.1, 1e-6,
+       "DFSPH: lower bound of the adaptive time step.", false, false, true},
+      {"density_tolerance", "Density tolerance (DFSPH)", "Solver", "%", 1e-4, 10.0, 0.05,
+       "DFSPH: the constant-density solve iterates until the average predicted compression "
+       "max(rho* - rho0, 0) is at most this percentage of rho0.",
+       false, false, true},
+      {"divergence_tolerance", "Divergence tolerance (DFSPH)", "Solver", "%", 1e-4, 10.0, 0.1,
+       "DFSPH: the divergence solve iterates until the average max(Drho/Dt, 0) dt / rho0 is at "
+       "most this percentage (as SPlisHSPlasH).",
+       false, false, true},
+      {"min_iterations", "Minimum iterations (DFSPH)", "Solver", "", 0, 1000, 2,
+       "DFSPH: each solve applies at least this many iterations.", true, false, false},
+      {"max_iterations", "Maximum iterations (DFSPH)", "Solver", "", 1, 1000, 100,
+       "DFSPH: each solve stops after this many iterations even if not within tolerance (the "
+       "error reached is reported).",
+       true, false, false},
   };
   return decl;
 }
@@ -152,7 +174,9 @@ SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const P
   // Every per-particle buffer is allocated for cap particles; kernels use n.
   const size_t v4 = z.cap * sizeof(cl_float4), u = z.cap * sizeof(cl_uint);
   const size_t listBytes = cfg.neighbourList ? u * cfg.listCapacity : sizeof(cl_uint);
-  z.totalBytes = 7 * v4 + 7 * u + z.cap * sizeof(cl_float2) + z.cells * 8 + listBytes;
+  // (+ DFSPH's own: factor float2, warm-start k x 4, dk; whichever solver runs)
+  z.totalBytes = 7 * v4 + 7 * u + z.cap * sizeof(cl_float2) + z.cells * 8 + listBytes +
+                 z.cap * (sizeof(cl_float2) + 5 * sizeof(cl_float));
   z.largestBytes = std::max({v4, z.cells * 8, listBytes});
   z.what = z.cap == n ? std::to_string(n) + " SPH particles"
                       : std::to_string(n) + " SPH particles (capacity " + std::to_string(z.cap) + ")";
@@ -350,11 +374,18 @@ void SphSim::syncParams() {
   phys_.cfl = fl(params_.get("cfl"));
   phys_.maxDt = fl(params_.get("max_dt"));
   phys_.restitution = fl(params_.get("wall_restitution"));
+  phys_.velocityCfl = fl(params_.get("velocity_cfl"));
+  phys_.minDt = fl(params_.get("min_dt"));
+  phys_.densityTolerance = fl(params_.get("density_tolerance"));
+  phys_.divergenceTolerance = fl(params_.get("divergence_tolerance"));
+  phys_.minIterations = unsigned(params_.get("min_iterations"));
+  phys_.maxIterations = unsigned(params_.get("max_iterations"));
   paramsSeen_ = params_.version();
 }
 
 void SphSim::refreshDensity() {
   particles_->update();
+  solver_->reordered(*particles_);
   runDensity();
 }
 
@@ -397,6 +428,7 @@ void SphSim::saveState(SnapshotWriter& out) {
   q.enqueueReadBuffer(particles_->counters(), CL_TRUE, 0, cnt.size() * sizeof(cl_uint), cnt.data());
   out.addArray("sph/clock", clk);
   out.addArray("sph/counters", cnt);
+  solver_->saveState(out, n_);
 }
 
 void SphSim::restoreState(const SphState& st) {
@@ -411,6 +443,7 @@ void SphSim::restoreState(const SphState& st) {
     q.enqueueWriteBuffer(particles_->clock(), CL_TRUE, 0, st.clock.size() * sizeof(cl_float), st.clock.data());
     q.enqueueWriteBuffer(particles_->counters(), CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
                          st.counters.data());
+    solver_->restoreState(st);
   } catch (const cl::Error& e) {
     throw Error("SPH restore: " + describe(e));
   }
@@ -433,6 +466,14 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   s.ids = snap.array<cl_uint>("sph/ids", count);
   s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
   s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  if (snap.has("sph/dfsph_kdiv") || snap.has("sph/dfsph_kden")) {
+    s.kdiv = snap.array<cl_float>("sph/dfsph_kdiv", count);
+    s.kden = snap.array<cl_float>("sph/dfsph_kden", count);
+    s.dfsphState = snap.array<cl_uint>("sph/dfsph_state", EDDY_DFSPH_STATE_SIZE);
+    for (size_t i = 0; i < count; ++i)
+      if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
+        snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");
+  }
   if (snap.has("sph/capacity")) {
     const uint64_t cap = snap.u64("sph/capacity");
     if (cap < count || cap > 0x7fffffffu)
@@ -479,10 +520,9 @@ void SphSim::pollClock() {
 void SphSim::step() {
   pollClock();
   syncParams();
-  refreshDensity();
-  runForces();
-  runDt();
-  runIntegrate();
+  particles_->update();
+  solver_->reordered(*particles_);
+  solver_->step(*particles_, phys_);
   ++steps_;
   profiler_.endStep();
   throttle();
@@ -582,6 +622,12 @@ SphDiagnostics SphSim::diagnostics() {
   d.frontX = std::min(d.frontX, tank_[0]);
   d.backHeight = std::min(d.backHeight, tank_[1]);
   d.meanNeighbours = nbSum / double(n_);
+  if (!solver_->solveStats(d.solve)) {
+    // An explicit solver: the measured average compression, as DFSPH's error.
+    double e = 0;
+    for (size_t i = 0; i < n_; ++i) e += std::max(0.0, double(rp[i].s[0]) - phys_.rho0);
+    d.solve.densityError = 100.0 * e / (double(n_) * phys_.rho0);
+  }
   return d;
 }
 
@@ -589,7 +635,8 @@ std::vector<std::string> SphSim::diagColumns() const {
   return {"step",      "time",    "dt",
           "kinetic",   "max_speed", "front_x",
           "back_height", "escaped", "potential",
-          "max_density_ratio", "mean_neighbours", "overflow"};
+          "max_density_ratio", "mean_neighbours", "overflow",
+          "density_iterations", "divergence_iterations", "density_error", "divergence_error"};
 }
 
 std::vector<double> SphSim::diagRow() {
@@ -605,7 +652,11 @@ std::vector<double> SphSim::diagRow() {
           d.potential,
           d.maxDensityRatio,
           d.meanNeighbours,
-          double(d.counters.overflow)};
+          double(d.counters.overflow),
+          double(d.solve.densityIterations),
+          double(d.solve.divergenceIterations),
+          d.solve.densityError,
+          d.solve.divergenceError};
 }
 
 std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow) const {

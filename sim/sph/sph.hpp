@@ -29,6 +29,9 @@ const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, 
 
 // Builds a named scene from the parameter values (spacing, geometry, seed...).
 // Throws eddy::Error naming the parameter when the geometry does not fit.
+// Water columns start in WCSPH's hydrostatic equilibrium (layers squeezed as
+// the Tait equation wants) with the wcsph solver, at rest density otherwise
+// (an incompressible solver would push the squeeze apart in its first step).
 SphSetup makeSphScene(std::string_view scene, const Params& params);
 
 // The particle count and tank of a named scene, from its geometry alone:
@@ -55,6 +58,9 @@ struct SphCounters {
 struct SphDiagnostics {
   double time = 0, dt = 0, kinetic = 0, potential = 0, maxSpeed = 0, frontX = 0, backHeight = 0;
   double maxDensityRatio = 0, meanNeighbours = 0;  // max rho/rho0; neighbours within h, self excluded
+  // Pressure solves of the last step (DFSPH); an explicit solver (WCSPH): 0
+  // iterations and the measured average compression max(rho - rho0, 0) in %.
+  SphSolveStats solve;
   SphCounters counters;
 };
 
@@ -67,6 +73,9 @@ struct SphState {
   std::vector<cl_float> clock;    // device clock (time as hi + lo, dt)
   std::vector<cl_uint> counters;  // escape/overflow counters and the running maxima
   size_t capacity = 0;            // buffer capacity when saved (0: not stored, older files)
+  // DFSPH's warm start (slot order) and solver state; empty: none saved.
+  std::vector<cl_float> kdiv, kden;
+  std::vector<cl_uint> dfsphState;
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles

@@ -3,6 +3,7 @@
 #include "sph.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace eddy {
@@ -77,6 +78,8 @@ namespace {
 // Builds the scene, or with countOnly only counts its particles (the same
 // geometry code either way: the count is exactly what a build gives).
 SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total) {
+  // Only WCSPH's equation of state wants the squeezed hydrostatic start.
+  const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
   const double dx = P.get("spacing");
   const double L = P.get("tank_length"), H = P.get("tank_height");
   const double g = P.get("gravity"), rho0 = P.get("rest_density");
@@ -97,8 +100,8 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * top);
   double c0 = P.get("speed_of_sound");
   if (c0 <= 0) c0 = 10.0 * std::max(s.expectedSpeed, 1e-3);
-  Builder b{dx, rho0, rho0 * c0 * c0 / 7.0, g, P.get("jitter"), nz, Rng(uint64_t(P.getInt("seed"))),
-            countOnly, {}, 0};
+  const double B = compressed ? rho0 * c0 * c0 / 7.0 : std::numeric_limits<double>::infinity();
+  Builder b{dx, rho0, B, g, P.get("jitter"), nz, Rng(uint64_t(P.getInt("seed"))), countOnly, {}, 0};
 
   auto fits = [&](double need, double have, const std::string& what, const std::string& limit) {
     if (need > have * (1 + 1e-9)) {

@@ -1,0 +1,103 @@
+#include "dfsph_reference.hpp"
+
+#include "sph_reference.hpp"
+
+#include <cmath>
+
+namespace eddy {
+
+
+namespace {
+
+// grad_i W(r_ij) = gradFactor(r) * (x_i - x_j)
+double gradFactor(double r, double h) { return r > 0 ? sphKernelDW(r, h) / r : 0.0; }
+
+// Every (j, image mask) pair of i within h, as the kernels walk them.
+template <class F>
+void forPairs(const DfsphReferenceInput& in, size_t i, F&& body) {
+  const float hf = float(in.h);
+  unsigned mask = 0;
+  double w[3] = {0, 0, 0};
+  for (int a = 0; a < 3; ++a) {
+    const float x = in.pos[i].s[a], L = float(in.tank[a]);
+    if (x <= L - x) {
+      if (x < hf) mask |= 1u << a;
+    } else {
+      w[a] = L;
+      if (L - x < hf) mask |= 1u << a;
+    }
+  }
+  for (size_t j = 0; j < in.pos.size(); ++j) {
+    if (!sphIsNeighbour(in.pos[i], in.pos[j], hf)) continue;
+    for (unsigned s = mask;; s = (s - 1) & mask) {
+      double d[3], vj[3], r2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        const bool m = (s >> a) & 1;
+        const double q = m ? 2 * w[a] - in.pos[j].s[a] : in.pos[j].s[a];
+        vj[a] = in.vel.empty() ? 0.0 : (m ? -1.0 : 1.0) * double(in.vel[j].s[a]);
+        d[a] = double(in.pos[i].s[a]) - q;
+        r2 += d[a] * d[a];
+      }
+      const double r = std::sqrt(r2);
+      if (r < in.h) body(j, s, d, r, vj);
+      if (s == 0) break;
+    }
+  }
+}
+
+}  // namespace
+
+void dfsphReferenceDensity(const DfsphReferenceInput& in, std::vector<double>& rho,
+                           std::vector<double>& D, std::vector<unsigned>& count) {
+  const size_t n = in.pos.size();
+  rho.assign(n, 0);
+  D.assign(n, 0);
+  count.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    double sw = 0, g[3] = {0, 0, 0}, g2 = 0;
+    forPairs(in, i, [&](size_t, unsigned, const double* d, double r, const double*) {
+      sw += sphKernelW(r, in.h);
+      const double f = in.mass * gradFactor(r, in.h);
+      for (int a = 0; a < 3; ++a) {
+        g[a] += f * d[a];
+        g2 += f * d[a] * f * d[a];
+      }
+      if (r > 0) ++count[i];
+    });
+    rho[i] = in.mass * sw;
+    D[i] = g[0] * g[0] + g[1] * g[1] + g[2] * g[2] + g2;
+  }
+}
+
+void dfsphReferenceRate(const DfsphReferenceInput& in, std::vector<double>& rate,
+                        std::vector<double>& scale) {
+  const size_t n = in.pos.size();
+  rate.assign(n, 0);
+  scale.assign(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    forPairs(in, i, [&](size_t, unsigned, const double* d, double r, const double* vj) {
+      double t = 0;
+      for (int a = 0; a < 3; ++a) t += (double(in.vel[i].s[a]) - vj[a]) * d[a];
+      t *= in.mass * gradFactor(r, in.h);
+      rate[i] += t;
+      scale[i] += std::fabs(t);
+    });
+}
+
+void dfsphReferencePressureAccel(const DfsphReferenceInput& in, const std::vector<double>& k,
+                                 std::vector<std::array<double, 3>>& acc,
+                                 std::vector<double>& scale) {
+  const size_t n = in.pos.size();
+  acc.assign(n, {0, 0, 0});
+  scale.assign(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    forPairs(in, i, [&](size_t j, unsigned, const double* d, double r, const double*) {
+      const double f = -in.gradScale * in.mass * (k[i] + k[j]) * gradFactor(r, in.h);
+      for (int a = 0; a < 3; ++a) {
+        acc[i][a] += f * d[a];
+        scale[i] += std::fabs(f * d[a]);
+      }
+    });
+}
+
+}  // namespace eddy

@@ -1,0 +1,329 @@
+// Every DFSPH kernel (kernels/sph_dfsph.cl) against a double-precision CPU
+// reference on random particles from a fresh seed, awkward counts (1, primes,
+// not multiples of the work-group), a neighbour list built on the CPU and the
+// tank's mirror walls in every combination.
+#include "reference/dfsph_reference.hpp"
+#include "reference/sph_reference.hpp"
+#include "eddy_shared.h"
+#include "sph.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace eddy;
+
+namespace {
+
+const std::vector<size_t> kSizes = {1, 13, 127, 1009, 2003};
+
+struct Fixture {
+  size_t n = 0;
+  DfsphReferenceInput ref;
+  std::vector<cl_uint> nlist, nbcount;
+  cl::Buffer pos, vel, nlistB, nbcountB, rhop, acc, clock, counters;
+  DfsphParams params;
+  DfsphBuffers buffers() const {
+    DfsphBuffers b;
+    b.pos = &pos;
+    b.vel = &vel;
+    b.nlist = &nlistB;
+    b.nbcount = &nbcountB;
+    b.rhop = &rhop;
+    b.acc = &acc;
+    b.clock = &clock;
+    b.counters = &counters;
+    b.n = n;
+    b.tank = ref.tank;
+    return b;
+  }
+};
+
+// n random particles in a tank sized for about 30 neighbours within h, some on
+// walls, edges and corners; random velocities; a CPU neighbour list.
+Fixture makeFixture(size_t n, unsigned seed, float dt) {
+  Context& ctx = test::context();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Fixture f;
+  f.n = n;
+  const double dx = 0.01, h = 0.022;
+  const double sphere = 4.0 / 3.0 * M_PI * h * h * h;
+  const double volume = std::max(double(n) * sphere / 30.0, 8 * h * h * h);
+  const double side = std::cbrt(volume / 0.5);
+  f.ref.tank = {side, 0.8 * side, 0.625 * side};
+  f.ref.h = double(float(h));
+  f.ref.rho0 = 1000;
+  f.ref.mass = double(float(sphLatticeMass(1000, dx, f.ref.h)));
+  f.ref.gradScale = double(float(1.0 / sphLatticeGradientNorm(dx, f.ref.h)));
+  for (size_t i = 0; i < n; ++i) {
+    double p[3] = {u(rng) * f.ref.tank[0], u(rng) * f.ref.tank[1], u(rng) * f.ref.tank[2]};
+    if (i % 17 == 3) p[0] = 0.0;
+    if (i % 23 == 5) { p[0] = f.ref.tank[0]; p[1] = 0.3 * h; }
+    if (i % 29 == 7) { p[0] = 0.2 * h; p[1] = 0.1 * h; p[2] = f.ref.tank[2] - 0.5 * h; }
+    f.ref.pos.push_back(makeFloat4(p[0], p[1], p[2]));
+    f.ref.vel.push_back(makeFloat4(u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5));
+  }
+  // Neighbour list, column-major nlist[k * n + i], self included.
+  std::vector<std::vector<cl_uint>> nb(n);
+  size_t cap = 1;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j)
+      if (sphIsNeighbour(f.ref.pos[i], f.ref.pos[j], float(h))) nb[i].push_back(cl_uint(j));
+    std::shuffle(nb[i].begin(), nb[i].end(), rng);  // order must not matter
+    cap = std::max(cap, nb[i].size());
+  }
+  f.nlist.assign(cap * n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    f.nbcount.push_back(cl_uint(nb[i].size()));
+    for (size_t k = 0; k < nb[i].size(); ++k) f.nlist[k * n + i] = nb[i][k];
+  }
+  auto make = [&](const void* data, size_t bytes) {
+    cl::Buffer b = ctx.createBuffer(CL_MEM_READ_WRITE, std::max<size_t>(bytes, 16), "test");
+    if (data && bytes) ctx.queue().enqueueWriteBuffer(b, CL_TRUE, 0, bytes, data);
+    return b;
+  };
+  f.pos = make(f.ref.pos.data(), n * sizeof(cl_float4));
+  f.vel = make(f.ref.vel.data(), n * sizeof(cl_float4));
+  f.nlistB = make(f.nlist.data(), f.nlist.size() * sizeof(cl_uint));
+  f.nbcountB = make(f.nbcount.data(), n * sizeof(cl_uint));
+  f.rhop = make(nullptr, n * sizeof(cl_float2));
+  std::vector<cl_float4> zero4(n, makeFloat4(0, 0, 0));
+  f.acc = make(zero4.data(), n * sizeof(cl_float4));
+  std::vector<cl_float> clk(EDDY_SPH_CLOCK_SIZE, 0.0f);
+  clk[EDDY_SPH_CLOCK_DT] = dt;
+  f.clock = make(clk.data(), clk.size() * sizeof(cl_float));
+  std::vector<cl_uint> cnt(EDDY_SPH_NUM_COUNTERS, 0);
+  f.counters = make(cnt.data(), cnt.size() * sizeof(cl_uint));
+  f.params.h = f.ref.h;
+  f.params.mass = f.ref.mass;
+  f.params.rho0 = f.ref.rho0;
+  f.params.gradScale = f.ref.gradScale;
+  f.params.spacing = dx;
+  return f;
+}
+
+template <class T>
+std::vector<T> read(const cl::Buffer& b, size_t n) {
+  std::vector<T> out(n);
+  test::context().queue().enqueueReadBuffer(b, CL_TRUE, 0, n * sizeof(T), out.data());
+  return out;
+}
+
+float asFloat(cl_uint u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// Density and factor on the device for a fixture (and the reference's rho).
+struct DeviceDensity {
+  std::vector<cl_float2> rhop, factor;
+};
+DeviceDensity runDensity(Fixture& f, DfsphKernels& s) {
+  s.runDensity(f.buffers(), f.params);
+  DeviceDensity d;
+  d.rhop = read<cl_float2>(f.rhop, f.n);
+  d.factor = s.readFactor(f.n);
+  f.ref.rho.clear();
+  for (const auto& r : d.rhop) f.ref.rho.push_back(r.s[0]);
+  return d;
+}
+
+}  // namespace
+
+TEST(DfsphKernels, DensityAndFactorMatchTheReference) {
+  const unsigned seed = test::freshSeed();
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    Fixture f = makeFixture(n, seed + unsigned(n), 1e-3f);
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    const auto d = runDensity(f, s);
+    std::vector<double> rho, D;
+    std::vector<unsigned> count;
+    dfsphReferenceDensity(f.ref, rho, D, count);
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(d.rhop[i].s[0], rho[i], 1e-5 * rho[i]) << "i = " << i;
+      EXPECT_EQ(d.rhop[i].s[1], 0.0f);
+      const double factor = D[i] > 0 ? 1.0 / (f.ref.gradScale * D[i]) : 0.0;
+      EXPECT_NEAR(d.factor[i].s[0], factor, 1e-5 * factor) << "i = " << i;
+      EXPECT_EQ(d.factor[i].s[1], float(count[i])) << "i = " << i;
+    }
+    // With the pressure: p = (k + kv / dt) rho^2 of the stored pressures.
+    std::vector<cl_float> k(n), kv(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = float(1e-3 * double(i % 7));
+      kv[i] = float(1e-6 * double(i % 5));
+    }
+    s.writePressures(kv, k);
+    s.runDensity(f.buffers(), f.params, true);
+    const auto rp = read<cl_float2>(f.rhop, n);
+    for (size_t i = 0; i < n; ++i) {
+      const double want = (double(k[i]) + double(kv[i]) / double(1e-3f)) * rho[i] * rho[i];
+      EXPECT_NEAR(rp[i].s[1], want, 1e-5 * want) << "i = " << i;
+    }
+  }
+}
+
+TEST(DfsphKernels, DivergenceRateUpdateAndErrorMatchTheReference) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    const float dt = 2.5e-4f;
+    Fixture f = makeFixture(n, seed + 7 * unsigned(n), dt);
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    const auto d = runDensity(f, s);
+    // Previous pressures, some zero.
+    std::vector<cl_float> k0(n), zero(n, 0.0f);
+    for (auto& k : k0) k = u(rng) < 0.3 ? 0.0f : float(1e-7 * u(rng));
+    s.writePressures(k0, zero);
+    s.runRate(EDDY_DFSPH_SLOT_DIV, f.buffers(), f.params);
+    const auto dk = s.readDk(n);
+    std::vector<double> rate, scale;
+    dfsphReferenceRate(f.ref, rate, scale);
+    double errSum = 0, errScale = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool deficient = d.factor[i].s[1] < float(EDDY_DFSPH_MIN_NEIGHBOURS);
+      const double r = deficient ? 0.0 : rate[i];
+      const double fac = d.factor[i].s[0];
+      const double want = std::max(k0[i] + EDDY_DFSPH_OMEGA * r * fac, 0.0) - k0[i];
+      const double tol = 1e-5 * (EDDY_DFSPH_OMEGA * scale[i] * fac + k0[i]) + 1e-20;
+      EXPECT_NEAR(dk[i], want, tol) << "i = " << i;
+      errSum += std::max(r, 0.0);
+      errScale += deficient ? 0.0 : scale[i];
+    }
+    s.runCheck(EDDY_DFSPH_SLOT_DIV, f.buffers(), f.params);
+    const auto st = s.readState();
+    const double err = errSum / double(n) * 100.0 * dt / f.ref.rho0;
+    const double tol = 1e-5 * errScale / double(n) * 100.0 * dt / f.ref.rho0 + 1e-12;
+    EXPECT_NEAR(asFloat(st[EDDY_DFSPH_ST_DIV_ERR]), err, tol);
+  }
+}
+
+TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    const float dt = 1e-3f;
+    Fixture f = makeFixture(n, seed + 11 * unsigned(n), dt);
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    const auto d = runDensity(f, s);
+    std::vector<cl_float> k0(n), zero(n, 0.0f);
+    for (auto& k : k0) k = u(rng) < 0.3 ? 0.0f : float(1e-3 * u(rng));
+    s.writePressures(zero, k0);
+    s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+    const auto dk = s.readDk(n);
+    std::vector<double> rate, scale;
+    dfsphReferenceRate(f.ref, rate, scale);
+    double errSum = 0, errScale = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double rho = d.rhop[i].s[0];
+      const double e = rho + dt * rate[i] - f.ref.rho0;
+      const double fac = d.factor[i].s[0] / (double(dt) * dt);
+      const double want = std::max(k0[i] + EDDY_DFSPH_OMEGA * e * fac, 0.0) - k0[i];
+      const double eScale = rho + f.ref.rho0 + dt * scale[i];
+      const double tol = 1e-5 * (EDDY_DFSPH_OMEGA * eScale * fac + k0[i]);
+      EXPECT_NEAR(dk[i], want, tol) << "i = " << i;
+      errSum += std::max(e, 0.0);
+      errScale += eScale;
+    }
+    s.runCheck(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+    const auto st = s.readState();
+    const double err = errSum / double(n) * 100.0 / f.ref.rho0;
+    EXPECT_NEAR(asFloat(st[EDDY_DFSPH_ST_DEN_ERR]), err,
+                1e-5 * errScale / double(n) * 100.0 / f.ref.rho0);
+  }
+}
+
+TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t n : kSizes) {
+    for (unsigned slot : {unsigned(EDDY_DFSPH_SLOT_DIV), unsigned(EDDY_DFSPH_SLOT_DEN)}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", slot " + std::to_string(slot) + ", seed " +
+                   std::to_string(seed));
+      const float dt = 7e-4f;
+      Fixture f = makeFixture(n, seed + 13 * unsigned(n), dt);
+      Profiler prof;
+      DfsphKernels s(test::context(), n, prof, true);
+      runDensity(f, s);  // the solve is not done: a fresh state
+      std::vector<cl_float> dk(n), k0(n);
+      std::vector<double> dkd(n);
+      for (size_t i = 0; i < n; ++i) {
+        dk[i] = float(1e-3 * (u(rng) - 0.2));
+        dkd[i] = dk[i];
+        k0[i] = float(1e-3 * u(rng));
+      }
+      s.writeDk(dk);
+      s.writePressures(k0, k0);
+      s.runVelocity(slot, true, f.buffers(), f.params);
+      const auto v = read<cl_float4>(f.vel, n);
+      const auto k = slot == EDDY_DFSPH_SLOT_DIV ? s.readDivergencePressure(n)
+                                                 : s.readDensityPressure(n);
+      std::vector<std::array<double, 3>> acc;
+      std::vector<double> scale;
+      dfsphReferencePressureAccel(f.ref, dkd, acc, scale);
+      const double fdt = slot == EDDY_DFSPH_SLOT_DIV ? 1.0 : double(dt);
+      for (size_t i = 0; i < n; ++i) {
+        for (int a = 0; a < 3; ++a) {
+          const double want = double(f.ref.vel[i].s[a]) + fdt * acc[i][a];
+          const double tol = 1e-5 * (fdt * scale[i] + std::fabs(f.ref.vel[i].s[a])) + 1e-12;
+          EXPECT_NEAR(v[i].s[a], want, tol) << "i = " << i << " axis " << a;
+        }
+        EXPECT_NEAR(k[i], double(k0[i]) + dkd[i], 1e-6 * (std::fabs(k0[i]) + std::fabs(dkd[i])));
+      }
+    }
+  }
+}
+
+TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
+  const size_t n = 257;
+  Fixture f = makeFixture(n, test::freshSeed(), 1e-3f);
+  Profiler prof;
+  DfsphKernels s(test::context(), n, prof, true);
+  runDensity(f, s);
+  s.writeState(std::vector<cl_uint>(EDDY_DFSPH_STATE_SIZE, 0u));  // as the warm start leaves it
+  f.params.minIterations = 2;
+  f.params.maxIterations = 3;
+  f.params.densityTolerance = 1e30;  // always within tolerance: stops at min_iterations
+  for (int k = 0; k < 5; ++k) {
+    s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+    s.runCheck(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+    const auto st = s.readState();
+    EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_ITER], unsigned(std::min(k + 1, 2))) << k;
+    EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_DONE], k >= 2 ? 1u : 0u) << k;
+  }
+  // Done: rate and velocity kernels change nothing.
+  const auto v0 = read<cl_float4>(f.vel, n);
+  std::vector<cl_float> dk(n, 1.0f);
+  s.writeDk(dk);
+  s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+  s.runVelocity(EDDY_DFSPH_SLOT_DEN, true, f.buffers(), f.params);
+  EXPECT_EQ(s.readDk(n), dk);
+  const auto v1 = read<cl_float4>(f.vel, n);
+  for (size_t i = 0; i < n; ++i)
+    for (int a = 0; a < 3; ++a) EXPECT_EQ(v0[i].s[a], v1[i].s[a]);
+  // Never within tolerance: stops after max_iterations.
+  s.writeState(std::vector<cl_uint>(EDDY_DFSPH_STATE_SIZE, 0u));
+  f.params.densityTolerance = -1;
+  for (int k = 0; k < 6; ++k) {
+    s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+    s.runCheck(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+  }
+  const auto st = s.readState();
+  EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_ITER], 3u);
+  EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_DONE], 1u);
+  EXPECT_EQ(st[EDDY_DFSPH_ST_DIV_DONE], 0u);  // the other solve is untouched
+}
