@@ -6,6 +6,7 @@
 #include "eddy_shared.h"
 #include "nbody.hpp"
 #include "nbody_tree.hpp"
+#include "reference/nbody_reference.hpp"
 #include "reference/nbody_tree_reference.hpp"
 #include "snapshot.hpp"
 #include "test_util.hpp"
