@@ -3,6 +3,7 @@
 #include "config.hpp"
 #include "snapshot.hpp"
 #include "vtk.hpp"
+#include "session.hpp"
 
 #include "factory.hpp"
 #include "io.hpp"
@@ -600,17 +601,20 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   const std::string scene = spec.icPath.empty()
                                 ? (spec.scene.empty() ? defaultScene(spec.sim) : spec.scene)
                                 : "ic:" + spec.icPath;
-  const uint64_t steps = c.steps.value_or(1000);
-  const uint64_t diagEvery = c.diagEvery.value_or(10);
-  const uint64_t exportEvery = c.exportEvery.value_or(100);
-  const uint64_t checkEvery = c.checkEvery.value_or(100);
+  SessionSettings run;
+  run.steps = c.steps.value_or(1000);
+  run.until = c.until;
+  run.diagEvery = c.diagEvery.value_or(10);
+  run.exportEvery = c.exportEvery.value_or(100);
+  run.checkEvery = c.checkEvery.value_or(100);
+  Session session(*sim, run);
   const uint64_t startStep = sim->steps();
 
   std::unique_ptr<AtomicFile> diag;
   const auto columns = sim->diagColumns();
   if (c.diag) {
     diag = std::make_unique<AtomicFile>(*c.diag);
-    diag->stream() << joinCsv(columns) << '\n';
+    session.setDiag(&diag->stream());
   }
   std::unique_ptr<VtkSeries> series;
   if (c.exportDir) {
@@ -621,65 +625,36 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
             << *c.exportDir << '\n';
     }
     series = std::make_unique<VtkSeries>(*c.exportDir);
-    series->add(sim->frame());
+    session.setSeries(series.get());
   }
-  const std::vector<double> first = sim->diagRow();
-  if (diag) diag->stream() << joinCsv(first) << '\n';
-
-  // With --until the simulated time is checked only now and then: where the
-  // time step is chosen on the device (SPH), every check is a read-back. The
-  // next check comes after half the steps the mean dt says are left.
-  uint64_t nextCheck = 0, lastSteps = sim->steps();
-  double lastTime = sim->syncTime();
-  auto finished = [&] {
-    if (!c.until) return sim->steps() - startStep >= steps;
-    if (sim->steps() < nextCheck) return false;
-    const double t = sim->syncTime();
-    if (t >= *c.until - 1e-12) return true;
-    const double meanDt =
-        sim->steps() > lastSteps ? (t - lastTime) / double(sim->steps() - lastSteps) : 0.0;
-    const double left = meanDt > 0 ? (*c.until - t) / meanDt : 0.0;
-    nextCheck = sim->steps() + std::clamp<uint64_t>(static_cast<uint64_t>(left / 2), 1, 1000);
-    lastTime = t;
-    lastSteps = sim->steps();
-    return false;
+  // Progress on stderr every 2 s of wall clock.
+  auto lastReport = Session::Clock::now();
+  auto progress = [&](uint64_t s) {
+    const auto now = Session::Clock::now();
+    if (o.quiet || now - lastReport <= std::chrono::seconds(2)) return;
+    lastReport = now;
+    const double secs = std::chrono::duration<double>(now - session.started()).count();
+    const uint64_t done = s - startStep;
+    err << "  step " << s;
+    if (!c.until) err << " (" << std::fixed << std::setprecision(0)
+                      << 100.0 * double(done) / double(std::max<uint64_t>(run.steps, 1)) << "%)";
+    err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
+        << std::setprecision(4) << double(done) / secs << " steps/s\n";
   };
-  // The state before the first step, checked now: this also builds the check's
-  // kernel before the loop, so that no kernel is compiled once the steps run
-  // (a SIGINT must never meet the compiler mid-build).
-  if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
-  const auto t0 = Clock::now();
-  auto lastReport = t0;
-  sim->profiler().reset();
+  // The first rows and frame; the state before the first step is checked
+  // (a blow-up there leaves no diagnostics file behind).
+  session.begin();
+  lastReport = session.started();
+  SessionEnd ended;
   try {
-    while (!signals.received() && !finished()) {
-      sim->step();
-      const uint64_t s = sim->steps();
-      if (checkEvery && s % checkEvery == 0)
-        if (auto b = sim->pollFinite()) throw BlowUpError(*b, sim->kind());
-      if (diag && s % diagEvery == 0) diag->stream() << joinCsv(sim->diagRow()) << '\n';
-      if (series && s % exportEvery == 0) series->add(sim->frame());
-      const auto now = Clock::now();
-      if (!o.quiet && now - lastReport > std::chrono::seconds(2)) {
-        lastReport = now;
-        const double secs = std::chrono::duration<double>(now - t0).count();
-        const uint64_t done = s - startStep;
-        err << "  step " << s;
-        if (!c.until) err << " (" << std::fixed << std::setprecision(0)
-                          << 100.0 * double(done) / double(std::max<uint64_t>(steps, 1)) << "%)";
-        err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
-            << std::setprecision(4) << double(done) / secs << " steps/s\n";
-      }
-    }
-    sim->finish();
-    // Once at the end whatever --check-every is: a blow-up never ends in exit 0.
-    if (auto b = sim->checkFiniteNow()) throw BlowUpError(*b, sim->kind());
+    ended = session.run([&] { return signals.received() != 0; }, progress);
   } catch (const BlowUpError&) {
     // Keep what was recorded up to the blow-up; write no final state over good files.
     if (diag) diag->commit();
     throw;
   }
-  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double wall = ended.wallSeconds;
+  const std::vector<double>& first = session.firstRow();
   if (const int sig = signals.received()) {
     // Stopped at a step boundary: the diagnostics rows so far are complete and
     // committed, every exported frame and eddy.pvd is already in place; the
@@ -694,11 +669,8 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     return 128 + sig;
   }
   sim->profiler().collect(true);
-  const std::vector<double> last = sim->diagRow();
-  const bool moved = sim->steps() != startStep;
-  if (diag && moved && sim->steps() % diagEvery != 0) diag->stream() << joinCsv(last) << '\n';
+  const std::vector<double> last = session.end();
   if (diag) diag->commit();
-  if (series && moved && sim->steps() % exportEvery != 0) series->add(sim->frame());
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: e.g. SPH particles that had to be put back into the tank.
@@ -1086,10 +1058,14 @@ int cmdBenchFrame(Args& args, std::ostream& out, std::ostream& err) {
   cl::Buffer colDev(ctx.context(), CL_MEM_READ_WRITE, n * sizeof(float));
   Profiler frameProf;
   cl::Event pending[2][2];
+  // The run loop without outputs or checks: substeps steps per frame.
+  SessionSettings plain;
+  plain.checkEvery = 0;
+  Session session(*sim, plain);
   auto& q = ctx.queue();
   auto oneFrame = [&](unsigned long long f) {
     const int w = int(f % 2);
-    for (unsigned long long s = 0; s < substeps; ++s) sim->step();
+    for (unsigned long long s = 0; s < substeps; ++s) session.step();
     if (field >= 0) {
       frameProf.record("color", sim->writeColorField(size_t(field), colDev));
       q.enqueueReadBuffer(colDev, CL_FALSE, 0, n * sizeof(float), col[w].data(), nullptr, &pending[w][1]);
