@@ -13,7 +13,7 @@ Session::Session(Simulation& sim, SessionSettings settings)
 void Session::begin() {
   startStep_ = sim_.steps();
   if (diag_) *diag_ << joinCsv(sim_.diagColumns()) << '\n';
-  if (series_) series_->add(sim_.frame());
+  if (series_) series_->add(sim_.particleState());
   first_ = sim_.diagRow();
   if (diag_) *diag_ << joinCsv(first_) << '\n';
   nextCheck_ = 0;
@@ -30,7 +30,7 @@ void Session::step() {
   if (s_.checkEvery && s % s_.checkEvery == 0)
     if (auto b = sim_.pollFinite()) throw BlowUpError(*b, sim_.kind());
   if (diag_ && s % s_.diagEvery == 0) *diag_ << joinCsv(sim_.diagRow()) << '\n';
-  if (series_ && s % s_.exportEvery == 0) series_->add(sim_.frame());
+  if (series_ && s % s_.exportEvery == 0) series_->add(sim_.particleState());
 }
 
 bool Session::finished() {
@@ -66,7 +66,7 @@ const std::vector<double>& Session::end() {
   last_ = sim_.diagRow();
   const bool moved = sim_.steps() != startStep_;
   if (diag_ && moved && sim_.steps() % s_.diagEvery != 0) *diag_ << joinCsv(last_) << '\n';
-  if (series_ && moved && sim_.steps() % s_.exportEvery != 0) series_->add(sim_.frame());
+  if (series_ && moved && sim_.steps() % s_.exportEvery != 0) series_->add(sim_.particleState());
   return last_;
 }
 
