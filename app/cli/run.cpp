@@ -256,6 +256,112 @@ const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTE
 
 }  // namespace
 
+namespace {
+
+// What the end of a run reports, on stdout: --json or the text summary.
+struct RunSummary {
+  Simulation& sim;
+  const SceneSpec& spec;
+  const std::string& scene;  // "ic:FILE" for initial conditions
+  const std::vector<std::unique_ptr<Context>>& devices;
+  const std::vector<DeviceShare>* shares;  // several devices, else nullptr
+  uint64_t startStep;
+  double wall;
+  const std::vector<std::string>& columns;
+  const std::vector<double>& first;
+  const std::vector<double>& last;
+  std::optional<double> dE, virial;
+  const std::vector<std::string>& warnings;
+};
+
+void printJsonSummary(const RunSummary& r, std::ostream& out) {
+  json j;
+  j["sim"] = r.spec.sim;
+  j["scene"] = r.scene;
+  j["n"] = r.sim.size();
+  j["steps"] = r.sim.steps() - r.startStep;  // this run's steps; "step" is the absolute one
+  j["step"] = r.sim.steps();
+  j["time"] = r.sim.syncTime();
+  j["device"] = deviceJson(r.sim.context().info());
+  if (r.shares) {
+    json ds = json::array();
+    for (size_t i = 0; i < r.shares->size(); ++i) {
+      const auto& sh = (*r.shares)[i];
+      json d = deviceJson(r.devices[i]->info());
+      d["bodies"] = sh.count;
+      d["first"] = sh.first;
+      d["share"] = sh.weight;
+      d["calibrated_pairs_per_s"] = sh.rate;
+      ds.push_back(d);
+    }
+    j["devices"] = ds;
+  }
+  j["wall_s"] = r.wall;
+  j["steps_per_s"] = r.wall > 0 ? double(r.sim.steps() - r.startStep) / r.wall : 0.0;
+  json a = json::object(), b = json::object();
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    a[r.columns[i]] = jsonNumber(r.first[i], integerColumn(r.columns[i]));
+    b[r.columns[i]] = jsonNumber(r.last[i], integerColumn(r.columns[i]));
+  }
+  j["initial"] = a;
+  j["final"] = b;
+  if (r.dE) j["energy_rel_change"] = *r.dE;
+  if (r.virial) j["virial_ratio"] = *r.virial;
+  j["warnings"] = r.warnings;
+  j["profile"] = profileJson(r.sim.profiler());
+  j["params"] = json::object();
+  for (const auto& d : r.sim.params().declarations()) {
+    const double v = r.sim.params().get(d.name);
+    if (d.isEnum()) j["params"][d.name] = d.valueText(v);
+    else if (d.isBool()) j["params"][d.name] = v != 0;
+    else j["params"][d.name] = jsonNumber(v, d.integer);
+  }
+  out << j.dump(2) << '\n';
+}
+
+void printTextSummary(const RunSummary& r, std::ostream& out) {
+  const uint64_t ran = r.sim.steps() - r.startStep;
+  out << "eddy " << r.spec.sim << " scene " << r.scene << ", N = " << r.sim.size() << ", " << ran
+      << " steps";
+  if (r.startStep) out << " (steps " << r.startStep << " to " << r.sim.steps() << ")";
+  out << " to t = " << r.sim.syncTime() << " in " << std::setprecision(4) << r.wall << " s ("
+      << double(ran) / std::max(r.wall, 1e-9) << " steps/s)\n";
+  const DeviceInfo& info = r.sim.context().info();
+  out << "device: " << info.name << " (" << info.platformName << ", driver " << info.driverVersion
+      << ")\n";
+  if (r.shares)
+    for (size_t i = 0; i < r.shares->size(); ++i) {
+      const auto& sh = (*r.shares)[i];
+      out << "  " << sh.tag << "  " << sh.name << " (driver " << r.devices[i]->info().driverVersion
+          << "): bodies " << sh.count << " [" << sh.first << ", " << sh.first + sh.count << ")\n";
+    }
+  out << "\nper-kernel device time (window of the last " << 128 << " launches):\n"
+      << r.sim.profiler().table() << '\n';
+  out << std::setprecision(10);
+  out << "diagnostics        initial              final\n";
+  for (size_t i = 0; i < r.columns.size(); ++i)
+    out << "  " << std::left << std::setw(14) << r.columns[i] << std::right << std::setw(20)
+        << r.first[i] << ' ' << std::setw(20) << r.last[i] << '\n';
+  if (r.dE) out << "  relative energy change " << std::setprecision(4) << *r.dE << '\n';
+  if (r.virial) out << "  virial ratio 2K/|W|    " << std::setprecision(4) << *r.virial << '\n';
+}
+
+// The energy warning (|dE/E| over the run above the energy_warning parameter),
+// where the simulation has a conserved total and declares that parameter.
+std::optional<std::string> energyWarning(Simulation& sim, const std::optional<double>& dE) {
+  if (!dE || !sim.params().find("energy_warning")) return std::nullopt;
+  const double limit = sim.params().get("energy_warning");
+  if (!(limit > 0 && std::fabs(*dE) > limit)) return std::nullopt;
+  std::ostringstream w;
+  w << "the total energy changed by " << std::setprecision(4) << 100 * *dE
+    << " % over the run (|dE/E| = " << std::fabs(*dE) << " > energy_warning = "
+    << formatNumber(limit) << "): the result is not trustworthy; try a smaller dt or a "
+    << "larger softening";
+  return w.str();
+}
+
+}  // namespace
+
 int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   RunOptions o = parseRun(args);
   const RunConfig& c = o.cfg;
@@ -323,7 +429,6 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
     multi.shares = o.shares;
     sim = makeSimulation(pointers(devices), spec, params, multi);
   }
-  Context& ctx = sim->context();
   const std::vector<DeviceShare>* shares = sim->deviceShares();  // several devices
   if (shares && !o.quiet)
     for (const auto& sh : *shares) {
@@ -416,90 +521,15 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   // one: the first and the last diagnostics row, i.e. the start and the end
   // of this run (no read-backs beyond those two).
   const std::optional<double> dE = sim->conservedDrift(first, last);
-  if (const ParamDesc* d = sim->params().find("energy_warning"); d && dE) {
-    const double limit = sim->params().get("energy_warning");
-    if (limit > 0 && std::fabs(*dE) > limit) {
-      std::ostringstream w;
-      w << "the total energy changed by " << std::setprecision(4) << 100 * *dE
-        << " % over the run (|dE/E| = " << std::fabs(*dE) << " > energy_warning = "
-        << formatNumber(limit) << "): the result is not trustworthy; try a smaller dt or a "
-        << "larger softening";
-      warnings.push_back(w.str());
-    }
-  }
+  if (auto w = energyWarning(*sim, dE)) warnings.push_back(*w);
   for (const auto& w : warnings) err << "eddy: warning: " << w << '\n';
   const std::optional<double> virial = sim->virialRatio();
 
-  if (o.json) {
-    json j;
-    j["sim"] = spec.sim;
-    j["scene"] = scene;
-    j["n"] = sim->size();
-    j["steps"] = sim->steps() - startStep;  // this run's steps; "step" is the absolute one
-    j["step"] = sim->steps();
-    j["time"] = sim->syncTime();
-    j["device"] = deviceJson(ctx.info());
-    if (shares) {
-      json ds = json::array();
-      for (size_t i = 0; i < shares->size(); ++i) {
-        const auto& sh = (*shares)[i];
-        json d = deviceJson(devices[i]->info());
-        d["bodies"] = sh.count;
-        d["first"] = sh.first;
-        d["share"] = sh.weight;
-        d["calibrated_pairs_per_s"] = sh.rate;
-        ds.push_back(d);
-      }
-      j["devices"] = ds;
-    }
-    j["wall_s"] = wall;
-    j["steps_per_s"] = wall > 0 ? double(sim->steps() - startStep) / wall : 0.0;
-    json a = json::object(), b = json::object();
-    for (size_t i = 0; i < columns.size(); ++i) {
-      a[columns[i]] = jsonNumber(first[i], integerColumn(columns[i]));
-      b[columns[i]] = jsonNumber(last[i], integerColumn(columns[i]));
-    }
-    j["initial"] = a;
-    j["final"] = b;
-    if (dE) j["energy_rel_change"] = *dE;
-    if (virial) j["virial_ratio"] = *virial;
-    j["warnings"] = warnings;
-    j["profile"] = profileJson(sim->profiler());
-    j["params"] = json::object();
-    for (const auto& d : sim->params().declarations()) {
-      const double v = sim->params().get(d.name);
-      if (d.isEnum()) j["params"][d.name] = d.valueText(v);
-      else if (d.isBool()) j["params"][d.name] = v != 0;
-      else j["params"][d.name] = jsonNumber(v, d.integer);
-    }
-    out << j.dump(2) << '\n';
-  } else {
-    const uint64_t ran = sim->steps() - startStep;
-    out << "eddy " << spec.sim << " scene " << scene << ", N = " << sim->size() << ", " << ran
-        << " steps";
-    if (startStep) out << " (steps " << startStep << " to " << sim->steps() << ")";
-    out << " to t = " << sim->syncTime() << " in " << std::setprecision(4) << wall << " s ("
-        << double(ran) / std::max(wall, 1e-9) << " steps/s)\n";
-    out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
-        << ctx.info().driverVersion << ")\n";
-    if (shares)
-      for (size_t i = 0; i < shares->size(); ++i) {
-        const auto& sh = (*shares)[i];
-        out << "  " << sh.tag << "  " << sh.name << " (driver " << devices[i]->info().driverVersion
-            << "): bodies " << sh.count << " [" << sh.first << ", " << sh.first + sh.count << ")\n";
-      }
-    out << "\nper-kernel device time (window of the last " << 128 << " launches):\n"
-        << sim->profiler().table() << '\n';
-    out << std::setprecision(10);
-    out << "diagnostics        initial              final\n";
-    for (size_t i = 0; i < columns.size(); ++i)
-      out << "  " << std::left << std::setw(14) << columns[i] << std::right << std::setw(20)
-          << first[i] << ' ' << std::setw(20) << last[i] << '\n';
-    if (dE) out << "  relative energy change " << std::setprecision(4) << *dE << '\n';
-    if (virial) out << "  virial ratio 2K/|W|    " << std::setprecision(4) << *virial << '\n';
-  }
+  const RunSummary summary{*sim, spec, scene, devices, shares, startStep, wall, columns,
+                           first, last, dE, virial, warnings};
+  if (o.json) printJsonSummary(summary, out);
+  else printTextSummary(summary, out);
   return 0;
 }
-
 
 }  // namespace eddy::cli
