@@ -37,17 +37,19 @@ bool known(const std::vector<std::string>& v, const std::string& s) {
 
 SceneSpec specFromConfig(const RunConfig& c) {
   SceneSpec s;
-  s.sim = c.sim.value_or("nbody");  // the config format's default (sim/config.hpp)
+  s.sim = c.sim.value_or(defaultSimulationName());  // the config format's default (sim/config.hpp)
   if (!known(simulationNames(), s.sim)) throw Error("unknown simulation '" + s.sim + "'");
+  const SimulationType& type = simulationType(s.sim);
   s.scene = c.scene.value_or("");
   s.icPath = c.ic.value_or("");
   s.n = size_t(c.n.value_or(0));
-  if (!s.icPath.empty() && s.sim != "nbody") throw Error("\"ic\" is only for the nbody simulation");
+  if (!s.icPath.empty() && !type.takesIcFile)
+    throw Error("\"ic\" is only for the " + icTypeNames() + " simulation");
   if (!s.icPath.empty() && (c.scene || c.n))
     throw Error("\"ic\" replaces the scene: do not combine it with \"scene\" or \"n\"");
-  if (s.n && s.sim == "sph")
-    throw Error("\"n\" is not used by the sph simulation: the particle count follows from the "
-                "scene (set \"spacing\" instead)");
+  if (s.n && type.defaultCount == 0)
+    throw Error("\"n\" is not used by the " + s.sim + " simulation: the particle count follows "
+                "from the scene (set \"" + type.countParam + "\" instead)");
   if (s.icPath.empty()) {
     if (s.scene.empty()) s.scene = defaultSceneFor(s.sim);
     if (!known(sceneNames(s.sim), s.scene))
@@ -59,7 +61,7 @@ SceneSpec specFromConfig(const RunConfig& c) {
 }
 
 Params paramsFromConfig(const RunConfig& c) {
-  Params p(paramDecl(c.sim.value_or("nbody")));
+  Params p(paramDecl(c.sim.value_or(defaultSimulationName())));
   for (const auto& [k, v] : c.params) p.set(k, v);
   return p;
 }

@@ -110,7 +110,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw GuiUsageError(std::string("--config: ") + e.what());
     }
-    const std::string csim = c.sim.value_or("nbody");  // the format's default
+    const std::string csim = c.sim.value_or(defaultSimulationName());  // the format's default
     if (simGiven && csim != o.spec.sim && !c.params.empty())
       throw GuiUsageError("--sim " + o.spec.sim + " overrides the config's simulation '" + csim +
                           "', whose \"params\" do not apply");
@@ -126,8 +126,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
       if (!sceneGiven && c.scene) o.spec.scene = *c.scene;
       if (!nGiven && c.n) o.spec.n = size_t(*c.n);
     }
-    if (!o.spec.icPath.empty() && o.spec.sim != "nbody")
-      throw GuiUsageError("--config: \"ic\" is only for the nbody simulation");
+    if (!o.spec.icPath.empty() && !takesIcFile(o.spec.sim))
+      throw GuiUsageError("--config: \"ic\" is only for the " + icTypeNames() + " simulation");
     o.configParams = c.params;
     if (c.device && o.device.empty()) o.device = *c.device;
     const std::pair<const char*, bool> headless[] = {
@@ -152,10 +152,9 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
     throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + joinNames(sims));
-  if (o.spec.sim == "sph" && o.spec.n)
+  if (o.spec.n && simulationType(o.spec.sim).defaultCount == 0)
     throw GuiUsageError((nGiven ? std::string("--n") : "--config " + o.configPath + ": key 'n'") +
-                        " is not used by --sim sph: the particle count follows from the scene "
-                        "(e.g. --set spacing=0.002)");
+                        countNotUsedNote(o.spec.sim));
   if (o.spec.icPath.empty()) {
     if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);
     const auto scenes = sceneNames(o.spec.sim);

@@ -1,6 +1,7 @@
 #include "view_defaults.hpp"
 
 #include "colormap.hpp"
+#include "registry.hpp"
 
 #include <algorithm>
 
@@ -12,7 +13,8 @@ ViewSettings defaultViewFor(const std::string& kind) {
   auto mapIndex = [&](const char* name) {
     return int(std::find(maps.begin(), maps.end(), name) - maps.begin());
   };
-  if (kind == "nbody") {
+  const SimulationType* type = findSimulationType(kind);
+  if (type && type->appGlow) {
     v.style = DrawStyle::Glow;
     v.colormap = mapIndex("inferno");
     v.showBox = false;

@@ -50,6 +50,13 @@ bad_config|run --config nosuch.json
 bad_device|run --device 9:9 --steps 1
 bench_bad|bench nbody --wg 3
 bench_unknown|bench foo
+nbody_check|run --sim nbody --n 64 --steps 25 --check-every 7 --diag diag.csv --diag-every 3 --export exp --export-every 6 --quiet
+sph_until_files|run --sim sph --until 0.003 --diag diag.csv --diag-every 4 --export exp --export-every 7 --out out.csv --quiet
+sph_ic|run --sim sph --ic nosuch.csv --steps 1
+sph_n|run --sim sph --n 100 --steps 1
+sph_devices|run --sim sph --devices cpu --steps 1
+bench_frame|bench frame --sim nbody --n 200 --frames 3 --json
+bench_frame_sph|bench frame --sim sph --set spacing=0.01 --frames 2 --substeps 2 --json
 EOF
 )
 
@@ -62,7 +69,7 @@ text = open(path, encoding="utf-8", errors="replace").read()
 TIME_KEYS = {"wall_s", "steps_per_s", "step_ms", "wall_ms", "particle_steps_per_s", "global_mem_bytes"}
 def scrub(v):
     if isinstance(v, dict):
-        return {k: ("<t>" if (k in TIME_KEYS or k.endswith("_ms")) else scrub(x)) for k, x in v.items()}
+        return {k: ("<t>" if (k in TIME_KEYS or k.endswith("_ms") or "_ms_" in k) else scrub(x)) for k, x in v.items()}
     if isinstance(v, list):
         return [scrub(x) for x in v]
     return v

@@ -80,7 +80,7 @@ TEST_P(Soak, HostHeapAndDeviceAllocationsStayFlat) {
           ASSERT_FALSE(sim->pollFinite()) << "step " << sim->steps();
         }
         if (sim->steps() % 1000 == 0) sim->diagRow();
-        if (sim->steps() % 5000 == 0) sim->frame();
+        if (sim->steps() % 5000 == 0) sim->particleState();
       }
       sim->context().queue().finish();
       sim->profiler().collect(true);

@@ -1,5 +1,5 @@
 // The VTK writer's own checks and the generic export of any simulation's
-// state (Simulation::frame()'s default). Values are read back by VTK itself in
+// state (Simulation::particleState()'s default). Values are read back by VTK itself in
 // tests/check_vtk.py (CTest: vtk_export_readback).
 #include "simulation.hpp"
 #include "snapshot.hpp"
@@ -16,7 +16,7 @@ using namespace eddy;
 namespace {
 
 // A stand-in simulation with SPH-like state columns: exercises the default
-// frame() that a new simulation gets without writing any export code.
+// particleState() that a new simulation gets without writing any export code.
 class FakeSim : public Simulation {
  public:
   explicit FakeSim(Context& ctx)
@@ -47,7 +47,7 @@ class FakeSim : public Simulation {
 
 TEST(Export, DefaultFrameMapsStateColumnsToPointData) {
   FakeSim sim(test::context());
-  const ParticleFrame f = sim.frame();
+  const ParticleState f = sim.particleState();
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f.positions, (std::vector<float>{2, 3, 4, -2, -3, -4}));
   ASSERT_EQ(f.arrays.size(), 5u);
@@ -68,7 +68,7 @@ TEST(Export, DefaultFrameMapsStateColumnsToPointData) {
 TEST(Export, WriterRejectsInconsistentFramesAndEscapesNames) {
   const std::string dir = test::tempDir() + "/vtk-unit";
   std::filesystem::create_directories(dir);
-  ParticleFrame f;
+  ParticleState f;
   f.positions = {0, 1, 2, 3, 4, 5, 6};  // not triples
   EXPECT_THROW(writeVtp(dir + "/a.vtp", f), Error);
   f.positions = {0, 1, 2, 3, 4, 5};
@@ -92,7 +92,7 @@ TEST(Export, WriterRejectsInconsistentFramesAndEscapesNames) {
 TEST(Export, SeriesKeepsOneEntryPerStepAndAValidCollection) {
   const std::string dir = test::tempDir() + "/vtk-series/deeper";
   VtkSeries s(dir);
-  ParticleFrame f;
+  ParticleState f;
   f.positions = {0, 0, 0};
   f.step = 0;
   s.add(f);

@@ -29,6 +29,33 @@ std::string defaultScene(std::string_view sim) { return sceneNames(sim).front();
 
 size_t defaultCount(std::string_view sim) { return simulationType(sim).defaultCount; }
 
+bool takesIcFile(std::string_view sim) { return simulationType(sim).takesIcFile; }
+
+bool runsOnSeveralDevices(std::string_view sim) { return bool(simulationType(sim).makeMulti); }
+
+namespace {
+std::string typeNames(bool (*pick)(const SimulationType&)) {
+  std::vector<std::string> v;
+  for (const auto& t : simulationTypes())
+    if (pick(t)) v.push_back(t.name);
+  return joinNames(v);
+}
+}  // namespace
+
+std::string icTypeNames() {
+  return typeNames([](const SimulationType& t) { return t.takesIcFile; });
+}
+
+std::string multiDeviceTypeNames() {
+  return typeNames([](const SimulationType& t) { return bool(t.makeMulti); });
+}
+
+std::string countNotUsedNote(std::string_view sim) {
+  const SimulationType& t = simulationType(sim);
+  return " is not used by --sim " + t.name + ": the particle count follows from the scene" +
+         (t.countExample.empty() ? std::string() : " (e.g. --set " + t.countExample + ")");
+}
+
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params) {
   const SimulationType& type = simulationType(spec.sim);

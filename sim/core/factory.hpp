@@ -19,6 +19,14 @@ const std::vector<ParamDesc>& paramDecl(std::string_view sim);
 std::vector<std::string> sceneNames(std::string_view sim);
 std::string defaultScene(std::string_view sim);
 size_t defaultCount(std::string_view sim);
+// Front-end checks and their messages, from the type records (no names compared).
+bool takesIcFile(std::string_view sim);
+std::string icTypeNames();           // the types that read initial-conditions files ("nbody")
+bool runsOnSeveralDevices(std::string_view sim);
+std::string multiDeviceTypeNames();  // the types that split over devices ("nbody")
+// " is not used by --sim sph: the particle count follows from the scene
+// (e.g. --set spacing=0.002)", for a type whose count follows from its scene.
+std::string countNotUsedNote(std::string_view sim);
 
 // Builds the scene and the simulation with the given parameter values. The
 // device memory needed is checked before the scene is built.

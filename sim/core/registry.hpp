@@ -43,6 +43,15 @@ struct SimulationType {
   std::function<const std::vector<ParamDesc>&()> params;  // the declared parameters
   std::function<std::vector<std::string>()> scenes;  // scene names, the default first
   size_t defaultCount = 0;                           // particles when n is 0 (0: from the scene)
+  // What the front ends need to know, so that they never compare names:
+  bool takesIcFile = false;       // initial conditions from a CSV file (--ic, config "ic")
+  std::string countParam;         // defaultCount 0: the parameter that sets the count ("spacing")
+  std::string countExample;       // ... and an example assignment ("spacing=0.002")
+  bool appDefault = false;        // the desktop app opens this type when none is asked for
+  std::string appScene;           // ... with this scene ("" = the type's default scene)
+  size_t appCpuCount = 0;         // the app's count on a CPU device (0 = as on a GPU)
+  size_t demoCount = 0;           // --n of the app's headless demo run (0: no --n)
+  bool appGlow = false;           // the app draws the particles as glowing points (stars)
   // Spec rules: throws eddy::Error when the spec asks for something the type
   // cannot do (an initial-conditions file, a count). Called before building.
   std::function<void(const SceneSpec&)> checkSpec;

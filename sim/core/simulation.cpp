@@ -160,14 +160,14 @@ void Simulation::saveState(SnapshotWriter&) {
   throw Error("the " + kind() + " simulation cannot save restart snapshots yet");
 }
 
-ParticleFrame Simulation::frame() {
+ParticleState Simulation::particleState() {
   const auto cols = stateColumns();
   const auto rows = stateRows();
   auto column = [&](std::string_view name) -> long {
     const auto it = std::find(cols.begin(), cols.end(), name);
     return it == cols.end() ? -1 : long(it - cols.begin());
   };
-  ParticleFrame f;
+  ParticleState f;
   f.time = syncTime();  // the time of this very step (SPH: its device clock)
   f.step = steps_;
   const size_t n = rows.size();

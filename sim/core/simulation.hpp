@@ -2,7 +2,7 @@
 #pragma once
 
 #include "cl.hpp"
-#include "frame.hpp"
+#include "particle_state.hpp"
 #include "params.hpp"
 #include "profiler.hpp"
 
@@ -39,6 +39,17 @@ struct BlowUp {
   double time = 0;
   uint64_t particles = 0, n = 0;
   std::string message(std::string_view sim) const;
+};
+
+// One device's part of a simulation split over several devices
+// (MultiNBodySim; eddy-cli run prints them).
+struct DeviceShare {
+  std::string tag;    // "P:D"
+  std::string name;   // device name
+  size_t first = 0;   // its particles: [first, first + count)
+  size_t count = 0;   // 0: the device sits this run out
+  double weight = 0;  // its fraction of the particles as asked for (sums to 1)
+  double rate = 0;    // calibrated pair interactions per second (0: shares given)
 };
 
 class BlowUpError : public Error {
@@ -118,6 +129,9 @@ class Simulation {
   // The virial ratio 2K/|W| of the current state (reads back), where it means
   // something (self-gravitating N-body). Default: none.
   virtual std::optional<double> virialRatio() { return std::nullopt; }
+  // A simulation split over several devices: each device's part, in the
+  // order the devices were given. nullptr: one device.
+  virtual const std::vector<DeviceShare>* deviceShares() const { return nullptr; }
 
   // ---- Hooks for files and robustness. Each has a generic default; a
   // simulation overrides what it can do better or must add. ----
@@ -126,7 +140,7 @@ class Simulation {
   // (reads back). The default builds it from stateColumns()/stateRows():
   // x,y,z -> positions, vx,vy,vz -> "velocity", every other column a scalar
   // (m -> "mass", rho -> "density", p -> "pressure", else the column's name).
-  virtual ParticleFrame frame();
+  virtual ParticleState particleState();
   // Blow-up check: float4-per-particle buffers whose xyz must stay finite.
   // Default: positionBuffer() only. Override to add velocities etc.
   virtual std::vector<const cl::Buffer*> finiteCheckBuffers() const;

@@ -37,7 +37,7 @@ struct Block {
 
 }  // namespace
 
-void writeVtp(const std::string& path, const ParticleFrame& f) {
+void writeVtp(const std::string& path, const ParticleState& f) {
   const size_t n = f.size();
   if (f.positions.size() != 3 * n) throw Error(path + ": positions are not x,y,z triples");
   if (n > 0x7fffffffu) throw Error(path + ": too many points for a .vtp (limit 2^31 - 1)");
@@ -152,7 +152,7 @@ VtkSeries::VtkSeries(std::string dir, std::string name) : dir_(std::move(dir)) {
   pvd_ = (std::filesystem::path(dir_) / name).string();
 }
 
-void VtkSeries::add(const ParticleFrame& frame) {
+void VtkSeries::add(const ParticleState& frame) {
   char file[64];
   std::snprintf(file, sizeof file, "step_%09llu.vtp", frame.step);
   writeVtp((std::filesystem::path(dir_) / file).string(), frame);

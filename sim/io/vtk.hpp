@@ -9,7 +9,7 @@
 // valid even if the run stops half-way.
 #pragma once
 
-#include "frame.hpp"
+#include "particle_state.hpp"
 
 #include <string>
 #include <utility>
@@ -18,7 +18,7 @@
 namespace eddy {
 
 // Writes one frame. Throws eddy::Error on a bad frame or a write failure.
-void writeVtp(const std::string& path, const ParticleFrame& frame);
+void writeVtp(const std::string& path, const ParticleState& frame);
 
 // True if `name` is a frame file eddy's export writes: step_<digits>.vtp.
 bool isExportFrameName(const std::string& name);
@@ -34,7 +34,7 @@ class VtkSeries {
   explicit VtkSeries(std::string dir, std::string name = "eddy.pvd");
   // Writes the frame's .vtp and rewrites the .pvd. A frame of a step already
   // written replaces that entry.
-  void add(const ParticleFrame& frame);
+  void add(const ParticleState& frame);
   const std::string& pvdPath() const { return pvd_; }
   size_t frames() const { return entries_.size(); }
 

@@ -373,10 +373,10 @@ std::vector<const cl::Buffer*> NBodySim::finiteCheckBuffers() const {
   return {&pos_[cur_], &vel_};
 }
 
-ParticleFrame NBodySim::frame() {
+ParticleState NBodySim::particleState() {
   const auto p = readPositions();
   const auto v = readVelocities();
-  ParticleFrame f;
+  ParticleState f;
   f.time = time_;
   f.step = steps_;
   f.positions.resize(3 * n_);

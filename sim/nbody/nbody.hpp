@@ -119,7 +119,7 @@ class NBodySim : public Simulation {
   std::vector<std::string> stateColumns() const override;
   std::vector<std::vector<double>> stateRows() override;
   const cl::Buffer& positionBuffer() const override { return pos_[cur_]; }
-  ParticleFrame frame() override;
+  ParticleState particleState() override;
   std::vector<const cl::Buffer*> finiteCheckBuffers() const override;
   void saveState(SnapshotWriter& out) override;
 

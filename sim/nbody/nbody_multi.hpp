@@ -31,14 +31,7 @@ struct MultiNBodyOptions {
 };
 
 // What one device does in a multi-device run.
-struct NBodyDeviceShare {
-  std::string tag;    // "P:D"
-  std::string name;   // device name
-  size_t first = 0;   // its bodies: [first, first + count)
-  size_t count = 0;   // 0: the device sits this run out
-  double weight = 0;  // its fraction of the bodies as asked for (sums to 1)
-  double rate = 0;    // calibrated pair interactions per second (0: shares given)
-};
+using NBodyDeviceShare = DeviceShare;  // sim/core/simulation.hpp
 
 // Bodies per device from weights (largest remainder; ties go to the lower
 // index), so counts sum to n exactly. Throws eddy::Error for a negative or
@@ -85,6 +78,7 @@ class MultiNBodySim : public Simulation {
   std::optional<double> virialRatio() override { return diagnostics().virialRatio; }
 
   const std::vector<NBodyDeviceShare>& shares() const { return shares_; }
+  const std::vector<DeviceShare>* deviceShares() const override { return &shares_; }
   // Profiler phase names of device i: "drift@P:D", "gravity@P:D" (one launch
   // per block of sources), "send@P:D" (own block to the host), "recv@P:D"
   // (the other blocks from the host), "potential@P:D" (diagnostics).

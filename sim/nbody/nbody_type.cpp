@@ -38,6 +38,10 @@ void registerNBodyType() {
   t.params = &nbodyParamDecl;
   t.scenes = [] { return nbodySceneNames(); };
   t.defaultCount = kDefaultBodies;
+  t.takesIcFile = true;
+  t.appCpuCount = 2048;  // a CPU device draws a smooth picture with this many
+  t.demoCount = 4096;
+  t.appGlow = true;
   t.checkSpec = [](const SceneSpec&) {};
   t.make = [](Context& ctx, const SceneSpec& spec, const Params& params)
       -> std::unique_ptr<Simulation> {

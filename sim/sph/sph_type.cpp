@@ -14,6 +14,10 @@ void registerSphType() {
   t.params = &sphParamDecl;
   t.scenes = [] { return sphSceneNames(); };
   t.defaultCount = 0;  // the count follows from the scene
+  t.countParam = "spacing";
+  t.countExample = "spacing=0.002";
+  t.appDefault = true;
+  t.appScene = "dam_break";
   t.checkSpec = [](const SceneSpec& spec) {
     if (!spec.icPath.empty()) throw Error("SPH: initial-conditions files are not supported");
     if (spec.n)

@@ -17,26 +17,49 @@ WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& c
 }
 
 void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
+  const SphDensityArgs a{.pos = p.positions(),
+                         .cells = p.cells(),
+                         .nlist = p.neighbourList(),
+                         .nbcount = p.neighbourCounts(),
+                         .rhop = rhop_,
+                         .n = p.count(),
+                         .dims = p.dims4(),
+                         .invCell = p.invCell(),
+                         .tank = p.tank4(),
+                         .h = cl_float(phys.h),
+                         .mass = cl_float(phys.mass),
+                         .rho0 = cl_float(phys.rho0),
+                         .B = cl_float(phys.B)};
   try {
-    p.profiler().record(
-        "density", density_(p.launch(), p.positions(), p.cells(), p.neighbourList(),
-                            p.neighbourCounts(), rhop_, p.count(), p.dims4(), p.invCell(),
-                            p.tank4(), cl_float(phys.h), cl_float(phys.mass),
-                            cl_float(phys.rho0), cl_float(phys.B)));
+    p.profiler().record("density", launch(density_, p.launch(), a));
   } catch (const cl::Error& e) {
     throw Error("SPH density kernel: " + describe(e));
   }
 }
 
 void WcsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
+  const SphForcesArgs a{.pos = p.positions(),
+                        .vel = p.velocities(),
+                        .rhop = rhop_,
+                        .cells = p.cells(),
+                        .nlist = p.neighbourList(),
+                        .nbcount = p.neighbourCounts(),
+                        .acc = acc_,
+                        .counters = p.counters(),
+                        .n = p.count(),
+                        .dims = p.dims4(),
+                        .invCell = p.invCell(),
+                        .tank = p.tank4(),
+                        .h = cl_float(phys.h),
+                        .mass = cl_float(phys.mass),
+                        .c0 = cl_float(phys.c0),
+                        .alpha = cl_float(phys.alpha),
+                        .gravity = cl_float(phys.gravity),
+                        .gamma = cl_float(phys.gamma),
+                        .rho0 = cl_float(phys.rho0),
+                        .gradScale = cl_float(phys.gradScale)};
   try {
-    p.profiler().record(
-        "forces", forces_(p.launch(), p.positions(), p.velocities(), rhop_, p.cells(),
-                          p.neighbourList(), p.neighbourCounts(), acc_, p.counters(), p.count(),
-                          p.dims4(), p.invCell(), p.tank4(), cl_float(phys.h),
-                          cl_float(phys.mass), cl_float(phys.c0), cl_float(phys.alpha),
-                          cl_float(phys.gravity), cl_float(phys.gamma), cl_float(phys.rho0),
-                          cl_float(phys.gradScale)));
+    p.profiler().record("forces", launch(forces_, p.launch(), a));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }

@@ -6,9 +6,37 @@
 // The physics and its references are in docs/ARCHITECTURE.md ("SPH").
 #pragma once
 
+#include "kernel_args.hpp"
 #include "solver.hpp"
 
 namespace eddy {
+
+// Arguments of kernels/sph/sph_density.cl, in its order (kernel_args.hpp).
+struct SphDensityArgs {
+  const cl::Buffer &pos, &cells, &nlist, &nbcount, &rhop;
+  cl_uint n;
+  cl_int4 dims;
+  cl_float invCell;
+  cl_float4 tank;
+  cl_float h, mass, rho0, B;
+  auto args() const {
+    return std::tie(pos, cells, nlist, nbcount, rhop, n, dims, invCell, tank, h, mass, rho0, B);
+  }
+};
+
+// Arguments of kernels/sph/sph_forces.cl, in its order (kernel_args.hpp).
+struct SphForcesArgs {
+  const cl::Buffer &pos, &vel, &rhop, &cells, &nlist, &nbcount, &acc, &counters;
+  cl_uint n;
+  cl_int4 dims;
+  cl_float invCell;
+  cl_float4 tank;
+  cl_float h, mass, c0, alpha, gravity, gamma, rho0, gradScale;
+  auto args() const {
+    return std::tie(pos, vel, rhop, cells, nlist, nbcount, acc, counters, n, dims, invCell, tank,
+                    h, mass, c0, alpha, gravity, gamma, rho0, gradScale);
+  }
+};
 
 class WcsphSolver : public SphSolver {
  public:
@@ -23,13 +51,8 @@ class WcsphSolver : public SphSolver {
  private:
   cl::Program program_;
   cl::Buffer rhop_, acc_;
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
-                    cl_float, cl_float4, cl_float, cl_float, cl_float, cl_float>
-      density_{program_, "sph_density"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float, cl_float4, cl_float,
-                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
-      forces_{program_, "sph_forces"};
+  KernelFunctorOf<SphDensityArgs> density_{program_, "sph_density"};
+  KernelFunctorOf<SphForcesArgs> forces_{program_, "sph_forces"};
 };
 
 }  // namespace eddy

@@ -1,6 +1,7 @@
-// frame.hpp: one particle state as plain host arrays, for export (VTK) and
+// particle_state.hpp: one particle state as plain host arrays, for export (VTK) and
 // anything else that wants named per-particle fields without knowing the
-// simulation.
+// simulation. (Called ParticleFrame before issue 10: "frame" is now only the
+// desktop app's displayed picture, Controller::frame().)
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@ struct PointArray {
   std::vector<float> values;
 };
 
-struct ParticleFrame {
+struct ParticleState {
   std::vector<float> positions;    // x, y, z per particle
   std::vector<PointArray> arrays;  // "velocity" (3) first, then the simulation's fields
   double time = 0;

@@ -1,0 +1,333 @@
+// bench_nbody.cpp: eddy-cli bench nbody (and the bench dispatch).
+#include "cli_common.hpp"
+
+#include "config.hpp"
+#include "factory.hpp"
+#include "io.hpp"
+#include "nbody.hpp"
+#include "nbody_multi.hpp"
+#include "session.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
+#include "vtk.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace eddy::cli {
+
+namespace {
+
+// bench nbody --devices: whole steps (wall clock, pipelined) of the N-body
+// split over each device list; per device the kernel rate, the exchange time
+// and the time its compute queue had nothing to do.
+int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long long> ns,
+                 const std::vector<double>& shares, const std::optional<NBodyKernelConfig>& cfg,
+                 unsigned long long steps, bool asJson, std::ostream& out) {
+  std::map<std::string, std::unique_ptr<Context>> opened;  // one context per device, shared
+  std::vector<std::vector<Context*>> setDevices;
+  bool gpu = false;
+  for (const auto& set : sets) {
+    std::vector<Context*> v;
+    for (const auto& info : selectDevices(set)) {
+      auto& c = opened[deviceTag(info)];
+      if (!c) {
+        try {
+          c = std::make_unique<Context>(info);
+        } catch (const Error& e) {
+          throw Error("device " + deviceTag(info) + ": " + e.what());
+        }
+      }
+      gpu |= (info.type & CL_DEVICE_TYPE_GPU) != 0;
+      v.push_back(c.get());
+    }
+    if (v.size() > 1 && !shares.empty() && shares.size() != v.size())
+      throw UsageError("--shares: " + std::to_string(shares.size()) + " values for " +
+                       std::to_string(v.size()) + " devices (--devices " + set + ")");
+    setDevices.push_back(std::move(v));
+  }
+  if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{262144, 1048576}
+                           : std::vector<unsigned long long>{1024, 4096, 16384};
+  auto tagsOf = [](const std::vector<Context*>& v) {
+    std::string t;
+    for (const auto* c : v) t += (t.empty() ? "" : ",") + deviceTag(c->info());
+    return t;
+  };
+  if (!asJson) {
+    for (const auto& [tag, c] : opened)
+      out << "device " << tag << ": " << c->info().name << " (" << c->info().platformName
+          << ", driver " << c->info().driverVersion << ")\n";
+    out << "plummer, dt 1e-4, kernel ";
+    if (cfg)
+      out << "wg " << cfg->wg << ", bpi " << cfg->bpi << ", unroll " << cfg->unroll
+          << ", cl-options '" << cfg->extraOptions << "'";
+    else
+      out << "layout per device and share (automatic)";
+    out << "; pairs/s = N^2 / wall-clock step time\n";
+  }
+  json rows = json::array();
+  for (const auto n : ns) {
+    const auto bodies = makeNBodyScene("plummer", n, 1);
+    double baseline = 0;
+    if (!asJson)
+      out << "\n         N  devices           steps     step_ms       pairs/s  speedup  exchange\n";
+    for (const auto& devs : setDevices) {
+      Params params(nbodyParamDecl());
+      params.set("dt", 1e-4);
+      std::unique_ptr<Simulation> sim;
+      MultiNBodySim* multi = nullptr;
+      if (devs.size() == 1) {
+        sim = std::make_unique<NBodySim>(
+            *devs[0], params, bodies,
+            cfg ? *cfg : NBodyKernelConfig::automatic(devs[0]->info(), bodies.size()));
+      } else {
+        checkMultiNBodyMemory(devs, n);
+        MultiNBodyOptions o;
+        o.shares = shares;
+        if (cfg) o.kernels = {*cfg};
+        auto m = std::make_unique<MultiNBodySim>(devs, params, bodies, o);
+        multi = m.get();
+        sim = std::move(m);
+      }
+      sim->step();  // warm-up: first launches, clocks
+      sim->finish();
+      const auto w0 = Clock::now();
+      sim->step();
+      sim->finish();
+      const double once = std::chrono::duration<double>(Clock::now() - w0).count();
+      const unsigned long long s =
+          steps ? steps
+                : std::clamp<unsigned long long>(
+                      static_cast<unsigned long long>(2.0 / std::max(once, 1e-6)), 3, 2000);
+      sim->profiler().reset();
+      const auto t0 = Clock::now();
+      for (unsigned long long k = 0; k < s; ++k) sim->step();
+      sim->finish();
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      sim->profiler().collect(true);
+      const double stepMs = 1e3 * wall / double(s);
+      const double total = double(n) * double(n) / (wall / double(s));
+      if (baseline == 0) baseline = total;
+      std::map<std::string, double> perStep;  // phase -> ms per step
+      for (const auto& st : sim->profiler().stats()) perStep[st.name] = st.totalMs / double(s);
+      json per = json::array();
+      double worstExchange = 0;
+      std::string detail;
+      for (size_t i = 0; i < devs.size(); ++i) {
+        const std::string tag = deviceTag(devs[i]->info());
+        const size_t bodiesHere = multi ? multi->shares()[i].count : size_t(n);
+        const double share = multi ? multi->shares()[i].weight : 1.0;
+        auto ph = [&](const char* what) {
+          return perStep[multi ? MultiNBodySim::phase(what, tag) : std::string(what)];
+        };
+        const double gravityMs = ph("gravity"), driftMs = ph("drift");
+        const double exchangeMs = multi ? ph("send") + ph("recv") : 0.0;
+        const double rate = gravityMs > 0 ? double(bodiesHere) * double(n) / (gravityMs * 1e-3) : 0;
+        const double exFrac = exchangeMs / stepMs;
+        const double waitFrac = bodiesHere ? std::max(0.0, 1.0 - (gravityMs + driftMs) / stepMs) : 1.0;
+        worstExchange = std::max(worstExchange, exFrac);
+        per.push_back({{"device", tag}, {"name", devs[i]->info().name},
+                       {"driver", devs[i]->info().driverVersion}, {"bodies", bodiesHere},
+                       {"share", share}, {"calibrated_pairs_per_s", multi ? multi->shares()[i].rate : 0.0},
+                       {"gravity_ms", gravityMs}, {"drift_ms", driftMs},
+                       {"exchange_ms", exchangeMs}, {"pair_interactions_per_s", rate},
+                       {"exchange_fraction", exFrac}, {"wait_fraction", waitFrac}});
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      "      %-6s bodies %10zu (%5.1f%%)  gravity %10.3f ms  %10.4e pairs/s  "
+                      "exchange %8.3f ms (%5.2f%%)  idle %5.1f%%\n",
+                      tag.c_str(), bodiesHere, 100 * share, gravityMs, rate, exchangeMs,
+                      100 * exFrac, 100 * waitFrac);
+        detail += line;
+      }
+      const std::string tags = tagsOf(devs);
+      rows.push_back({{"n", n}, {"devices", tags}, {"steps", s}, {"step_ms", stepMs},
+                      {"pair_interactions_per_s", total}, {"speedup", total / baseline},
+                      {"exchange_fraction", worstExchange}, {"per_device", per}});
+      if (!asJson) {
+        char line[256];
+        std::snprintf(line, sizeof line, "%10llu  %-16s %6llu %11.3f %13.4e %8.3f %8.2f%%\n", n,
+                      tags.c_str(), s, stepMs, total, total / baseline, 100 * worstExchange);
+        out << line << detail << std::flush;
+      }
+    }
+  }
+  if (asJson) {
+    json devs = json::array();
+    for (const auto& [tag, c] : opened) devs.push_back(deviceJson(c->info()));
+    out << json{{"devices", devs}, {"nbody_devices", rows}}.dump(2) << '\n';
+  }
+  return 0;
+}
+
+
+}  // namespace
+
+int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
+  if (args.done())
+    throw UsageError(
+        "bench: which benchmark? 'bench nbody', 'bench sph', 'bench realtime' or 'bench frame'");
+  const std::string what = args.next();
+  if (what == "sph") return cmdBenchSph(args, out);
+  if (what == "realtime") return cmdBenchRealtime(args, out);
+  if (what == "frame") return cmdBenchFrame(args, out, err);
+  if (what != "nbody")
+    throw UsageError("bench: unknown benchmark '" + what +
+                     "' (known: nbody, sph, realtime, frame)");
+  std::vector<unsigned long long> ns, wgs, bpis, unrolls{8};
+  std::vector<std::string> clOptions, deviceSets;
+  std::vector<double> shares;
+  std::string device;
+  unsigned long long steps = 0;
+  bool asJson = false;
+  NBodyMethod method = NBodyMethod::Direct;
+  std::optional<double> theta;
+  unsigned treeStack = 0;
+  while (!args.done()) {
+    const std::string a = args.next();
+    if (a == "--n") ns = args.list(a, 1, 1ull << 31);
+    else if (a == "--method") {
+      const std::string m = args.value(a);
+      if (m == "direct") method = NBodyMethod::Direct;
+      else if (m == "tree") method = NBodyMethod::Tree;
+      else if (m == "auto") method = NBodyMethod::Auto;
+      else throw UsageError("bench: --method must be direct, tree or auto, not '" + m + "'");
+    } else if (a == "--theta") theta = args.reals(a, 0.2, 1.0).at(0);
+    else if (a == "--tree-stack") treeStack = unsigned(args.count(a, 1, 1 << 20));
+    else if (a == "--devices") deviceSets.push_back(checkDeviceList(a, args.value(a)));
+    else if (a == "--shares") shares = args.reals(a, 0, 1e12);
+    else if (a == "--wg") wgs = args.list(a, 1, 4096);
+    else if (a == "--bpi") bpis = args.list(a, 1, 16);
+    else if (a == "--unroll") unrolls = args.list(a, 0, 1024);
+    else if (a == "--cl-options") clOptions.push_back(args.value(a));
+    else if (a == "--steps") steps = args.count(a, 1, 100000);
+    else if (a == "--device") device = deviceSpec(a, args.value(a));
+    else if (a == "--json") asJson = true;
+    else throw UsageError("bench: unknown option '" + a + "'");
+  }
+  if (!shares.empty() && deviceSets.empty()) throw UsageError("--shares needs --devices");
+  checkShares(shares);
+  if (!deviceSets.empty()) {
+    if (method != NBodyMethod::Direct)
+      throw UsageError("bench: --devices (multi-device N-body) supports only --method direct");
+    if (!device.empty()) throw UsageError("bench: give either --device or --devices, not both");
+    if (wgs.size() > 1 || bpis.size() > 1 || unrolls.size() > 1 || clOptions.size() > 1)
+      throw UsageError("bench: with --devices give one --wg, --bpi, --unroll and --cl-options");
+    // Default: the layout each device picks for its share (NBodyKernelConfig::automatic).
+    std::optional<NBodyKernelConfig> cfg;
+    if (!wgs.empty() || !bpis.empty() || unrolls[0] != 8 || !clOptions.empty()) {
+      cfg.emplace();
+      if (!wgs.empty()) cfg->wg = unsigned(wgs[0]);
+      if (!bpis.empty()) cfg->bpi = unsigned(bpis[0]);
+      cfg->unroll = unsigned(unrolls[0]);
+      if (!clOptions.empty()) cfg->extraOptions = clOptions[0];
+    }
+    return benchDevices(deviceSets, ns, shares, cfg, steps, asJson, out);
+  }
+  Context ctx(device);
+  const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
+  if (clOptions.empty()) clOptions.push_back("");
+  if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{4096, 16384, 65536, 262144}
+                           : std::vector<unsigned long long>{1024, 4096, 16384};
+  json rows = json::array();
+  if (!asJson) {
+    out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
+        << ctx.info().driverVersion << ")\n";
+    out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
+  }
+  size_t measured = 0;  // configurations that ran (a bad --wg skips them all)
+  for (const auto n : ns) {
+    // Without --wg/--bpi: the layout the simulation picks for this N.
+    const auto autoCfg = NBodyKernelConfig::automatic(ctx.info(), n);
+    const std::vector<unsigned long long> wgList = wgs.empty() ? std::vector{(unsigned long long)autoCfg.wg} : wgs;
+    const std::vector<unsigned long long> bpiList = bpis.empty() ? std::vector{(unsigned long long)autoCfg.bpi} : bpis;
+    for (const auto wg : wgList)
+      for (const auto bpi : bpiList)
+      for (const auto unroll : unrolls)
+      for (const auto& clopt : clOptions) {
+        Params params(nbodyParamDecl());
+        params.set("dt", 1e-4);
+        if (theta) params.set("theta", *theta);
+        auto bodies = makeNBodyScene("plummer", n, 1);
+        NBodyKernelConfig cfg;
+        cfg.method = method;
+        cfg.treeStack = treeStack;
+        cfg.wg = unsigned(wg);
+        cfg.bpi = unsigned(bpi);
+        cfg.unroll = unsigned(unroll);
+        cfg.extraOptions = clopt;
+        std::unique_ptr<NBodySim> simPtr;
+        try {
+          simPtr = std::make_unique<NBodySim>(ctx, params, bodies, cfg);
+        } catch (const Error& e) {
+          // One configuration failing to build must not end a sweep.
+          std::string what = e.what();
+          err << "bench: N=" << n << " wg=" << wg << " bpi=" << bpi << " options '" << clopt
+              << "' skipped: " << what.substr(0, what.find('\n')) << '\n';
+          continue;
+        }
+        ++measured;
+        NBodySim& sim = *simPtr;
+        // Warm-up (kernel compilation caches, clocks), also sizes the run.
+        const auto w0 = Clock::now();
+        sim.step();
+        ctx.queue().finish();
+        const double once = std::chrono::duration<double>(Clock::now() - w0).count();
+        unsigned long long s = steps ? steps
+                                     : std::clamp<unsigned long long>(
+                                           static_cast<unsigned long long>(1.0 / std::max(once, 1e-6)),
+                                           3, 2000);
+        sim.profiler().reset();
+        for (unsigned long long k = 0; k < s; ++k) sim.step();
+        ctx.queue().finish();
+        sim.profiler().collect(true);
+        double gravityMs = 0, stepMs = 0;
+        for (const auto& st : sim.profiler().stats()) {
+          if (st.name == "gravity") gravityMs = st.totalMs / double(st.count);
+          stepMs += st.totalMs / double(s);
+        }
+        // The tree: gravity = the whole step but the drift; pairs/s is then
+        // the direct-equivalent rate N^2 / t.
+        if (sim.method() == NBodyMethod::Tree) {
+          gravityMs = stepMs;
+          for (const auto& st : sim.profiler().stats())
+            if (st.name == "drift") gravityMs -= st.totalMs / double(s);
+          if (!asJson)
+            err << "N=" << n << " tree, theta " << params.get("theta") << ", walk stack "
+                << sim.tree()->stackCap() << " entries, nodes summed body by body (stack full): "
+                << sim.tree()->fallbacks() << ":\n"
+                << sim.profiler().table();
+        }
+        const double pairs = double(n) * double(n) / (gravityMs * 1e-3);
+        if (asJson) {
+          rows.push_back({{"n", n}, {"method", methodName(sim.method())}, {"wg", wg},
+                          {"bpi", bpi}, {"unroll", unroll},
+                          {"cl_options", clopt}, {"steps", s},
+                          {"gravity_ms", gravityMs}, {"step_ms", stepMs},
+                          {"pair_interactions_per_s", pairs}});
+        } else {
+          char line[160];
+          std::snprintf(line, sizeof line, "%10llu %5llu %3llu %6llu %6llu %11.4f %9.4f %12.4e  %s\n",
+                        n, wg, bpi, unroll, s, gravityMs, stepMs, pairs, clopt.c_str());
+          out << line << std::flush;
+        }
+      }
+  }
+  if (measured == 0)
+    throw UsageError("bench nbody: every configuration was skipped (see above): nothing to "
+                     "measure; check --wg, --bpi, --unroll and --cl-options");
+  if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"nbody", rows}}.dump(2) << '\n';
+  return 0;
+}
+
+
+}  // namespace eddy::cli

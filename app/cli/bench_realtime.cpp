@@ -1,0 +1,113 @@
+// bench realtime: eddy's headline SPH benchmark (issue 11).
+#include "cli_common.hpp"
+#include "sph.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace eddy {
+
+
+// bench realtime: eddy's headline SPH benchmark. The Koshizuka & Oka (1996)
+// dam break made 3-D: column L x 2L x L (L = 0.146 m) in a tank 4L long,
+// 0.4 m high and L deep, spacing chosen for N (2 (L/dx)^3 = N), run for
+// --until simulated seconds per solver; real-time factor = simulated seconds
+// per wall second (the queue drained at both ends).
+int cmdBenchRealtime(Args& args, std::ostream& out) {
+  std::vector<unsigned long long> ns;
+  std::vector<std::string> solvers{"wcsph", "dfsph"};
+  std::string device;
+  double until = 0.3;
+  bool asJson = false;
+  while (!args.done()) {
+    const std::string a = args.next();
+    if (a == "--n") ns = args.list(a, 2, 1ull << 28);
+    else if (a == "--solver") {
+      const std::string v = args.value(a);
+      solvers.clear();
+      std::stringstream ss(v);
+      std::string m;
+      while (std::getline(ss, m, ',')) {
+        const auto known = sphSolverNames();
+        if (std::find(known.begin(), known.end(), m) == known.end())
+          throw UsageError("--solver: '" + m + "' is not one of " + joinNames(known));
+        solvers.push_back(m);
+      }
+      if (solvers.empty()) throw UsageError("--solver: empty list");
+    } else if (a == "--until") until = args.real(a, 1e-6, 100.0);
+    else if (a == "--device") device = args.value(a);
+    else if (a == "--json") asJson = true;
+    else throw UsageError("bench realtime: unknown option '" + a + "'");
+  }
+  Context ctx(device);
+  const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
+  if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{6612, 51984, 207936, 1044240}
+                           : std::vector<unsigned long long>{6612};
+  json rows = json::array();
+  if (!asJson)
+    out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n"
+        << "solver          N  realtime  steps/s   mean_dt   density_it  divergence_it  "
+           "density_err%\n";
+  const double L = 0.146;
+  for (const auto& solver : solvers)
+    for (const auto target : ns) {
+      Params p(sphParamDecl());
+      p.setAssignment("solver=" + solver);
+      const double dx = L / std::max(1.0, std::round(std::cbrt(double(target) / 2.0)));
+      p.set("spacing", dx);
+      p.set("column_width", L);
+      p.set("column_height", 2 * L);
+      p.set("depth", L);
+      p.set("tank_length", 4 * L);
+      p.set("tank_height", 0.4);
+      const SphSetup setup = makeSphScene("dam_break", p);
+      SphSim sim(ctx, p, setup);
+      ctx.queue().finish();
+      const auto t0 = Clock::now();
+      while (sim.time() < until) sim.step();
+      const double t = sim.syncTime();  // drains the queue
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      sim.profiler().collect(true);
+      double total = 0;
+      for (const auto& st : sim.profiler().stats()) total += st.totalMs;
+      json shares = json::object();
+      std::string breakdown;
+      for (const auto& st : sim.profiler().stats()) {
+        const double share = total > 0 ? st.totalMs / total : 0.0;
+        shares[st.name] = share;
+        char item[96];
+        std::snprintf(item, sizeof item, "%s %.1f%%  ", st.name.c_str(), 100 * share);
+        breakdown += item;
+      }
+      const auto d = sim.diagnostics();
+      SphSolveStats ss;
+      sim.solver().solveStats(ss);
+      const double steps = double(sim.steps());
+      const double factor = wall > 0 ? t / wall : 0.0, rate = wall > 0 ? steps / wall : 0.0;
+      const double meanDt = steps > 0 ? t / steps : 0.0;
+      if (asJson) {
+        rows.push_back({{"solver", solver}, {"n", sim.size()}, {"realtime_factor", factor},
+                        {"steps_per_s", rate}, {"mean_dt", meanDt}, {"steps", sim.steps()},
+                        {"simulated_s", t}, {"wall_s", wall},
+                        {"mean_density_iterations", ss.meanDensityIterations},
+                        {"mean_divergence_iterations", ss.meanDivergenceIterations},
+                        {"density_error", d.solve.densityError},
+                        {"escaped", d.counters.escaped}, {"phase_share", shares}});
+      } else {
+        char line[200];
+        std::snprintf(line, sizeof line, "%-6s %10zu  %8.4f  %7.1f  %9.3e  %10.2f  %13.2f  %12.4f\n",
+                      solver.c_str(), sim.size(), factor, rate, meanDt, ss.meanDensityIterations,
+                      ss.meanDivergenceIterations, d.solve.densityError);
+        out << line << "       phases: " << breakdown << "\n" << std::flush;
+      }
+    }
+  if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"realtime", rows}}.dump(2) << '\n';
+  return 0;
+}
+
+}  // namespace eddy

@@ -1,0 +1,111 @@
+// cli_common.cpp: helpers shared by the eddy-cli commands (cli_common.hpp).
+#include "cli_common.hpp"
+
+#include "config.hpp"
+#include "factory.hpp"
+#include "io.hpp"
+#include "nbody.hpp"
+#include "nbody_multi.hpp"
+#include "session.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
+#include "vtk.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace eddy::cli {
+
+json deviceJson(const DeviceInfo& d) {
+  return {{"platform", d.platformName}, {"name", d.name},          {"type", d.typeName()},
+          {"driver", d.driverVersion},   {"compute_units", d.computeUnits},
+          {"global_mem_bytes", d.globalMem}, {"gl_sharing", d.glSharing},
+          {"index", std::to_string(d.platformIndex) + ":" + std::to_string(d.deviceIndex)}};
+}
+
+json profileJson(const Profiler& p) {
+  json a = json::array();
+  for (const auto& s : p.stats())
+    a.push_back({{"phase", s.name}, {"last_ms", s.lastMs}, {"mean_ms", s.meanMs},
+                 {"min_ms", s.minMs}, {"max_ms", s.maxMs}, {"total_ms", s.totalMs},
+                 {"launches", s.count}});
+  return a;
+}
+
+// Syntax of a --device value (whether the device exists is found out later).
+std::string deviceSpec(const std::string& flag, const std::string& v) {
+  if (!isDeviceSpec(v)) throw UsageError(flag + " " + deviceSpecError(v));
+  return v;
+}
+
+// Syntax of a --devices value (the devices themselves are resolved later):
+// all | gpu | cpu | P:D[,P:D...], no device listed twice.
+std::string checkDeviceList(const std::string& flag, const std::string& v) {
+  if (v == "all" || v == "gpu" || v == "cpu") return v;
+  std::vector<std::string> seen;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto colon = item.find(':');
+    unsigned long long p = 0, d = 0;
+    if (colon == std::string::npos || !parseUnsigned(item.substr(0, colon), p) ||
+        !parseUnsigned(item.substr(colon + 1), d))
+      throw UsageError(flag + ": '" + item + "' is not P:D (platform:device, see 'eddy-cli " +
+                       "devices'); expected all, gpu, cpu or a list like 0:0,0:1");
+    const std::string norm = std::to_string(p) + ":" + std::to_string(d);
+    if (std::find(seen.begin(), seen.end(), norm) != seen.end())
+      throw UsageError(flag + ": device " + norm + " is listed twice");
+    seen.push_back(norm);
+  }
+  if (seen.empty() || v.back() == ',') throw UsageError(flag + ": empty item in '" + v + "'");
+  return v;
+}
+
+void checkShares(const std::vector<double>& shares) {
+  double sum = 0;
+  for (double w : shares) sum += w;
+  if (!shares.empty() && sum <= 0) throw UsageError("--shares: at least one share must be > 0");
+}
+
+// Opens every device of a --devices list; a failure names the device.
+std::vector<std::unique_ptr<Context>> openDevices(const std::string& list) {
+  std::vector<std::unique_ptr<Context>> out;
+  for (const auto& info : selectDevices(list)) {
+    try {
+      out.push_back(std::make_unique<Context>(info));
+    } catch (const Error& e) {
+      throw Error("device " + deviceTag(info) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+std::vector<Context*> pointers(const std::vector<std::unique_ptr<Context>>& v) {
+  std::vector<Context*> out;
+  for (const auto& c : v) out.push_back(c.get());
+  return out;
+}
+
+// JSON number: a whole value of an integer quantity is written as an integer
+// (100, not 100.0).
+json jsonNumber(double v, bool integer) {
+  if (integer && std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15)
+    return static_cast<long long>(v);
+  return v;
+}
+
+// Diagnostics columns that count (steps, particles, list entries).
+bool integerColumn(const std::string& name) {
+  return name == "step" || name == "escaped" || name == "overflow";
+}
+
+}  // namespace eddy::cli

@@ -1,0 +1,35 @@
+// devices.cpp: eddy-cli devices.
+#include "cli_common.hpp"
+
+#include "config.hpp"
+#include "factory.hpp"
+#include "io.hpp"
+#include "nbody.hpp"
+#include "nbody_multi.hpp"
+#include "session.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
+#include "vtk.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace eddy::cli {
+
+int cmdDevices(Args& args, std::ostream& out) {
+  if (!args.done()) throw UsageError("devices: unknown option '" + args.next() + "'");
+  out << formatDeviceList(enumerateDevices());
+  return 0;
+}
+
+
+}  // namespace eddy::cli

@@ -1,0 +1,535 @@
+// run.cpp: eddy-cli run: options, output checks, a Session, the summary.
+#include "cli_common.hpp"
+
+#include "config.hpp"
+#include "factory.hpp"
+#include "io.hpp"
+#include "nbody.hpp"
+#include "nbody_multi.hpp"
+#include "session.hpp"
+#include "snapshot.hpp"
+#include "sph.hpp"
+#include "vtk.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace eddy::cli {
+
+namespace {
+
+struct RunOptions {
+  RunConfig cfg;  // the config file with the command line's flags on top
+  std::vector<std::string> sets;
+  std::string configPath, loadPath;
+  std::string devices;          // --devices LIST (nbody across several devices)
+  std::vector<double> shares;   // --shares
+  bool json = false, quiet = false;
+  bool overwrite = false;       // --overwrite: replace an earlier export in --export DIR
+};
+
+RunOptions parseRun(Args& args) {
+  RunOptions o;
+  RunConfig cli;
+  auto count = [&](const std::string& flag, CountLimit lim) {
+    return args.count(flag, lim.min, lim.max);
+  };
+  while (!args.done()) {
+    const std::string a = args.next();
+    if (a == "--sim") cli.sim = args.value(a);
+    else if (a == "--scene") cli.scene = args.value(a);
+    else if (a == "--n") cli.n = count(a, kLimitN);
+    else if (a == "--steps") cli.steps = count(a, kLimitSteps);
+    else if (a == "--until") cli.until = args.real(a, 0, kMaxUntil);
+    else if (a == "--device") cli.device = deviceSpec(a, args.value(a));
+    else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
+    else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
+    else if (a == "--set") o.sets.push_back(args.value(a));
+    else if (a == "--ic") cli.ic = args.value(a);
+    else if (a == "--diag") cli.diag = args.value(a);
+    else if (a == "--diag-every") cli.diagEvery = count(a, kLimitEvery);
+    else if (a == "--out") cli.out = args.value(a);
+    else if (a == "--export") cli.exportDir = args.value(a);
+    else if (a == "--export-every") cli.exportEvery = count(a, kLimitEvery);
+    else if (a == "--check-every") cli.checkEvery = count(a, kLimitCheckEvery);
+    else if (a == "--save") cli.save = args.value(a);
+    else if (a == "--load") o.loadPath = args.value(a);
+    else if (a == "--config") o.configPath = args.value(a);
+    else if (a == "--json") o.json = true;
+    else if (a == "--quiet") o.quiet = true;
+    else if (a == "--overwrite") o.overwrite = true;
+    else throw UsageError("run: unknown option '" + a + "'");
+  }
+  if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
+  if (cli.ic && (cli.scene || cli.n))
+    throw UsageError("--ic replaces the scene: do not combine it with --scene or --n");
+
+  // The config file first, then every flag given on the command line on top.
+  RunConfig c;
+  if (!o.configPath.empty()) {
+    try {
+      c = loadConfig(o.configPath);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--config: ") + e.what());
+    }
+    if (cli.sim && c.sim.value_or(defaultSimulationName()) != *cli.sim && !c.params.empty())
+      throw UsageError("--sim " + *cli.sim + " overrides the config's simulation '" +
+                       c.sim.value_or(defaultSimulationName()) + "', whose \"params\" do not apply");
+  }
+  auto over = [](auto& base, const auto& top) {
+    if (top) base = top;
+  };
+  over(c.sim, cli.sim);
+  over(c.device, cli.device);
+  over(c.diag, cli.diag);
+  over(c.diagEvery, cli.diagEvery);
+  over(c.out, cli.out);
+  over(c.exportDir, cli.exportDir);
+  over(c.exportEvery, cli.exportEvery);
+  over(c.checkEvery, cli.checkEvery);
+  over(c.save, cli.save);
+  if (cli.steps || cli.until) {
+    c.steps = cli.steps;
+    c.until = cli.until;
+  }
+  if (cli.ic) {
+    c.ic = cli.ic;
+    c.scene.reset();
+    c.n.reset();
+  }
+  if (cli.scene || cli.n) {
+    over(c.scene, cli.scene);
+    over(c.n, cli.n);
+    c.ic.reset();
+  }
+  o.cfg = c;
+
+  // A value's origin in messages: the flag, or the config file and its key.
+  auto origin = [&](bool fromFlag, const std::string& flag, const std::string& key) {
+    return fromFlag ? flag : "--config " + o.configPath + ": key '" + key + "'";
+  };
+  const std::string sim = c.sim.value_or(defaultSimulationName());
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+    throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
+  if (c.scene) {
+    const auto names = sceneNames(sim);
+    if (std::find(names.begin(), names.end(), *c.scene) == names.end())
+      throw UsageError((cli.scene ? "--scene '" + *c.scene + "'"
+                                  : origin(false, "", "scene") + " = '" + *c.scene + "'") +
+                       ": unknown " + sim + " scene; known: " + joinNames(names));
+  }
+  if (c.ic && !takesIcFile(sim))
+    throw UsageError(origin(bool(cli.ic), "--ic", "ic") + " is only for --sim " + icTypeNames());
+  if (c.n && defaultCount(sim) == 0)
+    throw UsageError(origin(bool(cli.n), "--n", "n") + countNotUsedNote(sim));
+  if (c.device && !o.devices.empty())
+    throw UsageError("run: give either --device or --devices, not both");
+  if (!o.shares.empty() && o.devices.empty()) throw UsageError("--shares needs --devices");
+  checkShares(o.shares);
+  if (!o.devices.empty() && !runsOnSeveralDevices(sim))
+    throw UsageError("--devices: only --sim " + multiDeviceTypeNames() + " runs on several devices");
+  if (!o.devices.empty() && !o.loadPath.empty())
+    throw UsageError("--load restores onto one device: do not combine it with --devices");
+  if (!o.loadPath.empty() && (c.sim || c.scene || c.n || c.ic))
+    throw UsageError("--load restores the simulation and its scene: do not combine it with "
+                     "--sim, --scene, --n or --ic (nor a config that sets them)");
+  if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
+  if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
+  if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
+  return o;
+}
+
+// Every output path of a run, checked before anything is computed: each one
+// must be writable (the reason named with strerror), no two may name the same
+// file, and an export folder must be empty or new unless --overwrite is given.
+// All of these are usage errors (exit 2).
+void checkOutputs(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  const RunConfig& c = o.cfg;
+  struct Output {
+    std::string flag, path;
+    bool folder;
+  };
+  std::vector<Output> outs;
+  if (c.diag) outs.push_back({"--diag", *c.diag, false});
+  if (c.out) outs.push_back({"--out", *c.out, false});
+  if (c.save) outs.push_back({"--save", *c.save, false});
+  if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
+  for (const auto& out : outs)
+    if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
+  // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
+  // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
+  // and FIFOs (/dev/null) may be shared: nothing is replaced there.
+  auto canonical = [](const std::string& path) {
+    std::error_code ec;
+    fs::path p = fs::absolute(path);
+    // A symbolic link to a file that does not exist yet: weakly_canonical
+    // leaves it unresolved, so follow it by hand (a bounded number of times).
+    for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+      const fs::path target = fs::read_symlink(p, ec);
+      if (ec) break;
+      p = target.is_absolute() ? target : p.parent_path() / target;
+    }
+    fs::path r = fs::weakly_canonical(p, ec);
+    return ec ? p.lexically_normal() : r;
+  };
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (size_t j = i + 1; j < outs.size(); ++j) {
+      const fs::path a = canonical(outs[i].path), b = canonical(outs[j].path);
+      // A file inside the export folder clashes only with eddy's own files there.
+      const auto& file = outs[j].folder ? outs[i] : outs[j];
+      const fs::path fileCanon = outs[j].folder ? a : b, dirCanon = outs[j].folder ? b : a;
+      const bool clash =
+          a == b ? !isSpecialFile(outs[i].path)
+                 : (outs[i].folder || outs[j].folder) && fileCanon.parent_path() == dirCanon &&
+                       (fileCanon.filename() == "eddy.pvd" ||
+                        isExportFrameName(fileCanon.filename().string()));
+      if (clash)
+        throw UsageError(outs[i].flag + " '" + outs[i].path + "' and " + outs[j].flag + " '" +
+                         outs[j].path + "' name the same file" +
+                         (a == b ? "" : " (" + file.flag + " is written into the export folder)") +
+                         ": one would overwrite the other");
+    }
+  for (const auto& out : outs) {
+    // A file in an export folder that does not exist yet: the folder's check covers it.
+    if (!out.folder && c.exportDir && canonical(out.path).parent_path() == canonical(*c.exportDir) &&
+        !fs::exists(*c.exportDir))
+      continue;
+    const std::string why = out.folder ? outputFolderProblem(out.path) : outputFileProblem(out.path);
+    if (!why.empty())
+      throw UsageError(out.flag + " '" + out.path + "': cannot write " +
+                       (out.folder ? "to this folder: " : "this file: ") + why);
+  }
+  if (c.exportDir && !o.overwrite) {
+    std::error_code ec;
+    if (fs::is_directory(*c.exportDir, ec) && !fs::is_empty(*c.exportDir, ec))
+      throw UsageError("--export '" + *c.exportDir + "': the folder is not empty; frames of an "
+                       "earlier export there would be mixed with this run's. Choose an empty or "
+                       "new folder, or give --overwrite to remove the earlier step_*.vtp and "
+                       "eddy.pvd first");
+  }
+}
+
+// SIGINT / SIGTERM during a run: the handler only records the signal; the
+// step loop stops at the next step boundary and the run finishes its files.
+// (A signal handler can only reach a variable of static storage.)
+volatile std::sig_atomic_t gStopSignal = 0;
+
+void onStopSignal(int sig) { gStopSignal = sig; }
+
+// Installs the handlers for the lifetime of a run and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    gStopSignal = 0;
+    struct sigaction sa{};
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, &oldInt_);
+    sigaction(SIGTERM, &sa, &oldTerm_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &oldInt_, nullptr);
+    sigaction(SIGTERM, &oldTerm_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  int received() const { return int(gStopSignal); }
+
+ private:
+  struct sigaction oldInt_{}, oldTerm_{};
+};
+
+const char* signalName(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+
+}  // namespace
+
+namespace {
+
+// What the end of a run reports, on stdout: --json or the text summary.
+struct RunSummary {
+  Simulation& sim;
+  const SceneSpec& spec;
+  const std::string& scene;  // "ic:FILE" for initial conditions
+  const std::vector<std::unique_ptr<Context>>& devices;
+  const std::vector<DeviceShare>* shares;  // several devices, else nullptr
+  uint64_t startStep;
+  double wall;
+  const std::vector<std::string>& columns;
+  const std::vector<double>& first;
+  const std::vector<double>& last;
+  std::optional<double> dE, virial;
+  const std::vector<std::string>& warnings;
+};
+
+void printJsonSummary(const RunSummary& r, std::ostream& out) {
+  json j;
+  j["sim"] = r.spec.sim;
+  j["scene"] = r.scene;
+  j["n"] = r.sim.size();
+  j["steps"] = r.sim.steps() - r.startStep;  // this run's steps; "step" is the absolute one
+  j["step"] = r.sim.steps();
+  j["time"] = r.sim.syncTime();
+  j["device"] = deviceJson(r.sim.context().info());
+  if (r.shares) {
+    json ds = json::array();
+    for (size_t i = 0; i < r.shares->size(); ++i) {
+      const auto& sh = (*r.shares)[i];
+      json d = deviceJson(r.devices[i]->info());
+      d["bodies"] = sh.count;
+      d["first"] = sh.first;
+      d["share"] = sh.weight;
+      d["calibrated_pairs_per_s"] = sh.rate;
+      ds.push_back(d);
+    }
+    j["devices"] = ds;
+  }
+  j["wall_s"] = r.wall;
+  j["steps_per_s"] = r.wall > 0 ? double(r.sim.steps() - r.startStep) / r.wall : 0.0;
+  json a = json::object(), b = json::object();
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    a[r.columns[i]] = jsonNumber(r.first[i], integerColumn(r.columns[i]));
+    b[r.columns[i]] = jsonNumber(r.last[i], integerColumn(r.columns[i]));
+  }
+  j["initial"] = a;
+  j["final"] = b;
+  if (r.dE) j["energy_rel_change"] = *r.dE;
+  if (r.virial) j["virial_ratio"] = *r.virial;
+  j["warnings"] = r.warnings;
+  j["profile"] = profileJson(r.sim.profiler());
+  j["params"] = json::object();
+  for (const auto& d : r.sim.params().declarations()) {
+    const double v = r.sim.params().get(d.name);
+    if (d.isEnum()) j["params"][d.name] = d.valueText(v);
+    else if (d.isBool()) j["params"][d.name] = v != 0;
+    else j["params"][d.name] = jsonNumber(v, d.integer);
+  }
+  out << j.dump(2) << '\n';
+}
+
+void printTextSummary(const RunSummary& r, std::ostream& out) {
+  const uint64_t ran = r.sim.steps() - r.startStep;
+  out << "eddy " << r.spec.sim << " scene " << r.scene << ", N = " << r.sim.size() << ", " << ran
+      << " steps";
+  if (r.startStep) out << " (steps " << r.startStep << " to " << r.sim.steps() << ")";
+  out << " to t = " << r.sim.syncTime() << " in " << std::setprecision(4) << r.wall << " s ("
+      << double(ran) / std::max(r.wall, 1e-9) << " steps/s)\n";
+  const DeviceInfo& info = r.sim.context().info();
+  out << "device: " << info.name << " (" << info.platformName << ", driver " << info.driverVersion
+      << ")\n";
+  if (r.shares)
+    for (size_t i = 0; i < r.shares->size(); ++i) {
+      const auto& sh = (*r.shares)[i];
+      out << "  " << sh.tag << "  " << sh.name << " (driver " << r.devices[i]->info().driverVersion
+          << "): bodies " << sh.count << " [" << sh.first << ", " << sh.first + sh.count << ")\n";
+    }
+  out << "\nper-kernel device time (window of the last " << 128 << " launches):\n"
+      << r.sim.profiler().table() << '\n';
+  out << std::setprecision(10);
+  out << "diagnostics        initial              final\n";
+  for (size_t i = 0; i < r.columns.size(); ++i)
+    out << "  " << std::left << std::setw(14) << r.columns[i] << std::right << std::setw(20)
+        << r.first[i] << ' ' << std::setw(20) << r.last[i] << '\n';
+  if (r.dE) out << "  relative energy change " << std::setprecision(4) << *r.dE << '\n';
+  if (r.virial) out << "  virial ratio 2K/|W|    " << std::setprecision(4) << *r.virial << '\n';
+}
+
+// The energy warning (|dE/E| over the run above the energy_warning parameter),
+// where the simulation has a conserved total and declares that parameter.
+std::optional<std::string> energyWarning(Simulation& sim, const std::optional<double>& dE) {
+  if (!dE || !sim.params().find("energy_warning")) return std::nullopt;
+  const double limit = sim.params().get("energy_warning");
+  if (!(limit > 0 && std::fabs(*dE) > limit)) return std::nullopt;
+  std::ostringstream w;
+  w << "the total energy changed by " << std::setprecision(4) << 100 * *dE
+    << " % over the run (|dE/E| = " << std::fabs(*dE) << " > energy_warning = "
+    << formatNumber(limit) << "): the result is not trustworthy; try a smaller dt or a "
+    << "larger softening";
+  return w.str();
+}
+
+}  // namespace
+
+int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
+  RunOptions o = parseRun(args);
+  const RunConfig& c = o.cfg;
+  checkOutputs(o);
+  const StopSignals signals;
+
+  // Everything read from files is checked before the device is opened.
+  std::optional<Snapshot> snapshot;
+  SceneSpec spec;
+  Params params;
+  if (!o.loadPath.empty()) {
+    snapshot = Snapshot::read(o.loadPath);
+    SnapshotHeader h = readSnapshotHeader(*snapshot);
+    spec = h.spec;
+    params = h.params;
+  } else {
+    spec.sim = c.sim.value_or(defaultSimulationName());
+    spec.scene = c.scene.value_or("");
+    spec.n = c.n.value_or(0);
+    spec.icPath = c.ic.value_or("");
+    params = Params(paramDecl(spec.sim));
+  }
+  // Changes on top of the scene's (or the snapshot's) values: config, then --set.
+  std::vector<std::pair<std::string, double>> changes = c.params;
+  for (const auto& s : o.sets) {
+    Params probe = params;
+    try {
+      probe.setAssignment(s);
+    } catch (const ParamError& e) {
+      throw UsageError(std::string("--set ") + s + ": " + e.what());
+    }
+    const std::string key = s.substr(0, s.find('='));
+    changes.emplace_back(key, probe.get(key));
+  }
+  for (const auto& [k, v] : changes) params.set(k, v);
+
+  std::vector<std::unique_ptr<Context>> devices;
+  if (o.devices.empty()) devices.push_back(std::make_unique<Context>(c.device.value_or("")));
+  else devices = openDevices(o.devices);
+  if (!o.shares.empty() && o.shares.size() != devices.size())
+    throw UsageError("--shares: " + std::to_string(o.shares.size()) + " values for " +
+                     std::to_string(devices.size()) + " devices (--devices " + o.devices + ")");
+  if (!o.quiet)
+    for (const auto& d : devices)
+      err << "eddy: device " << deviceTag(d->info()) << " " << d->info().name << " ("
+          << d->info().platformName << ")\n";
+  std::unique_ptr<Simulation> sim;
+  if (snapshot) {
+    auto loaded = loadSnapshot(*devices.front(), *snapshot);
+    sim = std::move(loaded.sim);
+    // As the app does: a parameter that only building a scene uses (spacing,
+    // seed, ...) cannot change the loaded particles; it is ignored with a note,
+    // and the next snapshot records the values the particles really have.
+    for (const auto& [k, v] : changes) {
+      const ParamDesc* d = sim->params().find(k);
+      if (d && d->rebuild) err << "eddy: " << loadIgnoresNote(k) << '\n';
+      else sim->params().set(k, v);
+    }
+    snapshot.reset();  // the host copy of the state is no longer needed
+    if (!o.quiet)
+      err << "eddy: resumed " << o.loadPath << " at step " << sim->steps() << ", t = "
+          << sim->time() << '\n';
+  } else {
+    MultiNBodyOptions multi;
+    multi.shares = o.shares;
+    sim = makeSimulation(pointers(devices), spec, params, multi);
+  }
+  const std::vector<DeviceShare>* shares = sim->deviceShares();  // several devices
+  if (shares && !o.quiet)
+    for (const auto& sh : *shares) {
+      char rate[64] = "";
+      if (sh.rate > 0) std::snprintf(rate, sizeof rate, ", calibrated %.3g pairs/s", sh.rate);
+      char line[256];
+      std::snprintf(line, sizeof line, "eddy: device %s integrates %zu bodies [%zu, %zu) (share %.1f%%%s)\n",
+                    sh.tag.c_str(), sh.count, sh.first, sh.first + sh.count, 100 * sh.weight, rate);
+      err << line;
+    }
+  const std::string scene = spec.icPath.empty()
+                                ? (spec.scene.empty() ? defaultScene(spec.sim) : spec.scene)
+                                : "ic:" + spec.icPath;
+  SessionSettings run;
+  run.steps = c.steps.value_or(1000);
+  run.until = c.until;
+  run.diagEvery = c.diagEvery.value_or(10);
+  run.exportEvery = c.exportEvery.value_or(100);
+  run.checkEvery = c.checkEvery.value_or(100);
+  Session session(*sim, run);
+  const uint64_t startStep = sim->steps();
+
+  std::unique_ptr<AtomicFile> diag;
+  const auto columns = sim->diagColumns();
+  if (c.diag) {
+    diag = std::make_unique<AtomicFile>(*c.diag);
+    session.setDiag(&diag->stream());
+  }
+  std::unique_ptr<VtkSeries> series;
+  if (c.exportDir) {
+    if (o.overwrite) {
+      const size_t removed = removeOldExport(*c.exportDir);
+      if (removed && !o.quiet)
+        err << "eddy: --overwrite: removed " << removed << " files of an earlier export from "
+            << *c.exportDir << '\n';
+    }
+    series = std::make_unique<VtkSeries>(*c.exportDir);
+    session.setSeries(series.get());
+  }
+  // Progress on stderr every 2 s of wall clock.
+  auto lastReport = Session::Clock::now();
+  auto progress = [&](uint64_t s) {
+    const auto now = Session::Clock::now();
+    if (o.quiet || now - lastReport <= std::chrono::seconds(2)) return;
+    lastReport = now;
+    const double secs = std::chrono::duration<double>(now - session.started()).count();
+    const uint64_t done = s - startStep;
+    err << "  step " << s;
+    if (!c.until) err << " (" << std::fixed << std::setprecision(0)
+                      << 100.0 * double(done) / double(std::max<uint64_t>(run.steps, 1)) << "%)";
+    err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
+        << std::setprecision(4) << double(done) / secs << " steps/s\n";
+  };
+  // The first rows and frame; the state before the first step is checked
+  // (a blow-up there leaves no diagnostics file behind).
+  session.begin();
+  lastReport = session.started();
+  SessionEnd ended;
+  try {
+    ended = session.run([&] { return signals.received() != 0; }, progress);
+  } catch (const BlowUpError&) {
+    // Keep what was recorded up to the blow-up; write no final state over good files.
+    if (diag) diag->commit();
+    throw;
+  }
+  const double wall = ended.wallSeconds;
+  const std::vector<double>& first = session.firstRow();
+  if (const int sig = signals.received()) {
+    // Stopped at a step boundary: the diagnostics rows so far are complete and
+    // committed, every exported frame and eddy.pvd is already in place; the
+    // final state (--out, --save) of a run that did not finish is not written.
+    if (diag) diag->commit();
+    err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
+        << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
+    if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
+    if (series) err << "eddy: wrote " << series->pvdPath() << " (" << series->frames() << " frames)\n";
+    if (c.out) err << "eddy: not written: --out " << *c.out << " (the run did not finish)\n";
+    if (c.save) err << "eddy: not written: --save " << *c.save << " (the run did not finish)\n";
+    return 128 + sig;
+  }
+  sim->profiler().collect(true);
+  const std::vector<double> last = session.end();
+  if (diag) diag->commit();
+  if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
+  if (c.save) saveSnapshot(*sim, spec, *c.save);
+  // Never silent: e.g. SPH particles that had to be put back into the tank.
+  std::vector<std::string> warnings = sim->runWarnings(last);  // stderr and --json "warnings"
+
+  // Relative change of the conserved total (N-body: energy) where there is
+  // one: the first and the last diagnostics row, i.e. the start and the end
+  // of this run (no read-backs beyond those two).
+  const std::optional<double> dE = sim->conservedDrift(first, last);
+  if (auto w = energyWarning(*sim, dE)) warnings.push_back(*w);
+  for (const auto& w : warnings) err << "eddy: warning: " << w << '\n';
+  const std::optional<double> virial = sim->virialRatio();
+
+  const RunSummary summary{*sim, spec, scene, devices, shares, startStep, wall, columns,
+                           first, last, dE, virial, warnings};
+  if (o.json) printJsonSummary(summary, out);
+  else printTextSummary(summary, out);
+  return 0;
+}
+
+}  // namespace eddy::cli

@@ -1,0 +1,91 @@
+#pragma once
+// The one run loop of eddy: steps or a simulated end time, the blow-up checks
+// (every checkEvery steps and once at the end), the diagnostics and export
+// cadence, and a stop request (a signal) honoured at a step boundary. Used by
+// `eddy-cli run` and `eddy-cli bench frame`. No GL, no terminal: progress and
+// stopping reach the caller through callbacks.
+
+#include "simulation.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+namespace eddy {
+
+class VtkSeries;
+
+struct SessionSettings {
+  uint64_t steps = 1000;         // this run's steps (counted from the current step)
+  std::optional<double> until;   // instead of steps: run until this simulated time
+  uint64_t checkEvery = 100;     // NaN/inf check every K steps (0 = only at the end)
+  uint64_t diagEvery = 10;       // diagnostics row every K steps (with a diag stream)
+  uint64_t exportEvery = 100;    // export frame every K steps (with a series)
+};
+
+// How a run() ended.
+struct SessionEnd {
+  bool stopped = false;  // stop() answered true at a step boundary
+  double wallSeconds = 0;
+};
+
+class Session {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Session(Simulation& sim, SessionSettings settings);
+
+  // Outputs, attached before begin(): the diagnostics CSV stream (header and
+  // rows) and the ParaView series (frames). Both optional.
+  void setDiag(std::ostream* diag) { diag_ = diag; }
+  void setSeries(VtkSeries* series) { series_ = series; }
+
+  // Writes the diag header and the first row and the first export frame,
+  // checks the state before the first step (this also builds the check's
+  // kernel before the loop, so that no kernel is compiled once steps run),
+  // resets the profiler and starts the wall clock. Throws BlowUpError.
+  void begin();
+
+  // One step and whatever the cadence asks for at the step it reaches.
+  // Throws BlowUpError when a periodic check finds NaN/inf.
+  void step();
+
+  // Whether the run's steps are done or its end time is reached. With
+  // `until` the simulated time is read back only now and then (on SPH it is
+  // chosen on the device): after half the steps the mean dt says are left.
+  bool finished();
+
+  // The loop: step() until finished() or stop() says so (asked before every
+  // step); progress(step) after every step. Then Simulation::finish() and,
+  // whatever checkEvery is, one last check (a blow-up never ends quietly).
+  // `stopped` is stop()'s answer after that: a stop that came late still counts.
+  SessionEnd run(const std::function<bool()>& stop = {},
+                 const std::function<void(uint64_t)>& progress = {});
+
+  // After a run that was not stopped: the last diagnostics row and export
+  // frame where the cadence did not just write them. Returns the last row.
+  const std::vector<double>& end();
+
+  const std::vector<double>& firstRow() const { return first_; }
+  const std::vector<double>& lastRow() const { return last_; }
+  uint64_t startStep() const { return startStep_; }
+  uint64_t stepsRun() const { return sim_.steps() - startStep_; }
+  Clock::time_point started() const { return t0_; }
+  const SessionSettings& settings() const { return s_; }
+
+ private:
+  Simulation& sim_;
+  SessionSettings s_;
+  std::ostream* diag_ = nullptr;
+  VtkSeries* series_ = nullptr;
+  uint64_t startStep_ = 0;
+  uint64_t nextCheck_ = 0, lastSteps_ = 0;
+  double lastTime_ = 0;
+  std::vector<double> first_, last_;
+  Clock::time_point t0_{};
+};
+
+}  // namespace eddy

@@ -1,0 +1,158 @@
+// The run loop (sim/session): the diagnostics cadence and the last row, the
+// stop request at a step boundary, --until by simulated time, and the finite
+// checks (before the first step, every checkEvery steps, once at the end).
+#include "session.hpp"
+#include "simulation.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace eddy;
+
+namespace {
+
+// A simulation of one particle whose diagnostics row is its step number and
+// whose position turns NaN at step `nanAt` (0: never).
+class CountingSim : public Simulation {
+ public:
+  CountingSim(Context& ctx, double dt, uint64_t nanAt = 0)
+      : Simulation(ctx, decl()), dt_(dt), nanAt_(nanAt),
+        pos_(ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float4), "counting")) {
+    write(0.f);
+  }
+  static const std::vector<ParamDesc>& decl() {
+    static const std::vector<ParamDesc> d;
+    return d;
+  }
+  std::string kind() const override { return "counting"; }
+  size_t size() const override { return 1; }
+  void step() override {
+    ++steps_;
+    time_ += dt_;
+    if (steps_ == nanAt_) write(std::numeric_limits<float>::quiet_NaN());
+  }
+  std::vector<std::string> diagColumns() const override { return {"step"}; }
+  std::vector<double> diagRow() override { return {double(steps_)}; }
+  std::vector<std::string> stateColumns() const override { return {"x", "y", "z"}; }
+  std::vector<std::vector<double>> stateRows() override { return {{0, 0, 0}}; }
+  const cl::Buffer& positionBuffer() const override { return pos_; }
+
+ private:
+  void write(float v) {
+    const cl_float4 p = makeFloat4(v, 0, 0, 0);
+    ctx_.queue().enqueueWriteBuffer(pos_, CL_TRUE, 0, sizeof p, &p);
+  }
+  double dt_;
+  uint64_t nanAt_;
+  cl::Buffer pos_;
+};
+
+// The step column of every data row of a diagnostics CSV.
+std::vector<int> rowSteps(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "step");
+  std::vector<int> steps;
+  while (std::getline(in, line)) steps.push_back(std::stoi(line));
+  return steps;
+}
+
+}  // namespace
+
+TEST(Session, DiagnosticsEveryKStepsAndTheLastRowOnce) {
+  for (const uint64_t total : {uint64_t(25), uint64_t(30), uint64_t(1)}) {
+    CountingSim sim(test::context(), 0.01);
+    SessionSettings s;
+    s.steps = total;
+    s.diagEvery = 10;
+    Session session(sim, s);
+    std::ostringstream diag;
+    session.setDiag(&diag);
+    session.begin();
+    const SessionEnd end = session.run();
+    EXPECT_FALSE(end.stopped);
+    session.end();
+    EXPECT_EQ(sim.steps(), total);
+    EXPECT_EQ(session.stepsRun(), total);
+    std::vector<int> want;
+    for (uint64_t k = 0; k <= total; k += 10) want.push_back(int(k));
+    if (total % 10) want.push_back(int(total));
+    EXPECT_EQ(rowSteps(diag.str()), want) << "steps " << total;
+    EXPECT_EQ(session.firstRow(), std::vector<double>{0.0});
+    EXPECT_EQ(session.lastRow(), std::vector<double>{double(total)});
+  }
+}
+
+TEST(Session, StopIsHonouredAtAStepBoundaryAndCountsThisRunsSteps) {
+  CountingSim sim(test::context(), 0.01);
+  for (int i = 0; i < 5; ++i) sim.step();  // as after --load: steps count from here
+  SessionSettings s;
+  s.steps = 1000;
+  Session session(sim, s);
+  session.begin();
+  int asked = 0;
+  std::vector<uint64_t> progress;
+  const SessionEnd end =
+      session.run([&] { return ++asked > 7; }, [&](uint64_t step) { progress.push_back(step); });
+  EXPECT_TRUE(end.stopped);
+  EXPECT_EQ(session.startStep(), 5u);
+  EXPECT_EQ(session.stepsRun(), 7u);
+  EXPECT_EQ(sim.steps(), 12u);
+  ASSERT_EQ(progress.size(), 7u);
+  EXPECT_EQ(progress.front(), 6u);
+  EXPECT_EQ(progress.back(), 12u);
+}
+
+TEST(Session, UntilStopsAtTheFirstStepAtOrPastTheTime) {
+  for (const double dt : {0.1, 0.003, 0.7}) {
+    CountingSim sim(test::context(), dt);
+    SessionSettings s;
+    s.until = 1.0;
+    Session session(sim, s);
+    session.begin();
+    session.run();
+    // The time is checked now and then, never before it could be reached:
+    // the run ends at most at the check after the first step past the time.
+    const double need = std::ceil(1.0 / dt - 1e-9);
+    EXPECT_GE(double(sim.steps()), need) << "dt " << dt;
+    EXPECT_LE(double(sim.steps()), 2 * need + 1) << "dt " << dt;
+    EXPECT_GE(sim.time(), 1.0 - 1e-9);
+  }
+}
+
+TEST(Session, ANonFiniteStateIsFoundByThePeriodicOrTheFinalCheck) {
+  {  // periodic check every 4 steps; NaN at step 6 -> found by step 12 at the latest
+    CountingSim sim(test::context(), 0.01, 6);
+    SessionSettings s;
+    s.steps = 1000;
+    s.checkEvery = 4;
+    Session session(sim, s);
+    session.begin();
+    EXPECT_THROW(session.run(), BlowUpError);
+    EXPECT_GE(sim.steps(), 8u);
+    EXPECT_LE(sim.steps(), 12u);
+  }
+  {  // no periodic checks: the final one still finds it
+    CountingSim sim(test::context(), 0.01, 3);
+    SessionSettings s;
+    s.steps = 9;
+    s.checkEvery = 0;
+    Session session(sim, s);
+    session.begin();
+    EXPECT_THROW(session.run(), BlowUpError);
+    EXPECT_EQ(sim.steps(), 9u);
+  }
+  {  // a state that is bad before the first step: begin() refuses it
+    CountingSim sim(test::context(), 0.01, 1);
+    sim.step();
+    Session session(sim, SessionSettings{});
+    EXPECT_THROW(session.begin(), BlowUpError);
+  }
+}
