@@ -87,7 +87,7 @@ TEST(Config, BadInputNamesFileKeyAndRange) {
   // Parameters: from the registry, with its ranges.
   EXPECT_CONFIG_ERROR(R"({"params": [1]})", "key 'params': expected an object");
   EXPECT_CONFIG_ERROR(R"({"params": {"viscosity": 1}})",
-                      "key 'params.viscosity': unknown nbody parameter; known parameters: dt, G, softening, seed, theta");
+                      "key 'params.viscosity': unknown nbody parameter; known parameters: dt, G, softening, seed, energy_warning, method, theta");
   EXPECT_CONFIG_ERROR(R"({"params": {"dt": 5}})",
                       "key 'params.dt': parameter 'dt' = 5 is out of range: allowed [1e-06, 1] model time");
   EXPECT_CONFIG_ERROR(R"({"params": {"dt": "0.1"}})", "key 'params.dt': expected a number, got a string");

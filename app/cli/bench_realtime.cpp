@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace eddy {
+namespace eddy::cli {
 
 
 // bench realtime: eddy's headline SPH benchmark. The Koshizuka & Oka (1996)
@@ -110,4 +110,4 @@ int cmdBenchRealtime(Args& args, std::ostream& out) {
   return 0;
 }
 
-}  // namespace eddy
+}  // namespace eddy::cli
