@@ -5,10 +5,12 @@
 #include "defaults.hpp"
 #include "gl.hpp"
 #include "gl_sharing.hpp"
+#include "gpu_timer.hpp"
 #include "colormap.hpp"
 #include "native_handles.hpp"
 #include "panel.hpp"
 #include "particle_buffers.hpp"
+#include "recorder.hpp"
 #include "renderer.hpp"
 #include "screenshot.hpp"
 #include "view_defaults.hpp"
@@ -20,6 +22,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -40,6 +43,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 std::string gGlfwError;
+// Set by SIGINT / SIGTERM: the frame loop ends after the current frame and a
+// recording is finished (queue drained, files complete) before exit.
+volatile std::sig_atomic_t gInterrupted = 0;
 
 double ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -77,6 +83,8 @@ class App {
   void fitView();
   void updateColorRange(bool reset);
   void takeScreenshot(const std::string& path, int fbw, int fbh);
+  void startRecording(const RecordOptions& r);
+  bool stopRecording();  // false if the recording failed
   void applyViewDefaults();
   void updateShift();
   float sceneSize() const;
@@ -92,6 +100,9 @@ class App {
   std::unique_ptr<Controller> ctl_;
   std::unique_ptr<ParticleBuffers> bufs_;
   std::unique_ptr<Renderer> renderer_;
+  std::unique_ptr<Recorder> recorder_;
+  double recordSimStart_ = 0;
+  bool recordFailed_ = false;
   Panel panel_;
   ViewSettings view_;
   OrbitCamera cam_;
@@ -112,8 +123,7 @@ class App {
   double clickX_ = 0, clickY_ = 0;
 
   // timing
-  GLuint queries_[2] = {0, 0};
-  bool queryIssued_[2] = {false, false};
+  GpuTimer gpuTimer_;  // every render pass (GL_TIME_ELAPSED ring, never waited for)
   FrameTimes smooth_;
   double fps_ = 0, stepsPerSec_ = 0;
   std::string status_;
@@ -122,12 +132,12 @@ class App {
 };
 
 App::~App() {
+  recorder_.reset();  // finishes the files (its pixel buffers need the GL context)
   // Order: GL/CL buffers, then the simulation, then the CL context; ImGui
   // and the renderer while the GL context is still current.
   bufs_.reset();
   ctl_.reset();
   ctx_.reset();
-  if (queries_[0]) glDeleteQueries(2, queries_);
   renderer_.reset();
   if (imguiReady_) {
     ImGui_ImplOpenGL3_Shutdown();
@@ -212,12 +222,21 @@ void App::setup() {
   bufs_ = std::make_unique<ParticleBuffers>(*ctx_, choice_.path, choice_.clGlEvent);
   if (ctl_->hasSim()) bufs_->reset(ctl_->sim().capacity());
   renderer_ = std::make_unique<Renderer>();
-  glGenQueries(2, queries_);
+  renderer_->setTimer(&gpuTimer_);
 
   if (ctl_->hasSim()) applyViewDefaults();
   view_.showPanel = !o_.hidePanel;
   view_.vsync = o_.vsync < 0 ? o_.frames == 0 : o_.vsync == 1;
-  if (!o_.style.empty()) view_.style = o_.style == "glow" ? DrawStyle::Glow : DrawStyle::Spheres;
+  if (!o_.style.empty())
+    for (int i = 0; i < 3; ++i)
+      if (o_.style == kDrawStyleNames[i]) view_.style = DrawStyle(i);
+  if (!o_.surfaceView.empty())
+    for (int i = 0; i < 4; ++i)
+      if (o_.surfaceView == kSurfaceViewNames[i]) view_.surface.view = SurfaceView(i);
+  if (o_.cameraGiven) {
+    cam_.yaw = o_.cameraYaw * 3.14159265f / 180.f;
+    cam_.pitch = o_.cameraPitch * 3.14159265f / 180.f;
+  }
   if (!o_.color.empty() && ctl_->hasSim()) {
     const auto f = ctl_->sim().colorFields();
     const auto it = std::find(f.begin(), f.end(), o_.color);
@@ -371,6 +390,34 @@ void App::takeScreenshot(const std::string& path, int fbw, int fbh) {
   err_ << "eddy: screenshot " << path << '\n';
 }
 
+void App::startRecording(const RecordOptions& r) {
+  recorder_ = std::make_unique<Recorder>(r);
+  recordSimStart_ = ctl_->hasSim() ? ctl_->sim().time() : 0.0;
+  err_ << "eddy: recording to " << r.target << (r.every > 1 ? " (every " + std::to_string(r.every) + " frames)" : "")
+       << '\n';
+}
+
+bool App::stopRecording() {
+  if (!recorder_) return true;
+  bool ok = true;
+  try {
+    recorder_->finish();
+  } catch (const Error& e) {
+    err_ << "eddy: error: recording: " << e.what() << '\n';
+    ok = false;
+  }
+  const RecordOptions& r = recorder_->options();
+  const double video = double(recorder_->framesWritten()) / r.fps;
+  const double simulated = (ctl_->hasSim() ? ctl_->sim().time() : 0.0) - recordSimStart_;
+  err_ << "eddy: recorded " << recorder_->framesWritten() << " frames to " << r.target;
+  if (isVideoTarget(r.target)) err_ << " (" << video << " s of video at " << r.fps << " fps)";
+  err_ << "; simulated time " << simulated << " s\n";
+  status_ = "recorded " + std::to_string(recorder_->framesWritten()) + " frames to " + r.target;
+  statusUntil_ = glfwGetTime() + 4;
+  recorder_.reset();
+  return ok;
+}
+
 int App::run() {
   glfwSetWindowUserPointer(win_, this);
   glfwSetKeyCallback(win_, [](GLFWwindow* w, int key, int, int action, int mods) {
@@ -381,6 +428,7 @@ int App::run() {
   });
   setup();
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
+  if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
        << choice_.reason << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
        << '\n';
@@ -395,7 +443,13 @@ int App::run() {
   uint64_t secFrames = 0, secSteps = 0;
   const uint64_t warmup = std::min<uint64_t>(5, o_.frames / 4);
 
+  bool interrupted = false;
   while (!glfwWindowShouldClose(win_)) {
+    if (gInterrupted) {
+      err_ << "eddy: interrupted\n";
+      interrupted = true;
+      break;
+    }
     const auto t0 = Clock::now();
     const float frameDt = float(ms(last, t0) * 1e-3);
     last = t0;
@@ -446,36 +500,36 @@ int App::run() {
     // ---- draw ----
     int fbw = 1, fbh = 1;
     glfwGetFramebufferSize(win_, &fbw, &fbh);
-    const int q = int(frame % 2);
     FrameTimes ft;
-    if (queryIssued_[q]) {  // the query of two frames ago: read only when ready
-      GLint ready = 0;
-      glGetQueryObjectiv(queries_[q], GL_QUERY_RESULT_AVAILABLE, &ready);
-      if (ready) {
-        GLuint64 ns = 0;
-        glGetQueryObjectui64v(queries_[q], GL_QUERY_RESULT, &ns);
-        ft.draw = double(ns) * 1e-6;
-        queryIssued_[q] = false;
-      }
-    }
-    const bool timing = !queryIssued_[q];
-    if (timing) glBeginQuery(GL_TIME_ELAPSED, queries_[q]);
+    gpuTimer_.beginFrame();
+    ft.draw = gpuTimer_.passes().lastFrameMs();  // a frame of kRing ago, read when available
     renderer_->clear(fbw, fbh);
     const float aspect = float(fbw) / float(std::max(fbh, 1));
     updateShift();
     const glm::mat4 view = cam_.view(), proj = cam_.proj(aspect);
     d.radius = autoRadius_;
     d.massScale = meanMass_;
-    if (live && view_.showBox) {
-      const auto dom = ctl_->sim().domain();
-      if (dom) renderer_->drawBox(*dom, proj * view, glm::vec4(0.75f, 0.8f, 0.9f, 0.55f));
-    }
+    d.bounds = sceneBox_;
+    const auto dom = live ? ctl_->sim().domain() : std::nullopt;
+    const bool surface = view_.style == DrawStyle::Surface;
+    const bool passAlone = surface && view_.surface.view != SurfaceView::Final;
+    if (live && surface && dom && !passAlone) renderer_->drawTank(*dom, view, proj);
+    const glm::vec4 boxColor(0.75f, 0.8f, 0.9f, 0.55f);
+    if (live && view_.showBox && dom && !surface) renderer_->drawBox(*dom, proj * view, boxColor);
     if (live) renderer_->drawParticles(d, view, proj, fbh, view_);
-    if (timing) {
-      glEndQuery(GL_TIME_ELAPSED);
-      queryIssued_[q] = true;
-    }
+    // The surface writes the water's depth: the box's edges behind it are hidden.
+    if (live && view_.showBox && dom && surface && !passAlone) renderer_->drawBox(*dom, proj * view, boxColor);
     if (live) bufs_->afterDraw();
+    // The recording holds the scene without the panel.
+    if (recorder_) {
+      try {
+        recorder_->frame(fbw, fbh);
+      } catch (const Error& e) {
+        err_ << "eddy: error: recording: " << e.what() << '\n';
+        recordFailed_ = true;
+        stopRecording();
+      }
+    }
 
     // ---- panel ----
     ImGui_ImplOpenGL3_NewFrame();
@@ -492,10 +546,17 @@ int App::run() {
     ps.frameMs = smooth_.frame;
     ps.waitMs = smooth_.wait;
     ps.frameProfiler = &frameProf_;
+    ps.renderPasses = gpuTimer_.passes().stats();
+    ps.recording = recorder_ != nullptr;
+    if (recorder_) {
+      ps.recordSeconds = recorder_->elapsedSeconds();
+      ps.recordFrames = recorder_->framesCaptured();
+      ps.recordTarget = recorder_->options().target;
+    }
     // Without a simulation (start-up failure) the panel is always shown: it
     // holds the error, the build log and Retry.
     if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
-    if (live) panel_.drawLegend(ctl_->sim(), view_);
+    if (live && view_.style != DrawStyle::Surface) panel_.drawLegend(ctl_->sim(), view_);  // water has no colour field
     panel_.drawHelp(view_);
     if (!status_.empty() && glfwGetTime() < statusUntil_) {
       ImGui::SetNextWindowPos(ImVec2(12, 12));
@@ -506,9 +567,29 @@ int App::run() {
       ImGui::End();
     }
     ImGui::Render();
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    {
+      GpuPass pass(&gpuTimer_, "panel");
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    }
+    gpuTimer_.endFrame();
     if (panel_.fitRequested) needFit_ = true;
     panel_.fitRequested = false;
+    if (panel_.recordRequested) {
+      panel_.recordRequested = false;
+      if (recorder_) {
+        stopRecording();
+      } else {
+        char name[64];
+        const std::time_t now = std::time(nullptr);
+        std::strftime(name, sizeof name, "eddy-record-%Y%m%d-%H%M%S", std::localtime(&now));
+        try {
+          startRecording({name, 1, 60});
+        } catch (const Error& e) {
+          status_ = e.what();
+          statusUntil_ = glfwGetTime() + 5;
+        }
+      }
+    }
     if (view_.vsync != vsync) {
       vsync = view_.vsync;
       glfwSwapInterval(vsync ? 1 : 0);
@@ -554,6 +635,7 @@ int App::run() {
     if (o_.stats && frame == warmup && live) {
       ctl_->sim().profiler().reset();
       frameProf_.reset();
+      gpuTimer_.passes().reset();
       total = FrameTimes{};
       measured = 0;
       stepsTotal = 0;
@@ -567,6 +649,8 @@ int App::run() {
     if (lastFrame) break;
   }
 
+  if (!stopRecording()) recordFailed_ = true;
+  if (interrupted) return 130;
   if (!ctl_->hasSim()) {
     err_ << "eddy: error: closed without a running simulation (see the error above)\n";
     return 1;
@@ -587,9 +671,13 @@ int App::run() {
          << "\n  per frame (ms): frame " << total.frame / f << "  simulate " << sim / f
          << "  transfer " << transfer / f << "  draw " << total.draw / f << "  host-wait "
          << total.wait / f << "\n";
+    // GPU time of each render pass (timer queries), mean over the frames read back.
+    out_ << "  render passes (GPU ms, mean of " << gpuTimer_.passes().frames() << " frames):";
+    for (const auto& st : gpuTimer_.passes().stats()) out_ << "  " << st.name << " " << st.meanMs;
+    out_ << "\n";
   }
   (void)start;
-  return 0;
+  return recordFailed_ ? 1 : 0;
 }
 
 }  // namespace
@@ -599,6 +687,12 @@ int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
     gGlfwError = std::string(what ? what : "") + " (GLFW error " + std::to_string(code) + ")";
   });
   if (!glfwInit()) return kNoDisplay;
+  gInterrupted = 0;
+  struct sigaction sa {}, oldInt {}, oldTerm {};
+  sa.sa_handler = [](int) { gInterrupted = 1; };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &oldInt);
+  sigaction(SIGTERM, &sa, &oldTerm);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -637,6 +731,8 @@ int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
   }
   glfwDestroyWindow(w);
   glfwTerminate();
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
   return rc;
 }
 

@@ -39,15 +39,19 @@ void writeScreenshot(const std::string& path, int w, int h) {
   const size_t row = size_t(w) * 3;
   for (int y = 0; y < h; ++y)
     std::memcpy(&flipped[size_t(y) * row], &px[size_t(h - 1 - y) * row], row);
+  writePng(path, w, h, flipped.data());
+}
+
+void writePng(const std::string& path, int w, int h, const unsigned char* rgb) {
   const std::string tmp = tempName(path);
-  if (!stbi_write_png(tmp.c_str(), w, h, 3, flipped.data(), int(row))) {
+  if (!stbi_write_png(tmp.c_str(), w, h, 3, rgb, w * 3)) {
     std::remove(tmp.c_str());
-    throw Error("cannot write screenshot '" + path + "'");
+    throw Error("cannot write '" + path + "'");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
-    throw Error("cannot write screenshot '" + path + "': " + why);
+    throw Error("cannot write '" + path + "': " + why);
   }
 }
 
