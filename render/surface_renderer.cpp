@@ -278,6 +278,9 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glBlendFunc(GL_ONE, GL_ONE);
     glBindVertexArray(particleVao_);
     spriteUniforms(thickness_);
+    const float spread = 2.f;
+    glUniform1f(thickness_.loc("uRadius"), radius * spread);
+    glUniform1f(thickness_.loc("uSpread"), spread);
     glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
     glDisable(GL_BLEND);
     glBindVertexArray(emptyVao_);
