@@ -8,6 +8,7 @@
 #include "gpu_timer.hpp"
 #include "colormap.hpp"
 #include "native_handles.hpp"
+#include "offscreen_egl.hpp"
 #include "panel.hpp"
 #include "particle_buffers.hpp"
 #include "recorder.hpp"
@@ -88,9 +89,21 @@ class App {
   void applyViewDefaults();
   void updateShift();
   float sceneSize() const;
+  // The window's sizes, or --size for --offscreen (no window: win_ is null).
+  void framebufferSize(int& w, int& h) const {
+    if (win_) glfwGetFramebufferSize(win_, &w, &h);
+    else w = o_.width, h = o_.height;
+  }
+  void windowSize(int& w, int& h) const {
+    if (win_) glfwGetWindowSize(win_, &w, &h);
+    else w = o_.width, h = o_.height;
+  }
+  double now() const { return std::chrono::duration<double>(Clock::now() - born_).count(); }
 
   GuiOptions o_;
-  GLFWwindow* win_;
+  GLFWwindow* win_;  // null with --offscreen
+  Clock::time_point born_ = Clock::now();
+  GLuint offFbo_ = 0, offColor_ = 0, offDepth_ = 0;  // --offscreen: the frame's target
   std::ostream& out_;
   std::ostream& err_;
   bool imguiReady_ = false;
@@ -139,6 +152,12 @@ App::~App() {
   ctl_.reset();
   ctx_.reset();
   renderer_.reset();
+  if (offFbo_) {
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &offFbo_);
+    glDeleteRenderbuffers(1, &offColor_);
+    glDeleteRenderbuffers(1, &offDepth_);
+  }
   if (imguiReady_) {
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
@@ -190,9 +209,10 @@ void App::setup() {
     throw Error("querying " + dev.name + ": " + describe(e));
   }
   const bool storage = glHasBufferStorage();
-  void* glx = nativeGlxContext(win_);
+  void* glx = win_ ? nativeGlxContext(win_) : nullptr;
   PathChoice want = choosePath(o_.glSharing, dev, ext, glx != nullptr, storage, o_.persistentMap);
-  OpenedContext opened = openContext(dev, want, glx, nativeX11Display(), storage && o_.persistentMap);
+  OpenedContext opened =
+      openContext(dev, want, glx, win_ ? nativeX11Display() : nullptr, storage && o_.persistentMap);
   ctx_ = std::move(opened.ctx);
   choice_ = opened.choice;
 
@@ -247,6 +267,24 @@ void App::setup() {
                   " offers " + (known.empty() ? "no fields" : known) + " (or none)");
     } else view_.colorField = int(it - f.begin());
   }
+  if (!win_) {
+    // --offscreen: every frame is drawn into this framebuffer (RGBA8 + depth).
+    glGenFramebuffers(1, &offFbo_);
+    glGenRenderbuffers(1, &offColor_);
+    glGenRenderbuffers(1, &offDepth_);
+    glBindRenderbuffer(GL_RENDERBUFFER, offColor_);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, o_.width, o_.height);
+    glBindRenderbuffer(GL_RENDERBUFFER, offDepth_);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, o_.width, o_.height);
+    glBindFramebuffer(GL_FRAMEBUFFER, offFbo_);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, offColor_);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, offDepth_);
+    if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+      throw Error("--offscreen: the " + std::to_string(o_.width) + "x" + std::to_string(o_.height) +
+                  " framebuffer is incomplete");
+    checkGL("offscreen framebuffer");
+    return;  // no window: no panel, no input
+  }
   glfwSwapInterval(view_.vsync ? 1 : 0);
 
   // ---- ImGui ----
@@ -274,7 +312,7 @@ void App::setup() {
 void App::updateShift() {
   // The view centres on the part of the window the panel leaves free.
   int ww = 1, wh = 1;
-  glfwGetWindowSize(win_, &ww, &wh);
+  windowSize(ww, wh);
   const float covered = view_.showPanel ? Panel::coveredWidth(float(ww)) : 0.f;
   const float freeW = std::max(float(ww) - covered, 1.f);
   cam_.shiftX = freeW / float(std::max(ww, 1)) - 1.f;
@@ -300,8 +338,6 @@ void App::fitView() {
   const auto dom = sim.domain();
   const Box particles = robustBounds(p, n, 0.02f);
   sceneBox_ = dom ? *dom : particles;
-  int w = 1, h = 1;
-  glfwGetFramebufferSize(win_, &w, &h);
   updateShift();
   cam_.fit(sceneBox_, freeAspect_);
   // Radius: the simulation's, else from the particles' spacing (N-body).
@@ -354,14 +390,14 @@ void App::handleMouse(float frameDt) {
     else if (right || middle || (left && shift)) drag_ = Drag::Pan;
     else drag_ = Drag::Orbit;
     if (left && !io.WantCaptureMouse && ctl_->hasSim()) {
-      const double now = glfwGetTime();
-      if (now - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
+      const double t = now();
+      if (t - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
         // double click: drop a block (SPH) or re-seed (N-body)
         if (ctl_->sim().supportsAddBlock()) ctl_->dropBlock();
         else ctl_->reseed();
         lastClickTime_ = -1;
       } else {
-        lastClickTime_ = now;
+        lastClickTime_ = t;
         clickX_ = x;
         clickY_ = y;
       }
@@ -386,7 +422,7 @@ void App::handleMouse(float frameDt) {
 void App::takeScreenshot(const std::string& path, int fbw, int fbh) {
   writeScreenshot(path, fbw, fbh);
   status_ = "saved " + path;
-  statusUntil_ = glfwGetTime() + 3;
+  statusUntil_ = now() + 3;
   err_ << "eddy: screenshot " << path << '\n';
 }
 
@@ -413,19 +449,21 @@ bool App::stopRecording() {
   if (isVideoTarget(r.target)) err_ << " (" << video << " s of video at " << r.fps << " fps)";
   err_ << "; simulated time " << simulated << " s\n";
   status_ = "recorded " + std::to_string(recorder_->framesWritten()) + " frames to " + r.target;
-  statusUntil_ = glfwGetTime() + 4;
+  statusUntil_ = now() + 4;
   recorder_.reset();
   return ok;
 }
 
 int App::run() {
-  glfwSetWindowUserPointer(win_, this);
-  glfwSetKeyCallback(win_, [](GLFWwindow* w, int key, int, int action, int mods) {
-    static_cast<App*>(glfwGetWindowUserPointer(w))->onKey(key, action, mods);
-  });
-  glfwSetScrollCallback(win_, [](GLFWwindow* w, double, double dy) {
-    static_cast<App*>(glfwGetWindowUserPointer(w))->onScroll(dy);
-  });
+  if (win_) {
+    glfwSetWindowUserPointer(win_, this);
+    glfwSetKeyCallback(win_, [](GLFWwindow* w, int key, int, int action, int mods) {
+      static_cast<App*>(glfwGetWindowUserPointer(w))->onKey(key, action, mods);
+    });
+    glfwSetScrollCallback(win_, [](GLFWwindow* w, double, double dy) {
+      static_cast<App*>(glfwGetWindowUserPointer(w))->onScroll(dy);
+    });
+  }
   setup();
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
   if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
@@ -444,7 +482,7 @@ int App::run() {
   const uint64_t warmup = std::min<uint64_t>(5, o_.frames / 4);
 
   bool interrupted = false;
-  while (!glfwWindowShouldClose(win_)) {
+  while (!win_ || !glfwWindowShouldClose(win_)) {
     if (gInterrupted) {
       err_ << "eddy: interrupted\n";
       interrupted = true;
@@ -453,8 +491,8 @@ int App::run() {
     const auto t0 = Clock::now();
     const float frameDt = float(ms(last, t0) * 1e-3);
     last = t0;
-    glfwPollEvents();
-    {
+    if (win_) glfwPollEvents();
+    if (win_) {
       int w = 0, h = 0;
       glfwGetFramebufferSize(win_, &w, &h);
       if (w <= 0 || h <= 0) {  // minimised: nothing to draw, the simulation waits
@@ -499,7 +537,8 @@ int App::run() {
 
     // ---- draw ----
     int fbw = 1, fbh = 1;
-    glfwGetFramebufferSize(win_, &fbw, &fbh);
+    framebufferSize(fbw, fbh);
+    if (offFbo_) glBindFramebuffer(GL_FRAMEBUFFER, offFbo_);
     FrameTimes ft;
     gpuTimer_.beginFrame();
     ft.draw = gpuTimer_.passes().lastFrameMs();  // a frame of kRing ago, read when available
@@ -531,7 +570,8 @@ int App::run() {
       }
     }
 
-    // ---- panel ----
+    // ---- panel (none with --offscreen) ----
+    if (imguiReady_) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -558,7 +598,7 @@ int App::run() {
     if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
     if (live && view_.style != DrawStyle::Surface) panel_.drawLegend(ctl_->sim(), view_);  // water has no colour field
     panel_.drawHelp(view_);
-    if (!status_.empty() && glfwGetTime() < statusUntil_) {
+    if (!status_.empty() && now() < statusUntil_) {
       ImGui::SetNextWindowPos(ImVec2(12, 12));
       ImGui::SetNextWindowBgAlpha(0.6f);
       ImGui::Begin("status", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
@@ -571,6 +611,7 @@ int App::run() {
       GpuPass pass(&gpuTimer_, "panel");
       ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     }
+    }
     gpuTimer_.endFrame();
     if (panel_.fitRequested) needFit_ = true;
     panel_.fitRequested = false;
@@ -580,17 +621,17 @@ int App::run() {
         stopRecording();
       } else {
         char name[64];
-        const std::time_t now = std::time(nullptr);
-        std::strftime(name, sizeof name, "eddy-record-%Y%m%d-%H%M%S", std::localtime(&now));
+        const std::time_t wall = std::time(nullptr);
+        std::strftime(name, sizeof name, "eddy-record-%Y%m%d-%H%M%S", std::localtime(&wall));
         try {
           startRecording({name, 1, 60});
         } catch (const Error& e) {
           status_ = e.what();
-          statusUntil_ = glfwGetTime() + 5;
+          statusUntil_ = now() + 5;
         }
       }
     }
-    if (view_.vsync != vsync) {
+    if (view_.vsync != vsync && win_) {
       vsync = view_.vsync;
       glfwSwapInterval(vsync ? 1 : 0);
     }
@@ -599,18 +640,19 @@ int App::run() {
     const bool lastFrame = o_.frames && frame >= o_.frames;
     if (screenshotKey_ || panel_.screenshotRequested) {
       char name[64];
-      const std::time_t now = std::time(nullptr);
-      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S.png", std::localtime(&now));
+      const std::time_t wall = std::time(nullptr);
+      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S.png", std::localtime(&wall));
       try {
         takeScreenshot(name, fbw, fbh);
       } catch (const Error& e) {
         status_ = e.what();
-        statusUntil_ = glfwGetTime() + 5;
+        statusUntil_ = now() + 5;
       }
       screenshotKey_ = panel_.screenshotRequested = false;
     }
     if (lastFrame && !o_.screenshot.empty()) takeScreenshot(o_.screenshot, fbw, fbh);
-    glfwSwapBuffers(win_);
+    if (win_) glfwSwapBuffers(win_);
+    else glFlush();
 
     // ---- timing: only from completed events and queries ----
     frameProf_.collect(false);
@@ -682,7 +724,44 @@ int App::run() {
 
 }  // namespace
 
+namespace {
+int runApp(const GuiOptions& o, GLFWwindow* w, std::ostream& out, std::ostream& err) {
+  try {
+    App app(o, w, out, err);
+    return app.run();
+  } catch (const Error& e) {
+    err << "eddy: error: " << e.what() << '\n';
+  } catch (const cl::Error& e) {
+    err << "eddy: OpenCL error: " << describe(e) << '\n';
+  } catch (const std::exception& e) {
+    err << "eddy: error: " << e.what() << '\n';
+  }
+  return 1;
+}
+
+int runOffscreen(const GuiOptions& o, std::ostream& out, std::ostream& err) {
+  gInterrupted = 0;
+  struct sigaction sa {}, oldInt {}, oldTerm {};
+  sa.sa_handler = [](int) { gInterrupted = 1; };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &oldInt);
+  sigaction(SIGTERM, &sa, &oldTerm);
+  int rc = 1;
+  try {
+    EglContext egl;
+    err << "eddy: offscreen, " << egl.description() << '\n';
+    rc = runApp(o, nullptr, out, err);
+  } catch (const Error& e) {
+    err << "eddy: error: " << e.what() << '\n';
+  }
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
+  return rc;
+}
+}  // namespace
+
 int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.offscreen) return runOffscreen(o, out, err);
   glfwSetErrorCallback([](int code, const char* what) {
     gGlfwError = std::string(what ? what : "") + " (GLFW error " + std::to_string(code) + ")";
   });
@@ -715,19 +794,7 @@ int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
                     : std::string("none"))
         << '\n';
   } else {
-    try {
-      App app(o, w, out, err);
-      rc = app.run();
-    } catch (const Error& e) {
-      err << "eddy: error: " << e.what() << '\n';
-      rc = 1;
-    } catch (const cl::Error& e) {
-      err << "eddy: OpenCL error: " << describe(e) << '\n';
-      rc = 1;
-    } catch (const std::exception& e) {
-      err << "eddy: error: " << e.what() << '\n';
-      rc = 1;
-    }
+    rc = runApp(o, w, out, err);
   }
   glfwDestroyWindow(w);
   glfwTerminate();

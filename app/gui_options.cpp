@@ -41,6 +41,8 @@ options:
                           or a video through ffmpeg (must be on PATH)
   --record-every K        record every K-th frame (default 1; --frames N gives ceil(N/K) files)
   --record-fps F          frame rate of the video (default 60)
+  --offscreen             render through EGL into a framebuffer, without a window or X
+                          server (for --frames with --screenshot / --record; no panel)
   --camera YAW,PITCH      view direction in degrees (0,0: looking along -z, face-on)
   --vsync on|off          (default on; off with --frames)
   --paused                start paused
@@ -95,6 +97,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
       o.width = int(number(a, v.substr(0, x), 64, 16384));
       o.height = int(number(a, v.substr(x + 1), 64, 16384));
     } else if (a == "--hide-panel") o.hidePanel = true;
+    else if (a == "--offscreen") o.offscreen = o.hidePanel = true;
     else if (a == "--color") o.color = value(a);
     else if (a == "--style") {
       o.style = value(a);

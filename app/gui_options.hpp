@@ -38,6 +38,7 @@ struct GuiOptions {
   std::string record;             // --record DIR | FILE.mp4
   unsigned recordEvery = 1;       // --record-every K
   double recordFps = 60;          // --record-fps F (video)
+  bool offscreen = false;         // --offscreen: EGL, no window (implies --hide-panel)
   bool cameraGiven = false;       // --camera YAW,PITCH (degrees)
   float cameraYaw = 0.f, cameraPitch = 0.f;
   int vsync = -1;                 // --vsync on|off (default: on, off with --frames)

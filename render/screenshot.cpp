@@ -31,7 +31,9 @@ void writeScreenshot(const std::string& path, int w, int h) {
   if (w <= 0 || h <= 0) throw Error("screenshot: the framebuffer is empty");
   std::vector<unsigned char> px(size_t(w) * size_t(h) * 3);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glReadBuffer(GL_BACK);
+  GLint fbo = 0;  // the window's back buffer, or an offscreen framebuffer's colour
+  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &fbo);
+  glReadBuffer(fbo ? GL_COLOR_ATTACHMENT0 : GL_BACK);
   glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
   checkGL("reading the framebuffer");
   // OpenGL's rows run bottom-up; PNG's top-down.

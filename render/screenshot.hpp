@@ -5,7 +5,7 @@
 
 namespace eddy {
 
-// Reads the back buffer (fbWidth x fbHeight) and writes it as an RGB PNG,
+// Reads the back buffer, or the bound framebuffer object's colour, (fbWidth x fbHeight) and writes it as an RGB PNG,
 // atomically (temporary file + rename). Throws eddy::Error naming the file.
 void writeScreenshot(const std::string& path, int fbWidth, int fbHeight);
 

@@ -524,6 +524,16 @@ TEST_F(AppTest, SurfaceViewsShowDifferentPasses) {
   EXPECT_NE(bad.err.find("--surface-view"), std::string::npos) << bad.err;
 }
 
+TEST_F(AppTest, BadDrawingOptionsAreUsageErrors) {
+  for (const std::string& args : {std::string("--style water"), std::string("--camera 10"),
+                                  std::string("--camera x,5"), std::string("--camera 0,95"),
+                                  std::string("--record-fps 0 --record d"), std::string("--record-fps 30")}) {
+    const test::Result r = test::run(app(), args + " --frames 1");
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(args.substr(0, args.find(' '))), std::string::npos) << args << ": " << r.err;
+  }
+}
+
 TEST_F(AppTest, StatsListTheRenderPasses) {
   const test::Result r = test::run(app(), kTank + " --frames 16 --stats");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -555,6 +565,35 @@ TEST_F(AppTest, GalaxiesColouredByMassStayVisible) {
   }
   ASSERT_GT(lit[0], 500u) << "the galaxies are drawn";
   EXPECT_GT(double(lit[1]), 0.5 * double(lit[0])) << "coloured by mass, the galaxies must stay about as visible";
+}
+
+size_t countFrames(const std::string& dir);
+
+TEST_F(AppTest, OffscreenDrawsWithoutAWindowLikeTheWindow) {
+  // --offscreen: EGL (Mesa's surfaceless platform here), no DISPLAY at all;
+  // the same paused frame as in a window under Xvfb, and recording works.
+  const std::string dir = test::tempDir();
+  const std::string args = kTank + " --frames 3 --paused --surface-view final";
+  const std::string windowPng = dir + "/off-window.png", offPng = dir + "/off-egl.png";
+  const std::string rec = dir + "/off-rec";
+  fs::remove_all(rec);
+  test::Result w = test::run(app(), args + " --screenshot " + windowPng);
+  ASSERT_EQ(w.code, 0) << w.err;
+  const std::string noDisplay = "env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(EDDY_APP);
+  test::Result o = test::run(noDisplay, args + " --offscreen --screenshot " + offPng + " --record " + rec);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("offscreen, EGL"), std::string::npos) << o.err;
+  const Image a = loadPng(windowPng), b = loadPng(offPng);
+  ASSERT_EQ(a.w, 640);
+  ASSERT_EQ(b.w, 640) << o.err;
+  ASSERT_EQ(a.h, b.h);
+  size_t differ = 0;
+  for (size_t i = 0; i < a.rgb.size(); ++i) differ += std::abs(int(a.rgb[i]) - int(b.rgb[i])) > 3;
+  EXPECT_LT(differ, a.rgb.size() / 100) << "offscreen and window frames should match";
+  const std::vector<char> lit = litMask(b, 100);
+  EXPECT_GT(size_t(std::count(lit.begin(), lit.end(), 1)), lit.size() / 100) << "the offscreen frame is blank";
+  EXPECT_EQ(countFrames(rec), 3u);
+  EXPECT_EQ(loadPng(framePath(rec, 2)).w, 640);
 }
 
 size_t countFrames(const std::string& dir) {
