@@ -247,6 +247,7 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glUniform1f(smooth_.loc("uThreshold"), 2.f);
     glUniform1i(smooth_.loc("uMaxPx"), 32);
     glUniform1i(smooth_.loc("uHoleMaxPx"), holeMaxPx);
+    glUniform1f(smooth_.loc("uSlope"), 3.f);  // surfaces up to ~72 degrees from face-on
     const int iterations = std::clamp(s.iterations, 0, 8);
     for (int it = 0; it < iterations; ++it)
       for (int dir = 0; dir < 2; ++dir) {
@@ -304,6 +305,7 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glUniform3f(shade_.loc("uWaterColor"), s.waterColor[0], s.waterColor[1], s.waterColor[2]);
     glUniform1f(shade_.loc("uAbsorption"), s.absorption / sceneSize);
     glUniform1f(shade_.loc("uRefraction"), s.refraction);
+    glUniform1f(shade_.loc("uRadius"), radius);
     const glm::vec3 light = glm::normalize(glm::mat3(view) * kLightWorld);
     glUniform3f(shade_.loc("uLightDir"), light.x, light.y, light.z);
     // Depth view: white at the nearest corner of the bounds, dark at the farthest.

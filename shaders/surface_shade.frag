@@ -19,6 +19,7 @@ uniform float uRefraction;     // screen offset per unit normal (fraction of the
 uniform vec3 uLightDir;        // view space, towards the light
 uniform vec2 uDepthRange;      // eye depths shown black .. white in the depth view
 uniform float uThicknessScale; // thickness view: 1 - exp(-t * scale)
+uniform float uRadius;         // particle radius (world)
 uniform int uMode;             // 0 final, 1 depth, 2 thickness, 3 normals
 
 out vec4 fragColor;
@@ -79,7 +80,9 @@ void main() {
     vec3 refracted = behind * transmit + 0.12 * uWaterColor * (vec3(1.0) - transmit);
 
     vec3 h = normalize(uLightDir + v);
-    float spec = pow(max(dot(n, h), 0.0), 240.0) * 1.6;
+    // The highlight fades out over the thin rim, whose normals come from a
+    // few pixels only (else the silhouette sparkles).
+    float spec = pow(max(dot(n, h), 0.0), 240.0) * 1.6 * smoothstep(0.0, 4.0 * uRadius, thick);
     vec3 c = mix(refracted, reflected, fresnel) + vec3(spec);
     fragColor = vec4(c, 1.0);
 }

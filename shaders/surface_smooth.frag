@@ -6,7 +6,10 @@
 // (another layer or the background) are ignored, samples nearer than it are
 // clamped to it, so the filter smooths within one surface and keeps its
 // silhouette. The filter radius is the particle radius in screen space times
-// uFilterRadii, so it holds from near to far.
+// uFilterRadii, so it holds from near to far. The range grows with the
+// sample's distance by up to uSlope world units per world unit across the
+// screen, so a surface seen obliquely is still one surface (a fixed range
+// would cut its far side off and leave steps).
 // A background pixel with fluid on both sides within about one particle
 // diameter is a hole between sprites: it takes the mean depth of the two sides
 // and is filtered like fluid (two passes, x then y, close holes of any shape).
@@ -19,6 +22,7 @@ uniform float uRadius;       // particle radius (world)
 uniform float uFilterRadii;  // filter radius in particle radii
 uniform float uThreshold;    // range threshold in particle radii
 uniform int uMaxPx;          // cap on the filter radius in pixels
+uniform float uSlope;        // depth change per unit of screen distance still "the same surface"
 uniform int uHoleMaxPx;      // widest hole closed: a particle diameter at the nearest depth
 
 out float outDepth;
@@ -54,12 +58,14 @@ void main() {
     float sigma = max(rpx, 1.0) * 0.5;
     float inv2s2 = 1.0 / (2.0 * sigma * sigma);
     float thr = uThreshold * uRadius;
+    float pixelWorld = z0 / uPxPerUnit;  // world size of one pixel at this depth
     float sum = z0, wsum = 1.0;
     for (int i = -n; i <= n; ++i) {
         if (i == 0) continue;
         float z = fetch(px + i * uDir);
-        if (z <= 0.0 || z > z0 + thr) continue;
-        z = max(z, z0 - thr);
+        float range = thr + uSlope * float(abs(i)) * pixelWorld;
+        if (z <= 0.0 || z > z0 + range) continue;
+        z = max(z, z0 - range);
         float w = exp(-float(i * i) * inv2s2);
         sum += w * z;
         wsum += w;
