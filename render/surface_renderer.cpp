@@ -236,6 +236,43 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
   glDisable(GL_DEPTH_TEST);
   glBindVertexArray(emptyVao_);
 
+  // The smoothing and normal passes only run over the bounds' screen
+  // rectangle (plus the filter's reach): outside it there is no fluid. Their
+  // targets are cleared whole first, so nothing stale is left outside.
+  int sx0 = 0, sy0 = 0, sx1 = w, sy1 = h;
+  {
+    bool behind = false;
+    float x0 = 1e30f, y0 = 1e30f, x1 = -1e30f, y1 = -1e30f;
+    for (int c = 0; c < 8; ++c) {
+      const glm::vec4 p(bounds.lo[0] + (c & 1 ? size.x : 0.f), bounds.lo[1] + (c & 2 ? size.y : 0.f),
+                        bounds.lo[2] + (c & 4 ? size.z : 0.f), 1.f);
+      const glm::vec4 clip = proj * view * p;
+      if (clip.w <= 1e-6f) {
+        behind = true;
+        break;
+      }
+      const float px = (clip.x / clip.w * 0.5f + 0.5f) * float(w), py = (clip.y / clip.w * 0.5f + 0.5f) * float(h);
+      x0 = std::min(x0, px);
+      y0 = std::min(y0, py);
+      x1 = std::max(x1, px);
+      y1 = std::max(y1, py);
+    }
+    if (!behind) {
+      const float pad = 2.f * 32.f + 2.f;  // filter reach (uMaxPx), both directions, + rounding
+      sx0 = int(std::clamp(std::floor(x0 - pad), 0.f, float(w)));
+      sy0 = int(std::clamp(std::floor(y0 - pad), 0.f, float(h)));
+      sx1 = int(std::clamp(std::ceil(x1 + pad), 0.f, float(w)));
+      sy1 = int(std::clamp(std::ceil(y1 + pad), 0.f, float(h)));
+    }
+  }
+  for (GLuint f : {smoothFbo_[0], smoothFbo_[1], normalFbo_}) {
+    glBindFramebuffer(GL_FRAMEBUFFER, f);
+    glClearColor(0, 0, 0, 0);
+    glClear(GL_COLOR_BUFFER_BIT);
+  }
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(sx0, sy0, std::max(sx1 - sx0, 0), std::max(sy1 - sy0, 0));
+
   GLuint smoothed = depthTex_;
   {
     GpuPass pass(timer, "smooth");
@@ -270,6 +307,7 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glUniformMatrix4fv(normals_.loc("uInvProj"), 1, GL_FALSE, glm::value_ptr(invProj));
     glDrawArrays(GL_TRIANGLES, 0, 3);
   }
+  glDisable(GL_SCISSOR_TEST);
   {
     GpuPass pass(timer, "thickness");
     glBindFramebuffer(GL_FRAMEBUFFER, thickFbo_);
