@@ -572,45 +572,45 @@ int App::run() {
 
     // ---- panel (none with --offscreen) ----
     if (imguiReady_) {
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
-    PanelStats ps;
-    ps.device = ctx_->info().name + " (" + ctx_->info().platformName + ")";
-    ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.reason;
-    ps.fps = fps_;
-    ps.stepsPerSec = stepsPerSec_;
-    ps.simulateMs = smooth_.simulate;
-    ps.transferMs = smooth_.transfer;
-    ps.drawMs = smooth_.draw;
-    ps.frameMs = smooth_.frame;
-    ps.waitMs = smooth_.wait;
-    ps.frameProfiler = &frameProf_;
-    ps.renderPasses = gpuTimer_.passes().stats();
-    ps.recording = recorder_ != nullptr;
-    if (recorder_) {
-      ps.recordSeconds = recorder_->elapsedSeconds();
-      ps.recordFrames = recorder_->framesCaptured();
-      ps.recordTarget = recorder_->options().target;
-    }
-    // Without a simulation (start-up failure) the panel is always shown: it
-    // holds the error, the build log and Retry.
-    if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
-    if (live && view_.style != DrawStyle::Surface) panel_.drawLegend(ctl_->sim(), view_);  // water has no colour field
-    panel_.drawHelp(view_);
-    if (!status_.empty() && now() < statusUntil_) {
-      ImGui::SetNextWindowPos(ImVec2(12, 12));
-      ImGui::SetNextWindowBgAlpha(0.6f);
-      ImGui::Begin("status", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
-                                          ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoInputs);
-      ImGui::TextUnformatted(status_.c_str());
-      ImGui::End();
-    }
-    ImGui::Render();
-    {
-      GpuPass pass(&gpuTimer_, "panel");
-      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    }
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGui::NewFrame();
+      PanelStats ps;
+      ps.device = ctx_->info().name + " (" + ctx_->info().platformName + ")";
+      ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.reason;
+      ps.fps = fps_;
+      ps.stepsPerSec = stepsPerSec_;
+      ps.simulateMs = smooth_.simulate;
+      ps.transferMs = smooth_.transfer;
+      ps.drawMs = smooth_.draw;
+      ps.frameMs = smooth_.frame;
+      ps.waitMs = smooth_.wait;
+      ps.frameProfiler = &frameProf_;
+      ps.renderPasses = gpuTimer_.passes().stats();
+      ps.recording = recorder_ != nullptr;
+      if (recorder_) {
+        ps.recordSeconds = recorder_->elapsedSeconds();
+        ps.recordFrames = recorder_->framesCaptured();
+        ps.recordTarget = recorder_->options().target;
+      }
+      // Without a simulation (start-up failure) the panel is always shown: it
+      // holds the error, the build log and Retry.
+      if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
+      if (live && view_.style != DrawStyle::Surface) panel_.drawLegend(ctl_->sim(), view_);  // water has no colour field
+      panel_.drawHelp(view_);
+      if (!status_.empty() && now() < statusUntil_) {
+        ImGui::SetNextWindowPos(ImVec2(12, 12));
+        ImGui::SetNextWindowBgAlpha(0.6f);
+        ImGui::Begin("status", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                            ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoInputs);
+        ImGui::TextUnformatted(status_.c_str());
+        ImGui::End();
+      }
+      ImGui::Render();
+      {
+        GpuPass pass(&gpuTimer_, "panel");
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      }
     }
     gpuTimer_.endFrame();
     if (panel_.fitRequested) needFit_ = true;
