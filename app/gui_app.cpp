@@ -253,6 +253,7 @@ void App::setup() {
   if (!o_.surfaceView.empty())
     for (int i = 0; i < 4; ++i)
       if (o_.surfaceView == kSurfaceViewNames[i]) view_.surface.view = SurfaceView(i);
+  if (o_.foam) view_.surface.foam = true;
   if (o_.cameraGiven) {
     cam_.yaw = o_.cameraYaw * 3.14159265f / 180.f;
     cam_.pitch = o_.cameraPitch * 3.14159265f / 180.f;
@@ -525,6 +526,12 @@ int App::run() {
     ParticleDraw d{};
     if (live) {
       if (view_.colorField >= int(ctl_->sim().colorFields().size())) view_.colorField = -1;
+      if (view_.style == DrawStyle::Surface && view_.surface.foam) {  // foam reads the speed
+        const auto f = ctl_->sim().colorFields();
+        const auto it = std::find(f.begin(), f.end(), "speed");
+        if (it != f.end()) view_.colorField = int(it - f.begin());
+        view_.logScale = false;
+      }
       bufs_->upload(ctl_->sim(), view_.colorField, frameProf_);
       d = bufs_->drawSlot();
       if (needFit_) fitView();

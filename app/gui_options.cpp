@@ -43,6 +43,7 @@ options:
   --record-fps F          frame rate of the video (default 60)
   --offscreen             render through EGL into a framebuffer, without a window or X
                           server (for --frames with --screenshot / --record; no panel)
+  --foam                  surface style: white foam sprites where the speed is high (off by default)
   --camera YAW,PITCH      view direction in degrees (0,0: looking along -z, face-on)
   --vsync on|off          (default on; off with --frames)
   --paused                start paused
@@ -98,6 +99,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
       o.height = int(number(a, v.substr(x + 1), 64, 16384));
     } else if (a == "--hide-panel") o.hidePanel = true;
     else if (a == "--offscreen") o.offscreen = o.hidePanel = true;
+    else if (a == "--foam") o.foam = true;
     else if (a == "--color") o.color = value(a);
     else if (a == "--style") {
       o.style = value(a);

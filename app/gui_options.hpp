@@ -35,6 +35,7 @@ struct GuiOptions {
   std::string color;              // --color FIELD|none
   std::string style;              // --style surface|spheres|glow
   std::string surfaceView;        // --surface-view depth|thickness|normals|final
+  bool foam = false;              // --foam: surface style with foam where the speed is high
   std::string record;             // --record DIR | FILE.mp4
   unsigned recordEvery = 1;       // --record-every K
   double recordFps = 60;          // --record-fps F (video)

@@ -347,6 +347,10 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
       ImGui::SliderFloat("smoothing", &su.smoothing, 0.5f, 8.f, "%.1f radii");
       ImGui::SliderInt("smoothing passes", &su.iterations, 0, 4);
       ImGui::SliderFloat("refraction", &su.refraction, 0.f, 0.1f, "%.3f");
+      ImGui::Checkbox("foam", &su.foam);
+      helpMarker("White sprites where the speed is above the threshold (a fraction of the speed's "
+                 "colour range); switches the colour field to speed.");
+      if (su.foam) ImGui::SliderFloat("foam above", &su.foamThreshold, 0.f, 1.f, "%.2f of range");
     }
     ImGui::SliderFloat("size", &v.radiusScale, 0.1f, 10.f, "%.2f x", ImGuiSliderFlags_Logarithmic);
     if (v.style == DrawStyle::Glow)

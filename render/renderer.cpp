@@ -106,7 +106,7 @@ void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const
     if (!surface_) surface_ = std::make_unique<SurfaceRenderer>();
     ParticleDraw scaled = d;
     scaled.radius = d.radius * s.radiusScale;
-    surface_->draw(scaled, view, proj, fbW_, fbH_, d.bounds, s.surface, timer_);
+    surface_->draw(scaled, view, proj, fbW_, fbH_, d.bounds, s.surface, timer_, {s.rangeLo, s.rangeHi});
     return;
   }
   if (surface_) surface_->releaseTargets();  // another style: the surface targets go

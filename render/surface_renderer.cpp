@@ -22,7 +22,8 @@ SurfaceRenderer::SurfaceRenderer()
       smooth_("background.vert", "surface_smooth.frag"),
       normals_("background.vert", "surface_normals.frag"),
       shade_("background.vert", "surface_shade.frag"),
-      tank_("surface_tank.vert", "surface_tank.frag") {
+      tank_("surface_tank.vert", "surface_tank.frag"),
+      foam_("particles.vert", "surface_foam.frag") {
   glGenVertexArrays(1, &particleVao_);
   glGenVertexArrays(1, &emptyVao_);
   glGenVertexArrays(1, &tankVao_);
@@ -167,7 +168,8 @@ void SurfaceRenderer::drawTank(const Box& b, const glm::mat4& view, const glm::m
 }
 
 void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj,
-                           int w, int h, const Box& bounds, const SurfaceSettings& s, GpuTimer* timer) {
+                           int w, int h, const Box& bounds, const SurfaceSettings& s, GpuTimer* timer,
+                           std::array<float, 2> fieldRange) {
   const glm::vec3 size(bounds.hi[0] - bounds.lo[0], bounds.hi[1] - bounds.lo[1], bounds.hi[2] - bounds.lo[2]);
   // Absorption is given per the bounds' smallest side (a thin slab's depth, a
   // tank's height): the same setting tints a quasi-2D slab and a deep tank alike.
@@ -355,6 +357,29 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glDepthMask(GL_TRUE);
     glDrawArrays(GL_TRIANGLES, 0, 3);
     glDepthFunc(GL_LESS);
+  }
+  if (s.foam && d.colorVbo && s.view == SurfaceView::Final) {
+    GpuPass pass(timer, "foam");
+    glBindVertexArray(particleVao_);
+    spriteUniforms(foam_);
+    glUniform1f(foam_.loc("uRadius"), 0.8f * radius);
+    glUniform1i(foam_.loc("uHasField"), 1);
+    glUniform1i(foam_.loc("uLogField"), 0);
+    glUniform2f(foam_.loc("uRange"), fieldRange[0], fieldRange[1]);
+    glUniform1f(foam_.loc("uThreshold"), s.foamThreshold);
+    glBindBuffer(GL_ARRAY_BUFFER, d.colorVbo);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, nullptr);
+    glEnable(GL_DEPTH_TEST);
+    glDepthFunc(GL_LEQUAL);
+    glDepthMask(GL_FALSE);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
+    glDisable(GL_BLEND);
+    glDepthMask(GL_TRUE);
+    glDepthFunc(GL_LESS);
+    glDisableVertexAttribArray(1);
   }
   glBindVertexArray(0);
   glActiveTexture(GL_TEXTURE0);

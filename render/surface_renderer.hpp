@@ -10,6 +10,7 @@
 //   normals    smoothed depth -> normalTex (RGBA16F view-space normal)
 //   thickness  additive chord lengths -> thickTex (R16F)
 //   shade      Fresnel reflection + Beer-Lambert refraction + highlight -> the window
+//   foam       (optional) fast particles as soft white sprites -> the window
 //
 // The textures follow the window size (recreated on a resize) and are
 // released when another style is drawn; liveObjects() counts every GL object
@@ -22,6 +23,8 @@
 #include "view_settings.hpp"
 
 #include <glm/glm.hpp>
+
+#include <array>
 
 namespace eddy {
 
@@ -42,8 +45,10 @@ class SurfaceRenderer {
   // `bounds` (the tank, else the particles' bounds): its largest extent is
   // the length the absorption is given per; its depth range is what the
   // depth view shows from white to dark.
+  // Foam (s.foam) needs d.colorVbo to hold the speed, mapped to [0, 1] by `fieldRange`.
   void draw(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj, int w, int h,
-            const Box& bounds, const SurfaceSettings& s, GpuTimer* timer);
+            const Box& bounds, const SurfaceSettings& s, GpuTimer* timer,
+            std::array<float, 2> fieldRange = {0.f, 1.f});
   // Frees the size-dependent targets (another style is being drawn).
   void releaseTargets();
 
@@ -58,7 +63,7 @@ class SurfaceRenderer {
   GLuint newTexture(GLenum internal, GLenum format, GLenum type, int w, int h);
   GLuint newFbo(GLuint colorTex, GLuint depthRb);
 
-  ShaderProgram depth_, thickness_, smooth_, normals_, shade_, tank_;
+  ShaderProgram depth_, thickness_, smooth_, normals_, shade_, tank_, foam_;
   GLuint particleVao_ = 0, emptyVao_ = 0, tankVao_ = 0, tankVbo_ = 0;
   // Size-dependent targets.
   GLuint sceneTex_ = 0, depthTex_ = 0, depthRb_ = 0, depthFbo_ = 0;

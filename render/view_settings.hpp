@@ -21,6 +21,8 @@ struct SurfaceSettings {
   float smoothing = 4.f;     // filter radius in particle radii (screen space)
   int iterations = 2;        // smoothing passes (x then y each)
   float refraction = 0.03f;  // screen offset of the refracted background
+  bool foam = false;         // white sprites where the speed is high (uses the speed field)
+  float foamThreshold = 0.85f;  // fraction of the speed's colour range above which there is foam
 };
 
 struct ViewSettings {

@@ -217,7 +217,7 @@ class GlTest : public ::testing::Test {
   };
 
   // One frame as the app draws it: background, tank, particles, box.
-  static void drawFrame(Renderer& r, const Block& b, const Target& t, const ViewSettings& v) {
+  static void drawFrame(Renderer& r, const Block& b, const Target& t, const ViewSettings& v, GLuint field = 0) {
     glBindFramebuffer(GL_FRAMEBUFFER, t.fbo);
     OrbitCamera cam;
     cam.yaw = 0.f;
@@ -233,6 +233,7 @@ class GlTest : public ::testing::Test {
     d.count = b.count;
     d.radius = b.radius;
     d.bounds = b.box;
+    d.colorVbo = field;
     r.drawParticles(d, view, proj, t.h, v);
     checkGL("test frame");
   }
@@ -425,6 +426,42 @@ TEST_F(GlTest, MoreAbsorptionGivesADarkerFluid) {
   const double la = meanLuma(t.read(), outside);
   drawFrame(r, *block, t, b);
   EXPECT_NEAR(meanLuma(t.read(), outside), la, 1.5);
+}
+
+TEST_F(GlTest, FoamIsOffByDefaultAndWhitensTheFastParticles) {
+  auto block = makeBlock(20, 10, 4, 0.02f, 13);
+  // "Speed": 1 in the right half of the block, 0 in the left.
+  std::vector<float> speed(block->count);
+  for (size_t i = 0; i < block->count; ++i) speed[i] = (i % 20) >= 10 ? 1.f : 0.f;
+  GLuint field = 0;
+  glGenBuffers(1, &field);
+  glBindBuffer(GL_ARRAY_BUFFER, field);
+  glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(speed.size() * sizeof(float)), speed.data(), GL_STATIC_DRAW);
+  Renderer r;
+  Target t(320, 200);
+  auto white = [&](const Image& im, bool rightHalf) {
+    size_t n = 0;
+    for (int y = 0; y < im.h; ++y)
+      for (int x = rightHalf ? im.w / 2 : 0; x < (rightHalf ? im.w : im.w / 2); ++x) {
+        const unsigned char* p = im.at(x, y);
+        n += std::min({p[0], p[1], p[2]}) > 190;
+      }
+    return n;
+  };
+  ViewSettings v = surfaceView();
+  EXPECT_FALSE(v.surface.foam) << "foam is off by default";
+  v.rangeLo = 0.f;
+  v.rangeHi = 1.f;
+  drawFrame(r, *block, t, v, field);
+  const Image off = t.read();
+  v.surface.foam = true;
+  drawFrame(r, *block, t, v, field);
+  const Image on = t.read();
+  glDeleteBuffers(1, &field);
+  std::printf("  near-white pixels, right (fast) half: foam off %zu, on %zu; left half: off %zu, on %zu\n",
+              white(off, true), white(on, true), white(off, false), white(on, false));
+  EXPECT_GT(white(on, true), white(off, true) + 100) << "foam on the fast half";
+  EXPECT_LE(white(on, false), white(off, false) + 20) << "no foam on the slow half";
 }
 
 TEST_F(GlTest, SmoothingClosesTheGapsBetweenSprites) {
