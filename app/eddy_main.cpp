@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     std::cerr << "eddy: --config " << o.configPath << ": the app ignores " << keys
               << " (they describe a headless run: eddy-cli run --config)\n";
   }
-  if (!eddy::displayAvailable()) {
+  if (!o.offscreen && !eddy::displayAvailable()) {
     if (args.empty()) return headlessDemo();
     std::cerr << "eddy: error: no display (DISPLAY / WAYLAND_DISPLAY unset); run under "
                  "xvfb-run or use eddy-cli\n";

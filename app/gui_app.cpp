@@ -5,10 +5,13 @@
 #include "defaults.hpp"
 #include "gl.hpp"
 #include "gl_sharing.hpp"
+#include "gpu_timer.hpp"
 #include "colormap.hpp"
 #include "native_handles.hpp"
+#include "offscreen_egl.hpp"
 #include "panel.hpp"
 #include "particle_buffers.hpp"
+#include "recorder.hpp"
 #include "renderer.hpp"
 #include "screenshot.hpp"
 #include "view_defaults.hpp"
@@ -20,6 +23,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -40,6 +44,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 std::string gGlfwError;
+// Set by SIGINT / SIGTERM: the frame loop ends after the current frame and a
+// recording is finished (queue drained, files complete) before exit.
+volatile std::sig_atomic_t gInterrupted = 0;
 
 double ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -77,12 +84,26 @@ class App {
   void fitView();
   void updateColorRange(bool reset);
   void takeScreenshot(const std::string& path, int fbw, int fbh);
+  void startRecording(const RecordOptions& r);
+  bool stopRecording();  // false if the recording failed
   void applyViewDefaults();
   void updateShift();
   float sceneSize() const;
+  // The window's sizes, or --size for --offscreen (no window: win_ is null).
+  void framebufferSize(int& w, int& h) const {
+    if (win_) glfwGetFramebufferSize(win_, &w, &h);
+    else w = o_.width, h = o_.height;
+  }
+  void windowSize(int& w, int& h) const {
+    if (win_) glfwGetWindowSize(win_, &w, &h);
+    else w = o_.width, h = o_.height;
+  }
+  double now() const { return std::chrono::duration<double>(Clock::now() - born_).count(); }
 
   GuiOptions o_;
-  GLFWwindow* win_;
+  GLFWwindow* win_;  // null with --offscreen
+  Clock::time_point born_ = Clock::now();
+  GLuint offFbo_ = 0, offColor_ = 0, offDepth_ = 0;  // --offscreen: the frame's target
   std::ostream& out_;
   std::ostream& err_;
   bool imguiReady_ = false;
@@ -92,6 +113,9 @@ class App {
   std::unique_ptr<Controller> ctl_;
   std::unique_ptr<ParticleBuffers> bufs_;
   std::unique_ptr<Renderer> renderer_;
+  std::unique_ptr<Recorder> recorder_;
+  double recordSimStart_ = 0;
+  bool recordFailed_ = false;
   Panel panel_;
   ViewSettings view_;
   OrbitCamera cam_;
@@ -112,8 +136,7 @@ class App {
   double clickX_ = 0, clickY_ = 0;
 
   // timing
-  GLuint queries_[2] = {0, 0};
-  bool queryIssued_[2] = {false, false};
+  GpuTimer gpuTimer_;  // every render pass (GL_TIME_ELAPSED ring, never waited for)
   FrameTimes smooth_;
   double fps_ = 0, stepsPerSec_ = 0;
   std::string status_;
@@ -122,13 +145,19 @@ class App {
 };
 
 App::~App() {
+  recorder_.reset();  // finishes the files (its pixel buffers need the GL context)
   // Order: GL/CL buffers, then the simulation, then the CL context; ImGui
   // and the renderer while the GL context is still current.
   bufs_.reset();
   ctl_.reset();
   ctx_.reset();
-  if (queries_[0]) glDeleteQueries(2, queries_);
   renderer_.reset();
+  if (offFbo_) {
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glDeleteFramebuffers(1, &offFbo_);
+    glDeleteRenderbuffers(1, &offColor_);
+    glDeleteRenderbuffers(1, &offDepth_);
+  }
   if (imguiReady_) {
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
@@ -180,9 +209,10 @@ void App::setup() {
     throw Error("querying " + dev.name + ": " + describe(e));
   }
   const bool storage = glHasBufferStorage();
-  void* glx = nativeGlxContext(win_);
+  void* glx = win_ ? nativeGlxContext(win_) : nullptr;
   PathChoice want = choosePath(o_.glSharing, dev, ext, glx != nullptr, storage, o_.persistentMap);
-  OpenedContext opened = openContext(dev, want, glx, nativeX11Display(), storage && o_.persistentMap);
+  OpenedContext opened =
+      openContext(dev, want, glx, win_ ? nativeX11Display() : nullptr, storage && o_.persistentMap);
   ctx_ = std::move(opened.ctx);
   choice_ = opened.choice;
 
@@ -215,12 +245,22 @@ void App::setup() {
   bufs_ = std::make_unique<ParticleBuffers>(*ctx_, choice_.path, choice_.clGlEvent);
   if (ctl_->hasSim()) bufs_->reset(ctl_->sim().capacity());
   renderer_ = std::make_unique<Renderer>();
-  glGenQueries(2, queries_);
+  renderer_->setTimer(&gpuTimer_);
 
   if (ctl_->hasSim()) applyViewDefaults();
   view_.showPanel = !o_.hidePanel;
   view_.vsync = o_.vsync < 0 ? o_.frames == 0 : o_.vsync == 1;
-  if (!o_.style.empty()) view_.style = o_.style == "glow" ? DrawStyle::Glow : DrawStyle::Spheres;
+  if (!o_.style.empty())
+    for (int i = 0; i < 3; ++i)
+      if (o_.style == kDrawStyleNames[i]) view_.style = DrawStyle(i);
+  if (!o_.surfaceView.empty())
+    for (int i = 0; i < 4; ++i)
+      if (o_.surfaceView == kSurfaceViewNames[i]) view_.surface.view = SurfaceView(i);
+  if (o_.foam) view_.surface.foam = true;
+  if (o_.cameraGiven) {
+    cam_.yaw = o_.cameraYaw * 3.14159265f / 180.f;
+    cam_.pitch = o_.cameraPitch * 3.14159265f / 180.f;
+  }
   if (!o_.color.empty() && ctl_->hasSim()) {
     const auto f = ctl_->sim().colorFields();
     const auto it = std::find(f.begin(), f.end(), o_.color);
@@ -230,6 +270,24 @@ void App::setup() {
       throw GuiUsageError("--color '" + o_.color + "': " + ctl_->sim().kind() +
                   " offers " + (known.empty() ? "no fields" : known) + " (or none)");
     } else view_.colorField = int(it - f.begin());
+  }
+  if (!win_) {
+    // --offscreen: every frame is drawn into this framebuffer (RGBA8 + depth).
+    glGenFramebuffers(1, &offFbo_);
+    glGenRenderbuffers(1, &offColor_);
+    glGenRenderbuffers(1, &offDepth_);
+    glBindRenderbuffer(GL_RENDERBUFFER, offColor_);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, o_.width, o_.height);
+    glBindRenderbuffer(GL_RENDERBUFFER, offDepth_);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, o_.width, o_.height);
+    glBindFramebuffer(GL_FRAMEBUFFER, offFbo_);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, offColor_);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, offDepth_);
+    if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+      throw Error("--offscreen: the " + std::to_string(o_.width) + "x" + std::to_string(o_.height) +
+                  " framebuffer is incomplete");
+    checkGL("offscreen framebuffer");
+    return;  // no window: no panel, no input
   }
   glfwSwapInterval(view_.vsync ? 1 : 0);
 
@@ -258,7 +316,7 @@ void App::setup() {
 void App::updateShift() {
   // The view centres on the part of the window the panel leaves free.
   int ww = 1, wh = 1;
-  glfwGetWindowSize(win_, &ww, &wh);
+  windowSize(ww, wh);
   const float covered = view_.showPanel ? Panel::coveredWidth(float(ww)) : 0.f;
   const float freeW = std::max(float(ww) - covered, 1.f);
   cam_.shiftX = freeW / float(std::max(ww, 1)) - 1.f;
@@ -284,8 +342,6 @@ void App::fitView() {
   const auto dom = sim.domain();
   const Box particles = robustBounds(p, n, 0.02f);
   sceneBox_ = dom ? *dom : particles;
-  int w = 1, h = 1;
-  glfwGetFramebufferSize(win_, &w, &h);
   updateShift();
   cam_.fit(sceneBox_, freeAspect_);
   // Radius: the simulation's, else from the particles' spacing (N-body).
@@ -338,14 +394,14 @@ void App::handleMouse(float frameDt) {
     else if (right || middle || (left && shift)) drag_ = Drag::Pan;
     else drag_ = Drag::Orbit;
     if (left && !io.WantCaptureMouse && ctl_->hasSim()) {
-      const double now = glfwGetTime();
-      if (now - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
+      const double t = now();
+      if (t - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
         // double click: drop a block (SPH) or re-seed (N-body)
         if (ctl_->sim().supportsAddBlock()) ctl_->dropBlock();
         else ctl_->reseed();
         lastClickTime_ = -1;
       } else {
-        lastClickTime_ = now;
+        lastClickTime_ = t;
         clickX_ = x;
         clickY_ = y;
       }
@@ -370,20 +426,51 @@ void App::handleMouse(float frameDt) {
 void App::takeScreenshot(const std::string& path, int fbw, int fbh) {
   writeScreenshot(path, fbw, fbh);
   status_ = "saved " + path;
-  statusUntil_ = glfwGetTime() + 3;
+  statusUntil_ = now() + 3;
   err_ << "eddy: screenshot " << path << '\n';
 }
 
+void App::startRecording(const RecordOptions& r) {
+  recorder_ = std::make_unique<Recorder>(r);
+  recordSimStart_ = ctl_->hasSim() ? ctl_->sim().time() : 0.0;
+  err_ << "eddy: recording to " << r.target << (r.every > 1 ? " (every " + std::to_string(r.every) + " frames)" : "")
+       << '\n';
+}
+
+bool App::stopRecording() {
+  if (!recorder_) return true;
+  bool ok = true;
+  try {
+    recorder_->finish();
+  } catch (const Error& e) {
+    err_ << "eddy: error: recording: " << e.what() << '\n';
+    ok = false;
+  }
+  const RecordOptions& r = recorder_->options();
+  const double video = double(recorder_->framesWritten()) / r.fps;
+  const double simulated = (ctl_->hasSim() ? ctl_->sim().time() : 0.0) - recordSimStart_;
+  err_ << "eddy: recorded " << recorder_->framesWritten() << " frames to " << r.target;
+  if (isVideoTarget(r.target)) err_ << " (" << video << " s of video at " << r.fps << " fps)";
+  err_ << "; simulated time " << simulated << " s\n";
+  status_ = "recorded " + std::to_string(recorder_->framesWritten()) + " frames to " + r.target;
+  statusUntil_ = now() + 4;
+  recorder_.reset();
+  return ok;
+}
+
 int App::run() {
-  glfwSetWindowUserPointer(win_, this);
-  glfwSetKeyCallback(win_, [](GLFWwindow* w, int key, int, int action, int mods) {
-    static_cast<App*>(glfwGetWindowUserPointer(w))->onKey(key, action, mods);
-  });
-  glfwSetScrollCallback(win_, [](GLFWwindow* w, double, double dy) {
-    static_cast<App*>(glfwGetWindowUserPointer(w))->onScroll(dy);
-  });
+  if (win_) {
+    glfwSetWindowUserPointer(win_, this);
+    glfwSetKeyCallback(win_, [](GLFWwindow* w, int key, int, int action, int mods) {
+      static_cast<App*>(glfwGetWindowUserPointer(w))->onKey(key, action, mods);
+    });
+    glfwSetScrollCallback(win_, [](GLFWwindow* w, double, double dy) {
+      static_cast<App*>(glfwGetWindowUserPointer(w))->onScroll(dy);
+    });
+  }
   setup();
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
+  if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
        << choice_.reason << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
        << '\n';
@@ -398,12 +485,18 @@ int App::run() {
   uint64_t secFrames = 0, secSteps = 0;
   const uint64_t warmup = std::min<uint64_t>(5, o_.frames / 4);
 
-  while (!glfwWindowShouldClose(win_)) {
+  bool interrupted = false;
+  while (!win_ || !glfwWindowShouldClose(win_)) {
+    if (gInterrupted) {
+      err_ << "eddy: interrupted\n";
+      interrupted = true;
+      break;
+    }
     const auto t0 = Clock::now();
     const float frameDt = float(ms(last, t0) * 1e-3);
     last = t0;
-    glfwPollEvents();
-    {
+    if (win_) glfwPollEvents();
+    if (win_) {
       int w = 0, h = 0;
       glfwGetFramebufferSize(win_, &w, &h);
       if (w <= 0 || h <= 0) {  // minimised: nothing to draw, the simulation waits
@@ -436,6 +529,12 @@ int App::run() {
     ParticleDraw d{};
     if (live) {
       if (view_.colorField >= int(ctl_->sim().colorFields().size())) view_.colorField = -1;
+      if (view_.style == DrawStyle::Surface && view_.surface.foam) {  // foam reads the speed
+        const auto f = ctl_->sim().colorFields();
+        const auto it = std::find(f.begin(), f.end(), "speed");
+        if (it != f.end()) view_.colorField = int(it - f.begin());
+        view_.logScale = false;
+      }
       // A new colour field (key C, panel): draw this frame's upload, whose
       // values are of the new field, and take the legend's range from them;
       // last frame's slot holds the old field's values (or none).
@@ -452,71 +551,101 @@ int App::run() {
 
     // ---- draw ----
     int fbw = 1, fbh = 1;
-    glfwGetFramebufferSize(win_, &fbw, &fbh);
-    const int q = int(frame % 2);
+    framebufferSize(fbw, fbh);
+    if (offFbo_) glBindFramebuffer(GL_FRAMEBUFFER, offFbo_);
     FrameTimes ft;
-    if (queryIssued_[q]) {  // the query of two frames ago: read only when ready
-      GLint ready = 0;
-      glGetQueryObjectiv(queries_[q], GL_QUERY_RESULT_AVAILABLE, &ready);
-      if (ready) {
-        GLuint64 ns = 0;
-        glGetQueryObjectui64v(queries_[q], GL_QUERY_RESULT, &ns);
-        ft.draw = double(ns) * 1e-6;
-        queryIssued_[q] = false;
-      }
-    }
-    const bool timing = !queryIssued_[q];
-    if (timing) glBeginQuery(GL_TIME_ELAPSED, queries_[q]);
+    gpuTimer_.beginFrame();
+    ft.draw = gpuTimer_.passes().lastFrameMs();  // a frame of kRing ago, read when available
     renderer_->clear(fbw, fbh);
     const float aspect = float(fbw) / float(std::max(fbh, 1));
     updateShift();
     const glm::mat4 view = cam_.view(), proj = cam_.proj(aspect);
     d.radius = autoRadius_;
     d.massScale = meanMass_;
-    if (live && view_.showBox) {
-      const auto dom = ctl_->sim().domain();
-      if (dom) renderer_->drawBox(*dom, proj * view, glm::vec4(0.75f, 0.8f, 0.9f, 0.55f));
-    }
+    d.bounds = sceneBox_;
+    const auto dom = live ? ctl_->sim().domain() : std::nullopt;
+    const bool surface = view_.style == DrawStyle::Surface;
+    const bool passAlone = surface && view_.surface.view != SurfaceView::Final;
+    if (live && surface && dom && !passAlone) renderer_->drawTank(*dom, view, proj);
+    const glm::vec4 boxColor(0.75f, 0.8f, 0.9f, 0.55f);
+    if (live && view_.showBox && dom && !surface) renderer_->drawBox(*dom, proj * view, boxColor);
     if (live) renderer_->drawParticles(d, view, proj, fbh, view_);
-    if (timing) {
-      glEndQuery(GL_TIME_ELAPSED);
-      queryIssued_[q] = true;
-    }
+    // The surface writes the water's depth: the box's edges behind it are hidden.
+    if (live && view_.showBox && dom && surface && !passAlone) renderer_->drawBox(*dom, proj * view, boxColor);
     if (live) bufs_->afterDraw();
-
-    // ---- panel ----
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
-    PanelStats ps;
-    ps.device = ctx_->info().name + " (" + ctx_->info().platformName + ")";
-    ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.reason;
-    ps.fps = fps_;
-    ps.stepsPerSec = stepsPerSec_;
-    ps.simulateMs = smooth_.simulate;
-    ps.transferMs = smooth_.transfer;
-    ps.drawMs = smooth_.draw;
-    ps.frameMs = smooth_.frame;
-    ps.waitMs = smooth_.wait;
-    ps.frameProfiler = &frameProf_;
-    // Without a simulation (start-up failure) the panel is always shown: it
-    // holds the error, the build log and Retry.
-    if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
-    if (live) panel_.drawLegend(ctl_->sim(), view_);
-    panel_.drawHelp(view_);
-    if (!status_.empty() && glfwGetTime() < statusUntil_) {
-      ImGui::SetNextWindowPos(ImVec2(12, 12));
-      ImGui::SetNextWindowBgAlpha(0.6f);
-      ImGui::Begin("status", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
-                                          ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoInputs);
-      ImGui::TextUnformatted(status_.c_str());
-      ImGui::End();
+    // The recording holds the scene without the panel.
+    if (recorder_) {
+      try {
+        recorder_->frame(fbw, fbh);
+      } catch (const Error& e) {
+        err_ << "eddy: error: recording: " << e.what() << '\n';
+        recordFailed_ = true;
+        stopRecording();
+      }
     }
-    ImGui::Render();
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+    // ---- panel (none with --offscreen) ----
+    if (imguiReady_) {
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGui::NewFrame();
+      PanelStats ps;
+      ps.device = ctx_->info().name + " (" + ctx_->info().platformName + ")";
+      ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.reason;
+      ps.fps = fps_;
+      ps.stepsPerSec = stepsPerSec_;
+      ps.simulateMs = smooth_.simulate;
+      ps.transferMs = smooth_.transfer;
+      ps.drawMs = smooth_.draw;
+      ps.frameMs = smooth_.frame;
+      ps.waitMs = smooth_.wait;
+      ps.frameProfiler = &frameProf_;
+      ps.renderPasses = gpuTimer_.passes().stats();
+      ps.recording = recorder_ != nullptr;
+      if (recorder_) {
+        ps.recordSeconds = recorder_->elapsedSeconds();
+        ps.recordFrames = recorder_->framesCaptured();
+        ps.recordTarget = recorder_->options().target;
+      }
+      // Without a simulation (start-up failure) the panel is always shown: it
+      // holds the error, the build log and Retry.
+      if (view_.showPanel || !live) panel_.draw(*ctl_, view_, ps);
+      if (live && view_.style != DrawStyle::Surface) panel_.drawLegend(ctl_->sim(), view_);  // water has no colour field
+      panel_.drawHelp(view_);
+      if (!status_.empty() && now() < statusUntil_) {
+        ImGui::SetNextWindowPos(ImVec2(12, 12));
+        ImGui::SetNextWindowBgAlpha(0.6f);
+        ImGui::Begin("status", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                            ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoInputs);
+        ImGui::TextUnformatted(status_.c_str());
+        ImGui::End();
+      }
+      ImGui::Render();
+      {
+        GpuPass pass(&gpuTimer_, "panel");
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      }
+    }
+    gpuTimer_.endFrame();
     if (panel_.fitRequested) needFit_ = true;
     panel_.fitRequested = false;
-    if (view_.vsync != vsync) {
+    if (panel_.recordRequested) {
+      panel_.recordRequested = false;
+      if (recorder_) {
+        stopRecording();
+      } else {
+        char name[64];
+        const std::time_t wall = std::time(nullptr);
+        std::strftime(name, sizeof name, "eddy-record-%Y%m%d-%H%M%S", std::localtime(&wall));
+        try {
+          startRecording({name, 1, 60});
+        } catch (const Error& e) {
+          status_ = e.what();
+          statusUntil_ = now() + 5;
+        }
+      }
+    }
+    if (view_.vsync != vsync && win_) {
       vsync = view_.vsync;
       glfwSwapInterval(vsync ? 1 : 0);
     }
@@ -525,18 +654,19 @@ int App::run() {
     const bool lastFrame = o_.frames && frame >= o_.frames;
     if (screenshotKey_ || panel_.screenshotRequested) {
       char name[64];
-      const std::time_t now = std::time(nullptr);
-      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S.png", std::localtime(&now));
+      const std::time_t wall = std::time(nullptr);
+      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S.png", std::localtime(&wall));
       try {
         takeScreenshot(name, fbw, fbh);
       } catch (const Error& e) {
         status_ = e.what();
-        statusUntil_ = glfwGetTime() + 5;
+        statusUntil_ = now() + 5;
       }
       screenshotKey_ = panel_.screenshotRequested = false;
     }
     if (lastFrame && !o_.screenshot.empty()) takeScreenshot(o_.screenshot, fbw, fbh);
-    glfwSwapBuffers(win_);
+    if (win_) glfwSwapBuffers(win_);
+    else glFlush();
 
     // ---- timing: only from completed events and queries ----
     frameProf_.collect(false);
@@ -561,6 +691,7 @@ int App::run() {
     if (o_.stats && frame == warmup && live) {
       ctl_->sim().profiler().reset();
       frameProf_.reset();
+      gpuTimer_.passes().reset();
       total = FrameTimes{};
       measured = 0;
       stepsTotal = 0;
@@ -574,6 +705,8 @@ int App::run() {
     if (lastFrame) break;
   }
 
+  if (!stopRecording()) recordFailed_ = true;
+  if (interrupted) return 130;
   if (!ctl_->hasSim()) {
     err_ << "eddy: error: closed without a running simulation (see the error above)\n";
     return 1;
@@ -596,18 +729,68 @@ int App::run() {
          << "\n  per frame (ms): frame " << total.frame / f << "  simulate " << sim / f
          << "  transfer " << transfer / f << "  draw " << total.draw / f << "  host-wait "
          << total.wait / f << "\n";
+    // GPU time of each render pass (timer queries), mean over the frames read back.
+    out_ << "  render passes (GPU ms, mean of " << gpuTimer_.passes().frames() << " frames):";
+    for (const auto& st : gpuTimer_.passes().stats()) out_ << "  " << st.name << " " << st.meanMs;
+    out_ << "\n";
   }
   (void)start;
-  return 0;
+  return recordFailed_ ? 1 : 0;
 }
 
 }  // namespace
 
+namespace {
+int runApp(const GuiOptions& o, GLFWwindow* w, std::ostream& out, std::ostream& err) {
+  try {
+    App app(o, w, out, err);
+    return app.run();
+  } catch (const GuiUsageError& e) {
+    err << "eddy: error: " << e.what() << "\n(see 'eddy --help')\n";
+    return 2;
+  } catch (const Error& e) {
+    err << "eddy: error: " << e.what() << '\n';
+  } catch (const cl::Error& e) {
+    err << "eddy: OpenCL error: " << describe(e) << '\n';
+  } catch (const std::exception& e) {
+    err << "eddy: error: " << e.what() << '\n';
+  }
+  return 1;
+}
+
+int runOffscreen(const GuiOptions& o, std::ostream& out, std::ostream& err) {
+  gInterrupted = 0;
+  struct sigaction sa {}, oldInt {}, oldTerm {};
+  sa.sa_handler = [](int) { gInterrupted = 1; };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &oldInt);
+  sigaction(SIGTERM, &sa, &oldTerm);
+  int rc = 1;
+  try {
+    EglContext egl;
+    err << "eddy: offscreen, " << egl.description() << '\n';
+    rc = runApp(o, nullptr, out, err);
+  } catch (const Error& e) {
+    err << "eddy: error: " << e.what() << '\n';
+  }
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
+  return rc;
+}
+}  // namespace
+
 int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.offscreen) return runOffscreen(o, out, err);
   glfwSetErrorCallback([](int code, const char* what) {
     gGlfwError = std::string(what ? what : "") + " (GLFW error " + std::to_string(code) + ")";
   });
   if (!glfwInit()) return kNoDisplay;
+  gInterrupted = 0;
+  struct sigaction sa {}, oldInt {}, oldTerm {};
+  sa.sa_handler = [](int) { gInterrupted = 1; };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &oldInt);
+  sigaction(SIGTERM, &sa, &oldTerm);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -630,25 +813,12 @@ int runGui(const GuiOptions& o, std::ostream& out, std::ostream& err) {
                     : std::string("none"))
         << '\n';
   } else {
-    try {
-      App app(o, w, out, err);
-      rc = app.run();
-    } catch (const GuiUsageError& e) {
-      err << "eddy: error: " << e.what() << "\n(see 'eddy --help')\n";
-      rc = 2;
-    } catch (const Error& e) {
-      err << "eddy: error: " << e.what() << '\n';
-      rc = 1;
-    } catch (const cl::Error& e) {
-      err << "eddy: OpenCL error: " << describe(e) << '\n';
-      rc = 1;
-    } catch (const std::exception& e) {
-      err << "eddy: error: " << e.what() << '\n';
-      rc = 1;
-    }
+    rc = runApp(o, w, out, err);
   }
   glfwDestroyWindow(w);
   glfwTerminate();
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
   return rc;
 }
 

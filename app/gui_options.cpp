@@ -2,9 +2,12 @@
 
 #include "config.hpp"
 #include "defaults.hpp"
+#include "record_target.hpp"
 #include "snapshot.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 namespace eddy {
 
@@ -30,7 +33,18 @@ options:
   --size WxH              window size in screen coordinates (default 1280x800)
   --hide-panel            start with the panel hidden (H shows it)
   --color FIELD|none      colour field (e.g. speed, density, pressure, mass)
-  --style spheres|glow    particle style
+  --style surface|spheres|glow
+                          particle style (default: surface for fluids, glow for N-body)
+  --surface-view depth|thickness|normals|final
+                          surface style: show one pass alone (default final)
+  --record DIR|FILE.mp4   record the frames (without the panel): DIR/frame_000000.png, ...
+                          or a video through ffmpeg (must be on PATH)
+  --record-every K        record every K-th frame (default 1; --frames N gives ceil(N/K) files)
+  --record-fps F          frame rate of the video (default 60)
+  --offscreen             render through EGL into a framebuffer, without a window or X
+                          server (for --frames with --screenshot / --record; no panel)
+  --foam                  surface style: white foam sprites where the speed is high (off by default)
+  --camera YAW,PITCH      view direction in degrees (0,0: looking along -z, face-on)
   --vsync on|off          (default on; off with --frames)
   --paused                start paused
   --stats                 print the frame-time split (simulate / transfer / draw) at exit
@@ -87,11 +101,45 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
       o.width = int(number(a, v.substr(0, x), 64, 16384));
       o.height = int(number(a, v.substr(x + 1), 64, 16384));
     } else if (a == "--hide-panel") o.hidePanel = true;
+    else if (a == "--offscreen") o.offscreen = o.hidePanel = true;
+    else if (a == "--foam") o.foam = true;
     else if (a == "--color") o.color = value(a);
     else if (a == "--style") {
       o.style = value(a);
-      if (o.style != "spheres" && o.style != "glow")
-        throw GuiUsageError("--style: '" + o.style + "' is not spheres or glow");
+      if (o.style != "surface" && o.style != "spheres" && o.style != "glow")
+        throw GuiUsageError("--style: '" + o.style + "' is not surface, spheres or glow");
+    } else if (a == "--surface-view") {
+      o.surfaceView = value(a);
+      if (o.surfaceView != "depth" && o.surfaceView != "thickness" && o.surfaceView != "normals" &&
+          o.surfaceView != "final")
+        throw GuiUsageError("--surface-view: '" + o.surfaceView +
+                            "' is not depth, thickness, normals or final");
+    } else if (a == "--record") {
+      o.record = value(a);
+      if (o.record.empty()) throw GuiUsageError("--record needs a directory or a video file name");
+    } else if (a == "--record-every") {
+      o.recordEvery = unsigned(number(a, value(a), 1, 1000000));
+    } else if (a == "--record-fps") {
+      const std::string v = value(a);
+      char* end = nullptr;
+      const double f = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(f >= 1 && f <= 1000))
+        throw GuiUsageError("--record-fps: '" + v + "' is not a number in [1, 1000]");
+      o.recordFps = f;
+    } else if (a == "--camera") {
+      const std::string v = value(a);
+      const auto c = v.find(',');
+      char* end = nullptr;
+      const double yaw = c == std::string::npos ? 0 : std::strtod(v.c_str(), &end);
+      const bool yawOk = c != std::string::npos && end == v.c_str() + c && c > 0;
+      const double pitch = yawOk ? std::strtod(v.c_str() + c + 1, &end) : 0;
+      if (!yawOk || *end != '\0' || end == v.c_str() + c + 1 || !std::isfinite(yaw) || !std::isfinite(pitch))
+        throw GuiUsageError("--camera: '" + v + "' is not YAW,PITCH (degrees, e.g. 0,0)");
+      if (std::fabs(pitch) > 89)
+        throw GuiUsageError("--camera: pitch " + v.substr(c + 1) + " is out of range [-89, 89]");
+      o.cameraGiven = true;
+      o.cameraYaw = float(yaw);
+      o.cameraPitch = float(pitch);
     } else if (a == "--vsync") {
       const std::string v = value(a);
       if (v != "on" && v != "off") throw GuiUsageError("--vsync: '" + v + "' is not on or off");
@@ -101,6 +149,11 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     else if (a == "--help" || a == "-h") o.help = true;
     else throw GuiUsageError("unknown option '" + a + "'");
   }
+  if (o.record.empty() && (o.recordEvery != 1 || o.recordFps != 60))
+    throw GuiUsageError("--record-every and --record-fps need --record DIR|FILE.mp4");
+  if (!o.record.empty() && isVideoTarget(o.record) && findOnPath("ffmpeg").empty())
+    throw GuiUsageError("--record " + o.record + ": recording a video needs ffmpeg, which is not on "
+                        "PATH (Debian: apt install ffmpeg); --record DIR writes PNG frames instead");
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
   if (!o.configPath.empty()) {

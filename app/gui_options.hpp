@@ -33,7 +33,15 @@ struct GuiOptions {
   int width = 1280, height = 800; // --size WxH
   bool hidePanel = false;         // --hide-panel
   std::string color;              // --color FIELD|none
-  std::string style;              // --style spheres|glow
+  std::string style;              // --style surface|spheres|glow
+  std::string surfaceView;        // --surface-view depth|thickness|normals|final
+  bool foam = false;              // --foam: surface style with foam where the speed is high
+  std::string record;             // --record DIR | FILE.mp4
+  unsigned recordEvery = 1;       // --record-every K
+  double recordFps = 60;          // --record-fps F (video)
+  bool offscreen = false;         // --offscreen: EGL, no window (implies --hide-panel)
+  bool cameraGiven = false;       // --camera YAW,PITCH (degrees)
+  float cameraYaw = 0.f, cameraPitch = 0.f;
   int vsync = -1;                 // --vsync on|off (default: on, off with --frames)
   bool stats = false;             // --stats: frame-time summary on stdout at exit
   bool paused = false;            // --paused

@@ -353,7 +353,26 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     ImGui::Checkbox("log10", &v.logScale);
     if (!v.autoRange) ImGui::DragFloatRange2("range", &v.rangeLo, &v.rangeHi, 0.01f, -1e9f, 1e9f, "%.4g");
     int style = int(v.style);
-    if (combo("style", style, {"spheres", "glow"})) v.style = DrawStyle(style);
+    if (combo("style", style, {kDrawStyleNames[0], kDrawStyleNames[1], kDrawStyleNames[2]}))
+      v.style = DrawStyle(style);
+    if (v.style == DrawStyle::Surface) {
+      SurfaceSettings& su = v.surface;
+      int sv = int(su.view);
+      if (combo("surface view", sv, {kSurfaceViewNames[0], kSurfaceViewNames[1], kSurfaceViewNames[2],
+                                     kSurfaceViewNames[3]}))
+        su.view = SurfaceView(sv);
+      ImGui::ColorEdit3("water colour", su.waterColor);
+      ImGui::SliderFloat("absorption", &su.absorption, 0.f, 100.f, "%.2f / side",
+                         ImGuiSliderFlags_Logarithmic);
+      helpMarker("Beer-Lambert absorption per length of the tank's smallest side (a slab's depth): more makes deep water darker.");
+      ImGui::SliderFloat("smoothing", &su.smoothing, 0.5f, 8.f, "%.1f radii");
+      ImGui::SliderInt("smoothing passes", &su.iterations, 0, 4);
+      ImGui::SliderFloat("refraction", &su.refraction, 0.f, 0.1f, "%.3f");
+      ImGui::Checkbox("foam", &su.foam);
+      helpMarker("White sprites where the speed is above the threshold (a fraction of the speed's "
+                 "colour range); switches the colour field to speed.");
+      if (su.foam) ImGui::SliderFloat("foam above", &su.foamThreshold, 0.f, 1.f, "%.2f of range");
+    }
     ImGui::SliderFloat("size", &v.radiusScale, 0.1f, 10.f, "%.2f x", ImGuiSliderFlags_Logarithmic);
     if (v.style == DrawStyle::Glow)
       ImGui::SliderFloat("glow", &v.glow, 0.01f, 20.f, "%.2f", ImGuiSliderFlags_Logarithmic);
@@ -371,6 +390,25 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     if (ImGui::Button("Screenshot (P)")) screenshotRequested = true;
     ImGui::SameLine();
     if (ImGui::Button("Help (F1)")) v.showHelp = !v.showHelp;
+    // Record: a red dot and the elapsed time while recording.
+    if (button(s.recording ? "Stop recording##rec" : "Record##rec")) recordRequested = true;
+    ImGui::SameLine();
+    if (s.recording) {
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float r = ImGui::GetTextLineHeight() * 0.35f;
+      ImGui::GetWindowDrawList()->AddCircleFilled(
+          ImVec2(p.x + r + 2.f, p.y + ImGui::GetFrameHeight() * 0.5f), r, IM_COL32(230, 40, 40, 255));
+      ImGui::Dummy(ImVec2(2.f * r + 6.f, ImGui::GetFrameHeight()));
+      ImGui::SameLine();
+      const int secs = int(s.recordSeconds);
+      ImGui::AlignTextToFramePadding();
+      ImGui::Text("%02d:%02d  %llu frames", secs / 60, secs % 60,
+                  static_cast<unsigned long long>(s.recordFrames));
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("recording to %s", s.recordTarget.c_str());
+    } else {
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("PNG frames to ./eddy-record-<time>/");
+    }
   }
 
   // ---- performance ----
@@ -397,6 +435,11 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     if (s.frameProfiler) {
       const auto fst = s.frameProfiler->stats();
       if (!fst.empty()) profileTable("frame", "per frame", fst, 0.0);
+    }
+    if (!s.renderPasses.empty()) {
+      double passes = 0;
+      for (const auto& st : s.renderPasses) passes += st.totalMs;
+      profileTable("render", "render pass (GPU)", s.renderPasses, passes);
     }
   }
   ImGui::End();

@@ -23,6 +23,11 @@ struct PanelStats {
   double fps = 0, stepsPerSec = 0;
   double simulateMs = 0, transferMs = 0, drawMs = 0, frameMs = 0, waitMs = 0;
   const Profiler* frameProfiler = nullptr;  // per-frame work (colour, transfer, push)
+  std::vector<PhaseStats> renderPasses;     // GPU time of each render pass (timer queries)
+  bool recording = false;                   // a recording runs
+  double recordSeconds = 0;                 // its wall-clock time so far
+  uint64_t recordFrames = 0;                // frames captured so far
+  std::string recordTarget;
   std::array<float, 2> fieldRange{0, 1};    // auto range currently used
 };
 
@@ -44,6 +49,7 @@ class Panel {
 
   // Buttons the app acts on (cleared by the app).
   bool fitRequested = false, screenshotRequested = false;
+  bool recordRequested = false;  // the Record / Stop button: start or stop a recording
 
   // Screen rectangle {x0, y0, x1, y1} of the widget of parameter `name` in the
   // last draw(): tests move the mouse there to drive the real widget. Buttons

@@ -21,7 +21,7 @@ ViewSettings defaultViewFor(const std::string& kind) {
     v.glow = 0.5f;
     v.radiusScale = 0.6f;
   } else {
-    v.style = DrawStyle::Spheres;
+    v.style = DrawStyle::Surface;  // fluids look like water (issue 14)
     v.colormap = mapIndex("ocean");
   }
   v.colorField = 0;

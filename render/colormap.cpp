@@ -49,21 +49,31 @@ const std::vector<std::vector<Stop>>& stops() {
   return s;
 }
 
+Rgb sample(const std::vector<Stop>& st, float x) {
+  size_t k = 1;
+  while (k + 1 < st.size() && st[k].t < x) ++k;
+  const Stop& a = st[k - 1];
+  const Stop& b = st[k];
+  const float f = std::clamp((x - a.t) / std::max(b.t - a.t, 1e-6f), 0.f, 1.f);
+  Rgb c;
+  for (int i = 0; i < 3; ++i) c[i] = a.c[i] + f * (b.c[i] - a.c[i]);
+  return c;
+}
+
+// The published maps start near black, which vanishes on the dark background
+// and in additive glow. The table therefore starts where the map first
+// reaches kMinLuminance: it spans [x0, 1] of the original map.
 std::vector<Rgb> build(const std::vector<Stop>& st) {
+  float x0 = 0.f;
+  while (x0 < 0.5f && relativeLuminance(sample(st, x0)) < kColormapMinLuminance) x0 += 1.f / 1024.f;
   std::vector<Rgb> t(256);
-  for (size_t i = 0; i < t.size(); ++i) {
-    const float x = float(i) / float(t.size() - 1);
-    size_t k = 1;
-    while (k + 1 < st.size() && st[k].t < x) ++k;
-    const Stop& a = st[k - 1];
-    const Stop& b = st[k];
-    const float f = std::clamp((x - a.t) / std::max(b.t - a.t, 1e-6f), 0.f, 1.f);
-    for (int c = 0; c < 3; ++c) t[i][c] = a.c[c] + f * (b.c[c] - a.c[c]);
-  }
+  for (size_t i = 0; i < t.size(); ++i) t[i] = sample(st, x0 + (1.f - x0) * float(i) / float(t.size() - 1));
   return t;
 }
 
 }  // namespace
+
+float relativeLuminance(const Rgb& c) { return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2]; }
 
 const std::vector<std::string>& colormapNames() {
   static const std::vector<std::string> n = {"ocean", "viridis", "inferno", "coolwarm"};

@@ -13,8 +13,14 @@ using Rgb = std::array<float, 3>;
 
 // Names of the maps, in index order: "ocean", "viridis", "inferno", "coolwarm".
 const std::vector<std::string>& colormapNames();
-// 256 entries of map `index` (0..1 per channel), piecewise-linear between stops.
+// 256 entries of map `index` (0..1 per channel), piecewise-linear between
+// stops; the dark start of a map is cut off (see kColormapMinLuminance).
 const std::vector<Rgb>& colormapTable(size_t index);
+// Every map's low end is at least this bright (relative luminance, 0..1), so
+// the lowest values stay visible on the dark background and in additive glow.
+inline constexpr float kColormapMinLuminance = 0.12f;
+float relativeLuminance(const Rgb& c);  // Rec. 709 weights on the channel values
+
 // Colour of map `index` at t in [0, 1] (clamped): same lookup as the texture.
 Rgb colormapAt(size_t index, float t);
 

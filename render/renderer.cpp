@@ -1,6 +1,7 @@
 #include "renderer.hpp"
 
 #include "colormap.hpp"
+#include "surface_renderer.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 
@@ -35,6 +36,7 @@ Renderer::Renderer()
 }
 
 Renderer::~Renderer() {
+  surface_.reset();
   if (hdrFbo_) glDeleteFramebuffers(1, &hdrFbo_);
   if (hdrTex_) glDeleteTextures(1, &hdrTex_);
   glDeleteTextures(1, &colormapTex_);
@@ -55,6 +57,8 @@ void Renderer::useColormap(int index) {
 
 void Renderer::ensureHdrTarget(int w, int h) {
   if (hdrFbo_ && w == hdrW_ && h == hdrH_) return;
+  GLint prev = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prev);
   if (!hdrFbo_) {
     glGenFramebuffers(1, &hdrFbo_);
     glGenTextures(1, &hdrTex_);
@@ -66,13 +70,21 @@ void Renderer::ensureHdrTarget(int w, int h) {
   glBindFramebuffer(GL_FRAMEBUFFER, hdrFbo_);
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, hdrTex_, 0);
   const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prev));
   if (status != GL_FRAMEBUFFER_COMPLETE) throw Error("the glow framebuffer is incomplete");
   hdrW_ = w;
   hdrH_ = h;
 }
 
+size_t Renderer::surfaceObjects() const { return surface_ ? surface_->liveObjects() : 0; }
+
+void Renderer::drawTank(const Box& b, const glm::mat4& view, const glm::mat4& proj) {
+  if (!surface_) surface_ = std::make_unique<SurfaceRenderer>();
+  surface_->drawTank(b, view, proj, timer_);
+}
+
 void Renderer::clear(int w, int h) {
+  GpuPass pass(timer_, "background");
   fbW_ = w;
   fbH_ = h;
   glViewport(0, 0, w, h);
@@ -90,6 +102,15 @@ void Renderer::clear(int w, int h) {
 void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj,
                              int fbHeight, const ViewSettings& s) {
   if (d.count == 0 || d.posVbo == 0) return;
+  if (s.style == DrawStyle::Surface) {
+    if (!surface_) surface_ = std::make_unique<SurfaceRenderer>();
+    ParticleDraw scaled = d;
+    scaled.radius = d.radius * s.radiusScale;
+    surface_->draw(scaled, view, proj, fbW_, fbH_, d.bounds, s.surface, timer_, {s.rangeLo, s.rangeHi});
+    return;
+  }
+  if (surface_) surface_->releaseTargets();  // another style: the surface targets go
+  GpuPass pass(timer_, s.style == DrawStyle::Glow ? "glow" : "spheres");
   const bool glow = s.style == DrawStyle::Glow;
   const ShaderProgram& p = glow ? glow_ : sphere_;
   p.use();
@@ -127,6 +148,8 @@ void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const
     glVertexAttrib1f(1, 0.f);
   }
   glEnable(GL_PROGRAM_POINT_SIZE);
+  GLint target = 0;  // the window, or the caller's framebuffer (offscreen, tests)
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
   if (glow) {
     // Sum the light in a float target, then tone-map it over the background.
     ensureHdrTarget(fbW_, fbH_);
@@ -143,7 +166,7 @@ void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const
   }
   glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
   if (glow) {
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glBindFramebuffer(GL_FRAMEBUFFER, GLuint(target));
     tonemap_.use();
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, hdrTex_);
@@ -162,6 +185,7 @@ void Renderer::drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4&
       {x0, y1, z0}, {x0, y0, z0}, {x0, y0, z1}, {x1, y0, z1}, {x1, y0, z1}, {x1, y1, z1},
       {x1, y1, z1}, {x0, y1, z1}, {x0, y1, z1}, {x0, y0, z1}, {x0, y0, z0}, {x0, y0, z1},
       {x1, y0, z0}, {x1, y0, z1}, {x1, y1, z0}, {x1, y1, z1}, {x0, y1, z0}, {x0, y1, z1}};
+  GpuPass pass(timer_, "box");
   lines_.use();
   glUniformMatrix4fv(lines_.loc("uMVP"), 1, GL_FALSE, glm::value_ptr(viewProj));
   glUniform4f(lines_.loc("uColor"), color.r, color.g, color.b, color.a);

@@ -4,10 +4,13 @@
 
 #include "camera.hpp"
 #include "gl.hpp"
+#include "gpu_timer.hpp"
 #include "shader.hpp"
 #include "view_settings.hpp"
 
 #include <glm/glm.hpp>
+
+#include <memory>
 
 namespace eddy {
 
@@ -17,7 +20,10 @@ struct ParticleDraw {
   size_t count = 0;
   float radius = 0.01f;    // world radius
   float massScale = 0.f;   // > 0 with size-by-mass: the mass drawn at `radius`
+  Box bounds{{-1, -1, -1}, {1, 1, 1}};  // the tank, else the particles' (surface style)
 };
+
+class SurfaceRenderer;
 
 class Renderer {
  public:
@@ -31,6 +37,13 @@ class Renderer {
   void drawParticles(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj,
                      int fbHeight, const ViewSettings& s);
   void drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4& color);
+  // Surface style: the tank's floor and inner walls, drawn before the particles.
+  void drawTank(const Box& b, const glm::mat4& view, const glm::mat4& proj);
+  // Times every pass from now on (null: none). The timer outlives the renderer's use of it.
+  void setTimer(GpuTimer* t) { timer_ = t; }
+  // GL objects held by the surface style's renderer (0 before its first use).
+  size_t surfaceObjects() const;
+  const SurfaceRenderer* surface() const { return surface_.get(); }
 
  private:
   void useColormap(int index);
@@ -41,6 +54,8 @@ class Renderer {
   int hdrW_ = 0, hdrH_ = 0, fbW_ = 0, fbH_ = 0;
   GLuint particleVao_ = 0, boxVao_ = 0, boxVbo_ = 0, emptyVao_ = 0, colormapTex_ = 0;
   int colormapLoaded_ = -1;
+  std::unique_ptr<SurfaceRenderer> surface_;  // created on the first surface draw
+  GpuTimer* timer_ = nullptr;
 };
 
 }  // namespace eddy

@@ -19,16 +19,19 @@ uniform sampler2D uColormap; // 256 x 1
 out vec3 vColor;
 out vec3 vCenter;  // view space
 out float vRadius;
+out float vField01;  // the field mapped to [0, 1] by uRange; -1 without a field
 
 void main() {
     vec4 v = uView * vec4(aPos.xyz, 1.0);
     float r = uRadius;
     if (uMassScale > 0.0) r *= clamp(pow(max(aPos.w, 0.0) / uMassScale, 1.0 / 3.0), 0.3, 8.0);
     vec3 c = uColor;
+    vField01 = -1.0;
     if (uHasField != 0) {
         float f = aField;
         if (uLogField != 0) f = log(max(f, 1e-30)) / log(10.0);
         float t = clamp((f - uRange.x) / max(uRange.y - uRange.x, 1e-30), 0.0, 1.0);
+        vField01 = t;
         c = texture(uColormap, vec2(t * (255.0 / 256.0) + 0.5 / 256.0, 0.5)).rgb;
     }
     vColor = c;
