@@ -8,7 +8,7 @@
 #     2. build-asan: the suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #        run with LeakSanitizer on and the soak test at 100000 steps
 #        (scripts/lsan.supp: where PoCL/LLVM suppressions would go; none needed).
-#   Together about 15-20 minutes on 2 cores (17.5 min measured on a fresh machine;
+#   Together about 20-25 minutes on 2 cores (21 min measured from a fresh clone, 2026-12-01;
 #   ctest's summary is the last line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
