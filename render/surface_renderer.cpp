@@ -50,13 +50,13 @@ SurfaceRenderer::~SurfaceRenderer() {
   live_ -= 4;
 }
 
-GLuint SurfaceRenderer::newTexture(GLenum internal, GLenum format, GLenum type, int w, int h) {
+GLuint SurfaceRenderer::newTexture(GLenum internal, GLenum format, GLenum type, int w, int h, bool linear) {
   GLuint t = 0;
   glGenTextures(1, &t);
   ++live_;
   glBindTexture(GL_TEXTURE_2D, t);
   glTexImage2D(GL_TEXTURE_2D, 0, GLint(internal), w, h, 0, format, type, nullptr);
-  const GLint filter = internal == GL_RGBA8 ? GL_LINEAR : GL_NEAREST;  // the scene is sampled offset
+  const GLint filter = linear ? GL_LINEAR : GL_NEAREST;
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
@@ -111,12 +111,16 @@ void SurfaceRenderer::ensureTargets(int w, int h) {
   releaseTargets();
   GLint prevFbo = 0;
   glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prevFbo);
-  sceneTex_ = newTexture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w, h);
+  sceneTex_ = newTexture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w, h, true);  // sampled offset (refraction)
   depthTex_ = newTexture(GL_R32F, GL_RED, GL_FLOAT, w, h);
   smoothTex_[0] = newTexture(GL_R32F, GL_RED, GL_FLOAT, w, h);
   smoothTex_[1] = newTexture(GL_R32F, GL_RED, GL_FLOAT, w, h);
   normalTex_ = newTexture(GL_RGBA16F, GL_RGBA, GL_FLOAT, w, h);
-  thickTex_ = newTexture(GL_R16F, GL_RED, GL_FLOAT, w, h);
+  // Thickness is a smooth sum (sprites spread 2x): half resolution, sampled
+  // filtered by the shade pass, costs a quarter of the blending.
+  thickW_ = (w + 1) / 2;
+  thickH_ = (h + 1) / 2;
+  thickTex_ = newTexture(GL_R16F, GL_RED, GL_FLOAT, thickW_, thickH_, true);
   glGenRenderbuffers(1, &depthRb_);
   ++live_;
   glBindRenderbuffer(GL_RENDERBUFFER, depthRb_);
@@ -233,6 +237,7 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glDepthFunc(GL_LESS);
     glDisable(GL_BLEND);
     spriteUniforms(depth_);
+    glUniform1i(depth_.loc("uFrontDepth"), 1);
     glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
   }
   glDisable(GL_DEPTH_TEST);
@@ -318,13 +323,16 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glEnable(GL_BLEND);
     glBlendFunc(GL_ONE, GL_ONE);
     glBindVertexArray(particleVao_);
+    glViewport(0, 0, thickW_, thickH_);
     spriteUniforms(thickness_);
+    glUniform1f(thickness_.loc("uViewportH"), float(thickH_));
     const float spread = 2.f;
     glUniform1f(thickness_.loc("uRadius"), radius * spread);
     glUniform1f(thickness_.loc("uSpread"), spread);
     glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
     glDisable(GL_BLEND);
     glBindVertexArray(emptyVao_);
+    glViewport(0, 0, w, h);
   }
   {
     GpuPass pass(timer, "shade");

@@ -8,7 +8,7 @@
 //   depth      sphere sprites -> depthTex (R32F eye depth) + depthRb (depth test)
 //   smooth     narrow-range filter, x then y, `iterations` times: smoothTex[0] <-> [1]
 //   normals    smoothed depth -> normalTex (RGBA16F view-space normal)
-//   thickness  additive chord lengths -> thickTex (R16F)
+//   thickness  additive chord lengths -> thickTex (R16F, half resolution)
 //   shade      Fresnel reflection + Beer-Lambert refraction + highlight -> the window
 //   foam       (optional) fast particles as soft white sprites -> the window
 //
@@ -60,7 +60,7 @@ class SurfaceRenderer {
 
  private:
   void ensureTargets(int w, int h);
-  GLuint newTexture(GLenum internal, GLenum format, GLenum type, int w, int h);
+  GLuint newTexture(GLenum internal, GLenum format, GLenum type, int w, int h, bool linear = false);
   GLuint newFbo(GLuint colorTex, GLuint depthRb);
 
   ShaderProgram depth_, thickness_, smooth_, normals_, shade_, tank_, foam_;
@@ -69,6 +69,7 @@ class SurfaceRenderer {
   GLuint sceneTex_ = 0, depthTex_ = 0, depthRb_ = 0, depthFbo_ = 0;
   GLuint smoothTex_[2] = {0, 0}, smoothFbo_[2] = {0, 0};
   GLuint normalTex_ = 0, normalFbo_ = 0, thickTex_ = 0, thickFbo_ = 0;
+  int thickW_ = 0, thickH_ = 0;  // the thickness target's size (half the window's)
   int w_ = 0, h_ = 0;
   size_t live_ = 0;
 };

@@ -43,7 +43,7 @@ void main() {
     }
     vec4 nn = texelFetch(uNormals, p, 0);
     vec3 n = nn.w > 0.0 ? normalize(nn.xyz) : vec3(0.0, 0.0, 1.0);
-    float thick = texelFetch(uThickness, p, 0).r;
+    float thick = texture(uThickness, vUv).r;  // half resolution, filtered
 
     vec2 ndc = vUv * 2.0 - 1.0;
     vec4 q = uInvProj * vec4(ndc, -1.0, 1.0);

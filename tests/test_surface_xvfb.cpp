@@ -488,6 +488,78 @@ TEST_F(GlTest, SmoothingClosesTheGapsBetweenSprites) {
   EXPECT_EQ(smooth.components, 1u);
 }
 
+TEST_F(GlTest, SpheresHideEachOtherTheSameInAnyDrawOrder) {
+  // Spheres and the surface's depth pass draw each sprite at its sphere's
+  // front depth (early depth test, layout(depth_greater)); the per-pixel depth
+  // written is the true one, so the picture cannot depend on the draw order.
+  auto block = makeBlock(16, 12, 6, 0.02f, 33);
+  std::vector<float> p(block->count * 4);
+  glBindBuffer(GL_ARRAY_BUFFER, block->vbo);
+  glGetBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(p.size() * sizeof(float)), p.data());
+  std::vector<float> rev(p.size());
+  for (size_t i = 0; i < block->count; ++i) std::copy_n(&p[4 * i], 4, &rev[4 * (block->count - 1 - i)]);
+  Block reversed;
+  reversed.count = block->count;
+  reversed.radius = block->radius;
+  reversed.box = block->box;
+  glGenBuffers(1, &reversed.vbo);
+  glBindBuffer(GL_ARRAY_BUFFER, reversed.vbo);
+  glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(rev.size() * sizeof(float)), rev.data(), GL_STATIC_DRAW);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+  Renderer r;
+  Target t(300, 220);
+  for (DrawStyle style : {DrawStyle::Spheres, DrawStyle::Surface}) {
+    ViewSettings v = style == DrawStyle::Surface ? surfaceView(SurfaceView::Depth) : ViewSettings{};
+    v.style = style;
+    drawFrame(r, *block, t, v);
+    const Image a = t.read();
+    drawFrame(r, reversed, t, v);
+    const Image b = t.read();
+    size_t differ = 0, lit = 0;
+    for (size_t i = 0; i < a.rgb.size(); i += 3) {
+      differ += a.rgb[i] != b.rgb[i] || a.rgb[i + 1] != b.rgb[i + 1] || a.rgb[i + 2] != b.rgb[i + 2];
+      lit += a.rgb[i] > 40;
+    }
+    std::printf("  style %d: %zu of %zu pixels differ between the draw orders (%zu lit)\n", int(style), differ,
+                a.rgb.size() / 3, lit);
+    EXPECT_GT(lit, size_t(3000)) << "the block must be drawn";
+    EXPECT_EQ(differ, 0u) << "style " << int(style);
+  }
+}
+
+TEST_F(GlTest, ThicknessViewMeasuresTheWaterDepth) {
+  // A block nz particles deep seen face-on: the thickness pass (drawn at half
+  // the window's resolution) sums chord lengths, so in the block's interior it
+  // holds the water volume per area, nz * spacing * pi / 6 (spheres of diameter
+  // spacing on a cubic lattice). The view shows 0.15 + 0.85 (1 - exp(-t * 2 / s)),
+  // s = the bounds' smallest side. A sprite size in the wrong pixels (the half-
+  // resolution viewport) would scale t by 4 or 1/4.
+  for (int nz : {4, 10}) {
+    const float spacing = 0.02f;
+    auto block = makeBlock(30, 16, nz, spacing, 21 + unsigned(nz));
+    Renderer r;
+    Target t(321, 199);  // odd sizes: the half-resolution target rounds up
+    drawFrame(r, *block, t, surfaceView(SurfaceView::Thickness));
+    const Image im = t.read();
+    std::vector<char> lit(size_t(t.w) * size_t(t.h));
+    for (int y = 0; y < t.h; ++y)
+      for (int x = 0; x < t.w; ++x) lit[size_t(y * t.w + x)] = im.at(x, y)[0] > 45;
+    const Coverage c = coverage(lit, t.w, t.h, 12);
+    ASSERT_GT(c.inside, size_t(2000)) << "nz " << nz << ": the block must fill part of the frame";
+    std::vector<double> grey;
+    for (int y = c.y0; y <= c.y1; ++y)
+      for (int x = c.x0; x <= c.x1; ++x) grey.push_back(im.at(x, y)[0] / 255.0);
+    std::nth_element(grey.begin(), grey.begin() + long(grey.size() / 2), grey.end());
+    const double g = grey[grey.size() / 2];
+    const double smallest = std::min({block->box.hi[0], block->box.hi[1], block->box.hi[2]});
+    const double tv = std::clamp((g - 0.15) / 0.85, 0.0, 0.999);
+    const double measured = -std::log(1.0 - tv) * smallest / 2.0;
+    const double expected = nz * spacing * M_PI / 6.0;
+    std::printf("  nz %d: median grey %.3f -> thickness %.4f m, expected %.4f m\n", nz, g, measured, expected);
+    EXPECT_NEAR(measured, expected, 0.15 * expected) << "nz " << nz;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // End to end: the app under its own Xvfb.
 
