@@ -123,7 +123,6 @@ void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const
   glUniform1f(p.loc("uRadius"), d.radius * s.radiusScale);
   glUniform1f(p.loc("uViewportH"), float(fbHeight));
   glUniform1f(p.loc("uMassScale"), s.sizeByMass ? d.massScale : 0.f);
-  glUniform1i(p.loc("uFrontDepth"), glow ? 0 : 1);  // spheres: early depth test (particles.vert)
   glUniform2f(p.loc("uRange"), s.rangeLo, s.rangeHi);
   glUniform1i(p.loc("uLogField"), s.logScale ? 1 : 0);
   const bool field = d.colorVbo != 0 && s.colorField >= 0;

@@ -237,7 +237,6 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glDepthFunc(GL_LESS);
     glDisable(GL_BLEND);
     spriteUniforms(depth_);
-    glUniform1i(depth_.loc("uFrontDepth"), 1);
     glDrawArrays(GL_POINTS, 0, GLsizei(d.count));
   }
   glDisable(GL_DEPTH_TEST);

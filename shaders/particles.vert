@@ -15,12 +15,12 @@ uniform int uLogField;       // map log10(field)
 uniform int uHasField;       // 0: uniform colour
 uniform vec3 uColor;         // used without a field
 uniform sampler2D uColormap; // 256 x 1
-uniform int uFrontDepth;     // 1: the sprite's depth is the sphere's front point (see below)
 
 out vec3 vColor;
 out vec3 vCenter;  // view space
 out float vRadius;
 out float vField01;  // the field mapped to [0, 1] by uRange; -1 without a field
+out float vSubPixel; // s^2 for a sprite of s < 1 pixel drawn as one pixel, else 1
 
 void main() {
     vec4 v = uView * vec4(aPos.xyz, 1.0);
@@ -39,15 +39,12 @@ void main() {
     vCenter = v.xyz;
     vRadius = r;
     gl_Position = uProj * v;
-    // With uFrontDepth the whole sprite sits at the depth of the sphere's
-    // point nearest to the eye, so every depth its fragment shader writes is
-    // >= the sprite's own: the shaders declare layout(depth_greater) and the
-    // GPU can reject hidden sprites before shading them (early depth test).
-    if (uFrontDepth != 0) {
-        vec4 front = uProj * vec4(v.xy, v.z + r, 1.0);
-        float ndc = front.w > 1e-9 ? clamp(front.z / front.w, -1.0, 1.0) : -1.0;
-        gl_Position.z = ndc * gl_Position.w;
-    }
     // Diameter in pixels of a sphere of radius r at depth -v.z.
-    gl_PointSize = max(uViewportH * uProj[1][1] * r / max(-v.z, 1e-6), 1.0);
+    float size = uViewportH * uProj[1][1] * r / max(-v.z, 1e-6);
+    gl_PointSize = max(size, 1.0);
+    // A sprite smaller than a pixel is drawn one pixel wide: the pixel centre
+    // lands at a random place of the sprite, so its sample is, on average,
+    // s^-2 times the sprite's true share of that pixel (the thickness pass
+    // weights its chord by s^2; larger sprites sample their disc unbiased).
+    vSubPixel = size < 1.0 ? size * size : 1.0;
 }

@@ -1,10 +1,4 @@
 #version 330 core
-#ifdef GL_ARB_conservative_depth
-#extension GL_ARB_conservative_depth : enable
-// Drawn with uFrontDepth (particles.vert): the written depth never lies in
-// front of the sprite's, which keeps the early depth test on.
-layout(depth_greater) out float gl_FragDepth;
-#endif
 // Sphere impostor: per-pixel normal and depth of the sphere, Blinn-Phong light.
 in vec3 vColor;
 in vec3 vCenter;

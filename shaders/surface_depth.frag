@@ -1,10 +1,4 @@
 #version 330 core
-#ifdef GL_ARB_conservative_depth
-#extension GL_ARB_conservative_depth : enable
-// Drawn with uFrontDepth (particles.vert): the written depth never lies in
-// front of the sprite's, which keeps the early depth test on.
-layout(depth_greater) out float gl_FragDepth;
-#endif
 // Surface pass 1 (depth): each particle as a sphere sprite; writes the eye
 // depth (distance along -z, world units) of the sphere's front surface into
 // an R32F target and the matching window depth for the depth test. 0 = no fluid.

@@ -7,6 +7,7 @@
 in vec3 vColor;
 in vec3 vCenter;
 in float vRadius;
+in float vSubPixel;
 
 uniform float uSpread;
 
@@ -16,5 +17,5 @@ void main() {
     vec2 p = gl_PointCoord * 2.0 - 1.0;
     float r2 = dot(p, p);
     if (r2 > 1.0) discard;
-    outThickness = 2.0 * vRadius * sqrt(1.0 - r2) / (uSpread * uSpread * uSpread);
+    outThickness = vSubPixel * 2.0 * vRadius * sqrt(1.0 - r2) / (uSpread * uSpread * uSpread);
 }
