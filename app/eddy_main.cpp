@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (o.help) {
-    std::cout << eddy::kGuiUsage;
+    std::cout << eddy::guiUsage();
     return 0;
   }
   // Files named on the command line are checked before any window opens.

@@ -2,6 +2,7 @@
 
 #include "config.hpp"
 #include "defaults.hpp"
+#include "options.hpp"
 #include "record_target.hpp"
 #include "snapshot.hpp"
 
@@ -11,144 +12,153 @@
 
 namespace eddy {
 
-const char* kGuiUsage = R"(usage: eddy [options]            the desktop app (window, panel)
-       eddy <eddy-cli command> ...  headless commands (devices, run, bench, params)
-
-options:
-  --sim NAME              simulation (default: sph with scene dam_break where built in,
-                          else nbody with plummer)
-  --scene NAME            scene of the simulation
-  --n N                   particle / body count
-  --set key=value         set a declared parameter (repeatable; 'eddy params --sim S')
-  --config FILE.json      start from a run description (the format of eddy-cli --config
-                          and of the panel's "Save settings"); flags given with it win
-  --load FILE.snap        start from a restart snapshot (eddy-cli --save, panel "Save
-                          snapshot"); not with --sim, --scene, --n
-  --device gpu|cpu|P:D    OpenCL device
-  --substeps K            simulation steps per frame (default 1)
-  --no-gl-sharing         never share buffers with OpenGL (cl_khr_gl_sharing); host copy
-  --no-persistent-map     host copy through glBufferSubData, not a persistent mapping
-  --frames N              quit after N frames
-  --screenshot FILE.png   write the last frame to FILE (needs --frames)
-  --size WxH              window size in screen coordinates (default 1280x800)
-  --hide-panel            start with the panel hidden (H shows it)
-  --color FIELD|none      colour field (e.g. speed, density, pressure, mass)
-  --style surface|spheres|glow
-                          particle style (default: surface for fluids, glow for N-body)
-  --surface-view depth|thickness|normals|final
-                          surface style: show one pass alone (default final)
-  --record DIR|FILE.mp4   record the frames (without the panel): DIR/frame_000000.png, ...
-                          or a video through ffmpeg (must be on PATH)
-  --record-every K        record every K-th frame (default 1; --frames N gives ceil(N/K) files)
-  --record-fps F          frame rate of the video (default 60)
-  --offscreen             render through EGL into a framebuffer, without a window or X
-                          server (for --frames with --screenshot / --record; no panel)
-  --foam                  surface style: white foam sprites where the speed is high (off by default)
-  --camera YAW,PITCH      view direction in degrees (0,0: looking along -z, face-on)
-  --vsync on|off          (default on; off with --frames)
-  --paused                start paused
-  --stats                 print the frame-time split (simulate / transfer / draw) at exit
-  --help                  this text
-
-Without a display (no DISPLAY / WAYLAND_DISPLAY) 'eddy' with no arguments runs a
-short headless demo instead.
-)";
-
 namespace {
 
-unsigned long long number(const std::string& flag, const std::string& v, unsigned long long lo,
-                          unsigned long long hi) {
-  unsigned long long n = 0;
-  if (!parseUnsigned(v, n)) throw GuiUsageError(flag + ": '" + v + "' is not a whole number");
-  if (n < lo || n > hi)
-    throw GuiUsageError(flag + ": " + v + " is out of range [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "]");
-  return n;
+using cli::UsageError;
+
+// Which of --sim, --scene, --n the command line gave.
+struct Given {
+  bool sim = false, scene = false, n = false;
+};
+
+// The app's options, one line each (CLI11 through cli::Options: the same
+// value checks and messages as eddy-cli; a bad value throws UsageError).
+void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
+  opt.custom("--sim", "NAME",
+             "simulation (default: sph with scene dam_break where built in,\nelse nbody with plummer)",
+             [&](const std::string& v) { o.spec.sim = v; given.sim = true; });
+  opt.custom("--scene", "NAME", "scene of the simulation",
+             [&](const std::string& v) { o.spec.scene = v; given.scene = true; });
+  opt.custom("--n", "N", "particle / body count", [&](const std::string& v) {
+    o.spec.n = size_t(cli::parseCount("--n", v, kLimitN.min, kLimitN.max));
+    given.n = true;
+  });
+  opt.texts("--set", o.sets, "key=value",
+            "set a declared parameter (repeatable; 'eddy params --sim S')");
+  opt.text("--config", o.configPath, "FILE.json",
+           "start from a run description (the format of eddy-cli --config\nand of the panel's "
+           "\"Save settings\"); flags given with it win");
+  opt.text("--load", o.loadPath, "FILE.snap",
+           "start from a restart snapshot (eddy-cli --save, panel \"Save\nsnapshot\"); not with "
+           "--sim, --scene, --n");
+  opt.custom("--device", "gpu|cpu|P:D", "OpenCL device", [&](const std::string& v) {
+    if (!isDeviceSpec(v)) throw UsageError("--device " + deviceSpecError(v));
+    o.device = v;
+  });
+  opt.count("--substeps", o.substeps, 1, 1000, "K", "simulation steps per frame (default 1)");
+  opt.flag("--no-gl-sharing", o.glSharing, false,
+           "never share buffers with OpenGL (cl_khr_gl_sharing); host copy");
+  opt.flag("--no-persistent-map", o.persistentMap, false,
+           "host copy through glBufferSubData, not a persistent mapping");
+  opt.count("--frames", o.frames, 1, 1ull << 40, "N", "quit after N frames");
+  opt.text("--screenshot", o.screenshot, "FILE.png", "write the last frame to FILE (needs --frames)");
+  opt.custom("--size", "WxH", "window size in screen coordinates (default 1280x800)",
+             [&](const std::string& v) {
+               const auto x = v.find('x');
+               if (x == std::string::npos) throw UsageError("--size: '" + v + "' is not WxH");
+               o.width = int(cli::parseCount("--size", v.substr(0, x), 64, 16384));
+               o.height = int(cli::parseCount("--size", v.substr(x + 1), 64, 16384));
+             });
+  opt.flag("--hide-panel", o.hidePanel, true, "start with the panel hidden (H shows it)");
+  opt.text("--color", o.color, "FIELD|none",
+           "colour field (e.g. speed, density, pressure, mass)");
+  opt.custom("--style", "surface|spheres|glow",
+             "particle style (default: surface for fluids, glow for N-body)",
+             [&](const std::string& v) {
+               if (v != "surface" && v != "spheres" && v != "glow")
+                 throw UsageError("--style: '" + v + "' is not surface, spheres or glow");
+               o.style = v;
+             });
+  opt.custom("--surface-view", "depth|thickness|normals|final",
+             "surface style: show one pass alone (default final)", [&](const std::string& v) {
+               if (v != "depth" && v != "thickness" && v != "normals" && v != "final")
+                 throw UsageError("--surface-view: '" + v +
+                                  "' is not depth, thickness, normals or final");
+               o.surfaceView = v;
+             });
+  opt.custom("--record", "DIR|FILE.mp4",
+             "record the frames (without the panel): DIR/frame_000000.png, ...\nor a video "
+             "through ffmpeg (must be on PATH)",
+             [&](const std::string& v) {
+               if (v.empty()) throw UsageError("--record needs a directory or a video file name");
+               o.record = v;
+             });
+  opt.count("--record-every", o.recordEvery, 1, 1000000, "K",
+            "record every K-th frame (default 1; --frames N gives ceil(N/K) files)");
+  opt.custom("--record-fps", "F", "frame rate of the video (default 60)",
+             [&](const std::string& v) {
+               char* end = nullptr;
+               const double f = std::strtod(v.c_str(), &end);
+               if (v.empty() || *end != '\0' || !(f >= 1 && f <= 1000))
+                 throw UsageError("--record-fps: '" + v + "' is not a number in [1, 1000]");
+               o.recordFps = f;
+             });
+  opt.flag("--offscreen",
+           "render through EGL into a framebuffer, without a window or X\nserver (for --frames "
+           "with --screenshot / --record; no panel)",
+           [&] { o.offscreen = o.hidePanel = true; });
+  opt.flag("--foam", o.foam, true,
+           "surface style: white foam sprites where the speed is high (off by default)");
+  opt.custom("--camera", "YAW,PITCH", "view direction in degrees (0,0: looking along -z, face-on)",
+             [&](const std::string& v) {
+               const auto c = v.find(',');
+               char* end = nullptr;
+               const double yaw = c == std::string::npos ? 0 : std::strtod(v.c_str(), &end);
+               const bool yawOk = c != std::string::npos && end == v.c_str() + c && c > 0;
+               const double pitch = yawOk ? std::strtod(v.c_str() + c + 1, &end) : 0;
+               if (!yawOk || *end != '\0' || end == v.c_str() + c + 1 || !std::isfinite(yaw) ||
+                   !std::isfinite(pitch))
+                 throw UsageError("--camera: '" + v + "' is not YAW,PITCH (degrees, e.g. 0,0)");
+               if (std::fabs(pitch) > 89)
+                 throw UsageError("--camera: pitch " + v.substr(c + 1) + " is out of range [-89, 89]");
+               o.cameraGiven = true;
+               o.cameraYaw = float(yaw);
+               o.cameraPitch = float(pitch);
+             });
+  opt.custom("--vsync", "on|off", "(default on; off with --frames)", [&](const std::string& v) {
+    if (v != "on" && v != "off") throw UsageError("--vsync: '" + v + "' is not on or off");
+    o.vsync = v == "on";
+  });
+  opt.flag("--paused", o.paused, true, "start paused");
+  opt.flag("--stats", o.stats, true,
+           "print the frame-time split (simulate / transfer / draw) at exit");
+  opt.flag("-h,--help", o.help, true, "this text");
 }
 
 }  // namespace
 
+std::string guiUsage() {
+  CLI::App app;
+  cli::configureApp(app);
+  cli::Options opt(app, "");
+  GuiOptions o;
+  Given given;
+  addGuiOptions(opt, o, given);
+  return "usage: eddy [options]            the desktop app (window, panel)\n"
+         "       eddy <eddy-cli command> ...  headless commands (devices, run, bench, params)\n"
+         "\noptions:\n" +
+         cli::optionLines(app, false) +
+         "\nWithout a display (no DISPLAY / WAYLAND_DISPLAY) 'eddy' with no arguments runs a\n"
+         "short headless demo instead.\n";
+}
+
 GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   GuiOptions o;
-  bool simGiven = false, sceneGiven = false, nGiven = false, simFlag = false;
-  size_t i = 0;
-  auto value = [&](const std::string& flag) -> std::string {
-    if (i >= args.size() || (args[i].rfind("--", 0) == 0 && args[i].size() > 2))
-      throw GuiUsageError(flag + " needs a value");
-    return args[i++];
-  };
-  while (i < args.size()) {
-    const std::string a = args[i++];
-    if (a == "--sim") { o.spec.sim = value(a); simGiven = simFlag = true; }
-    else if (a == "--scene") { o.spec.scene = value(a); sceneGiven = true; }
-    else if (a == "--n") { o.spec.n = size_t(number(a, value(a), kLimitN.min, kLimitN.max)); nGiven = true; }
-    else if (a == "--config") o.configPath = value(a);
-    else if (a == "--load") o.loadPath = value(a);
-    else if (a == "--set") o.sets.push_back(value(a));
-    else if (a == "--device") {
-      o.device = value(a);
-      if (!isDeviceSpec(o.device)) throw GuiUsageError("--device " + deviceSpecError(o.device));
-    }
-    else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
-    else if (a == "--no-gl-sharing") o.glSharing = false;
-    else if (a == "--no-persistent-map") o.persistentMap = false;
-    else if (a == "--frames") o.frames = number(a, value(a), 1, 1ull << 40);
-    else if (a == "--screenshot") o.screenshot = value(a);
-    else if (a == "--size") {
-      const std::string v = value(a);
-      const auto x = v.find('x');
-      if (x == std::string::npos) throw GuiUsageError("--size: '" + v + "' is not WxH");
-      o.width = int(number(a, v.substr(0, x), 64, 16384));
-      o.height = int(number(a, v.substr(x + 1), 64, 16384));
-    } else if (a == "--hide-panel") o.hidePanel = true;
-    else if (a == "--offscreen") o.offscreen = o.hidePanel = true;
-    else if (a == "--foam") o.foam = true;
-    else if (a == "--color") o.color = value(a);
-    else if (a == "--style") {
-      o.style = value(a);
-      if (o.style != "surface" && o.style != "spheres" && o.style != "glow")
-        throw GuiUsageError("--style: '" + o.style + "' is not surface, spheres or glow");
-    } else if (a == "--surface-view") {
-      o.surfaceView = value(a);
-      if (o.surfaceView != "depth" && o.surfaceView != "thickness" && o.surfaceView != "normals" &&
-          o.surfaceView != "final")
-        throw GuiUsageError("--surface-view: '" + o.surfaceView +
-                            "' is not depth, thickness, normals or final");
-    } else if (a == "--record") {
-      o.record = value(a);
-      if (o.record.empty()) throw GuiUsageError("--record needs a directory or a video file name");
-    } else if (a == "--record-every") {
-      o.recordEvery = unsigned(number(a, value(a), 1, 1000000));
-    } else if (a == "--record-fps") {
-      const std::string v = value(a);
-      char* end = nullptr;
-      const double f = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(f >= 1 && f <= 1000))
-        throw GuiUsageError("--record-fps: '" + v + "' is not a number in [1, 1000]");
-      o.recordFps = f;
-    } else if (a == "--camera") {
-      const std::string v = value(a);
-      const auto c = v.find(',');
-      char* end = nullptr;
-      const double yaw = c == std::string::npos ? 0 : std::strtod(v.c_str(), &end);
-      const bool yawOk = c != std::string::npos && end == v.c_str() + c && c > 0;
-      const double pitch = yawOk ? std::strtod(v.c_str() + c + 1, &end) : 0;
-      if (!yawOk || *end != '\0' || end == v.c_str() + c + 1 || !std::isfinite(yaw) || !std::isfinite(pitch))
-        throw GuiUsageError("--camera: '" + v + "' is not YAW,PITCH (degrees, e.g. 0,0)");
-      if (std::fabs(pitch) > 89)
-        throw GuiUsageError("--camera: pitch " + v.substr(c + 1) + " is out of range [-89, 89]");
-      o.cameraGiven = true;
-      o.cameraYaw = float(yaw);
-      o.cameraPitch = float(pitch);
-    } else if (a == "--vsync") {
-      const std::string v = value(a);
-      if (v != "on" && v != "off") throw GuiUsageError("--vsync: '" + v + "' is not on or off");
-      o.vsync = v == "on";
-    } else if (a == "--stats") o.stats = true;
-    else if (a == "--paused") o.paused = true;
-    else if (a == "--help" || a == "-h") o.help = true;
-    else throw GuiUsageError("unknown option '" + a + "'");
+  Given given;
+  CLI::App app;
+  cli::configureApp(app);
+  cli::Options opt(app, "");
+  addGuiOptions(opt, o, given);
+  try {
+    cli::parse(app, args, [&] {
+      if (const auto l = cli::leftovers(app); !l.empty()) throw opt.unknownOption(l[0]);
+    });
+  } catch (const UsageError& e) {
+    throw GuiUsageError(e.what());
   }
+  // --sim, --scene, --n from the command line or (below) the config file.
+  bool simGiven = given.sim, sceneGiven = given.scene, nGiven = given.n;
+  const bool simFlag = given.sim;
   if (o.record.empty() && (o.recordEvery != 1 || o.recordFps != 60))
     throw GuiUsageError("--record-every and --record-fps need --record DIR|FILE.mp4");
   if (!o.record.empty() && isVideoTarget(o.record) && findOnPath("ffmpeg").empty())

@@ -48,7 +48,8 @@ struct GuiOptions {
   bool help = false;
 };
 
-extern const char* kGuiUsage;
+// `eddy --help`: the app's options, from the same registration as the parser.
+std::string guiUsage();
 
 // Throws GuiUsageError naming the flag and the problem (a bad --config file
 // included: the file, the key and the allowed range, as eddy-cli says it).

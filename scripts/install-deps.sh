@@ -11,7 +11,7 @@ pkgs=(
   libglfw3-dev python3-glad libglm-dev libimgui-dev libstb-dev
   libx11-dev libxrandr-dev libgl1-mesa-dri
   libegl1 libegl-mesa0
-  libgtest-dev nlohmann-json3-dev
+  libgtest-dev nlohmann-json3-dev libcli11-dev
   python3-vtk9 python3-numpy
   clang libclang-rt-14-dev
   xvfb xauth

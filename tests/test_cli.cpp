@@ -216,3 +216,98 @@ TEST(Cli, HeadlessBinaryLinksNoGraphicsLibrary) {
   for (const char* lib : {"libGL", "libglfw", "libX11", "libEGL", "libimgui"})
     EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " in\n" << r.out;
 }
+
+// Issue 10 (CLI11): `--flag=value` is the same as `--flag value`, for every
+// kind of value (count, real, text, repeatable, list).
+TEST(Cli, FlagEqualsValueFormMatchesTheSpacedForm) {
+  const std::string dir = eddy::test::tempDir();
+  const std::string common = " --device cpu --quiet --sim nbody --scene galaxies";
+  auto a = run(kCli, "run" + common + " --n 73 --steps 12 --set dt=0.002 --set softening=0.05 "
+                     "--diag " + dir + "/eq-a.csv --diag-every 4 --out " + dir + "/eq-a-out.csv");
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto b = run(kCli, "run" + common + " --n=73 --steps=12 --set=dt=0.002 --set=softening=0.05 "
+                     "--diag=" + dir + "/eq-b.csv --diag-every=4 --out=" + dir + "/eq-b-out.csv");
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(eddy::test::slurp(dir + "/eq-a.csv"), eddy::test::slurp(dir + "/eq-b.csv"));
+  EXPECT_EQ(eddy::test::slurp(dir + "/eq-a-out.csv"), eddy::test::slurp(dir + "/eq-b-out.csv"));
+  const auto u1 = run(kCli, "run --device cpu --n 16 --until 0.0101 --set dt=0.002 --json --quiet");
+  const auto u2 = run(kCli, "run --device=cpu --n=16 --until=0.0101 --set=dt=0.002 --json --quiet");
+  ASSERT_EQ(u1.code, 0) << u1.err;
+  ASSERT_EQ(u2.code, 0) << u2.err;
+  const auto j1 = nlohmann::json::parse(u1.out), j2 = nlohmann::json::parse(u2.out);
+  EXPECT_EQ(j1["steps"], j2["steps"]);
+  EXPECT_EQ(j1["time"], j2["time"]);
+  EXPECT_EQ(j1["params"], j2["params"]);
+  // The checks and their messages are the same in both forms.
+  expectUsageError("run --n=0", "--n: 0 is out of range [1, 2147483647]");
+  expectUsageError("run --steps=abc", "--steps: 'abc' is not a whole number");
+  expectUsageError("run --until=-1", "--until: -1 is out of range");
+  expectUsageError("run --n=", "--n needs a value");
+  expectUsageError("run --set=dt", "--set expects key=value");
+  expectUsageError("bench nbody --wg=3,,5", "--wg: '' is not a whole number in [1, 4096]");
+  expectUsageError("bench nbody --wg=3,5,", "--wg: empty list item in '3,5,'");
+  expectUsageError("bench sph --mode=cells,rows", "--mode: 'rows' is not cells or list");
+  expectUsageError("bench realtime --solver=sesph", "--solver: 'sesph' is not one of");
+  expectUsageError("bench frame --frames=0", "--frames: 0 is out of range [1, 1000000]");
+  expectUsageError("run --device=fast", "--device 'fast': expected gpu, cpu or P:D");
+}
+
+// The first bad argument, left to right, is the one reported; a switch takes
+// no value; "--" and "++" mean nothing special; a flag's value never starts
+// with "--", but may with "-".
+TEST(Cli, FirstBadArgumentIsReportedAndSpecialTokensAreUnknownOptions) {
+  expectUsageError("run --steps abc --n 0", "--steps: 'abc' is not a whole number");
+  expectUsageError("run --n 0 --steps abc", "--n: 0 is out of range");
+  expectUsageError("run --bogus --n 0", "run: unknown option '--bogus'");
+  expectUsageError("run --n 0 --bogus", "--n: 0 is out of range");
+  expectUsageError("run --n --steps 5", "--n needs a value");
+  expectUsageError("run --set --json", "--set needs a value");
+  expectUsageError("run --steps -5", "--steps: '-5' is not a whole number");
+  expectUsageError("run --json=x", "run: unknown option '--json=x'");
+  expectUsageError("run --quiet=no", "run: unknown option '--quiet=no'");
+  expectUsageError("run --", "run: unknown option '--'");
+  expectUsageError("run -- --steps 5", "run: unknown option '--'");
+  expectUsageError("run ++ --steps 5", "run: unknown option '++'");
+  expectUsageError("run -xyz", "run: unknown option '-xyz'");
+  expectUsageError("run --steps 5 -h", "run: unknown option '-h'");  // -h only right after the command
+  expectUsageError("run bench", "run: unknown option 'bench'");
+  expectUsageError("devices --json", "devices: unknown option '--json'");
+  expectUsageError("params --sim", "--sim needs a value");
+  expectUsageError("bench", "bench: which benchmark? 'bench nbody', 'bench sph', 'bench realtime' or 'bench frame'");
+  expectUsageError("bench foo", "bench: unknown benchmark 'foo' (known: nbody, sph, realtime, frame)");
+  expectUsageError("bench --json nbody", "bench: unknown benchmark '--json'");
+  expectUsageError("bench foo nbody --wg x", "bench: unknown benchmark 'foo'");
+  expectUsageError("bench nbody sph", "bench: unknown option 'sph'");
+  expectUsageError("bench sph --wg 64", "bench sph: unknown option '--wg'");
+  expectUsageError("bench frame --approx-divsqrt", "bench frame: unknown option '--approx-divsqrt'");
+  expectUsageError("--json run", "unknown command '--json' (commands: devices, run, bench, params)");
+  expectUsageError("--", "unknown command '--'");
+}
+
+// The help is made from the registered options: every command and every
+// flag is listed; `bench KIND --help` shows that benchmark.
+TEST(Cli, HelpListsEveryCommandAndFlag) {
+  const auto top = run(kCli, "--help");
+  ASSERT_EQ(top.code, 0);
+  for (const char* s : {"devices", "run [options]", "bench nbody [options]", "bench sph [options]",
+                        "bench realtime [options]", "bench frame [options]", "params [options]",
+                        "--version", "run options:", "bench nbody options:", "bench sph options:",
+                        "bench realtime options:", "bench frame options:", "params options:",
+                        "--check-every K", "--overwrite", "--wg LIST", "--approx-divsqrt",
+                        "--solver LIST", "--substeps K", "--color FIELD|none", "--sim NAME"})
+    EXPECT_NE(top.out.find(s), std::string::npos) << s << "\n" << top.out;
+  const auto none = run(kCli, "");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.err, top.out);
+  const auto nb = run(kCli, "bench nbody --help");
+  EXPECT_EQ(nb.code, 0) << nb.err;
+  EXPECT_NE(nb.out.find("usage: eddy-cli bench nbody [options]"), std::string::npos) << nb.out;
+  EXPECT_NE(nb.out.find("--tree-stack N"), std::string::npos) << nb.out;
+  EXPECT_EQ(nb.out.find("--mode"), std::string::npos) << nb.out;
+  const auto rt = run(kCli, "bench realtime --n 5 --help");
+  EXPECT_EQ(rt.code, 0) << rt.err;
+  EXPECT_NE(rt.out.find("--until S"), std::string::npos) << rt.out;
+  const auto params = run(kCli, "params --help");
+  EXPECT_NE(params.out.find("--sim NAME"), std::string::npos) << params.out;
+  EXPECT_NE(params.out.find("--help"), std::string::npos) << params.out;
+}

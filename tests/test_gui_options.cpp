@@ -95,4 +95,44 @@ TEST(GuiOptions, BadInputNamesTheProblem) {
   EXPECT_NE(msg({"--config", dup}).find("key 'sim' is given twice"), std::string::npos) << msg({"--config", dup});
 }
 
+// Issue 10 (CLI11): `--flag=value` works for the app's options too; the first
+// bad argument is reported; a switch takes no value; the help lists every flag.
+TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
+  const GuiOptions o = parseGuiOptions({"--sim=nbody", "--n=2000", "--size=640x480", "--set=dt=0.002",
+                                        "--camera=30,-20", "--vsync=off", "--stats"});
+  EXPECT_EQ(o.spec.sim, "nbody");
+  EXPECT_EQ(o.spec.n, 2000u);
+  EXPECT_EQ(o.width, 640);
+  EXPECT_EQ(o.height, 480);
+  EXPECT_FLOAT_EQ(o.cameraYaw, 30.f);
+  EXPECT_FLOAT_EQ(o.cameraPitch, -20.f);
+  EXPECT_EQ(o.vsync, 0);
+  EXPECT_TRUE(o.stats);
+  EXPECT_DOUBLE_EQ(guiParams(o).get("dt"), 0.002);
+  EXPECT_TRUE(parseGuiOptions({"-h"}).help);
+  EXPECT_TRUE(parseGuiOptions({"--paused", "--help"}).help);
+  auto msg = [](std::vector<std::string> a) {
+    try {
+      parseGuiOptions(a);
+    } catch (const GuiUsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(msg({"--frames", "abc", "--wat"}), "--frames: 'abc' is not a whole number");
+  EXPECT_EQ(msg({"--wat", "--frames", "abc"}), "unknown option '--wat'");
+  EXPECT_EQ(msg({"--size=10x480"}), "--size: 10 is out of range [64, 16384]");
+  EXPECT_EQ(msg({"--hide-panel=1"}), "unknown option '--hide-panel=1'");
+  EXPECT_EQ(msg({"--n", "--frames", "5"}), "--n needs a value");
+  EXPECT_EQ(msg({"--record="}), "--record needs a value");
+  EXPECT_EQ(msg({"--"}), "unknown option '--'");
+  EXPECT_EQ(msg({"-hx"}), "unknown option '-hx'");
+  EXPECT_EQ(msg({"--help", "--frames", "0"}), "--frames: 0 is out of range [1, 1099511627776]");
+  const std::string help = guiUsage();
+  for (const char* s : {"usage: eddy [options]", "--sim NAME", "--set key=value", "--camera YAW,PITCH",
+                        "--record-fps F", "--offscreen", "--foam", "--stats", "-h, --help",
+                        "headless demo"})
+    EXPECT_NE(help.find(s), std::string::npos) << s << "\n" << help;
+}
+
 }  // namespace

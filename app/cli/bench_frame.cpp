@@ -25,29 +25,38 @@
 
 namespace eddy::cli {
 
-// The desktop app's per-frame device work, headless (a GPU server has no
-// display): `substeps` steps, the colour field kernel, and the non-blocking
-// reads of the field and the positions into host memory, double-buffered like
-// the app's host-copy path (frame f's copy is waited for in frame f+1).
-int cmdBenchFrame(Args& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+struct FrameArgs {
   SceneSpec spec;
   std::vector<std::string> sets;
   std::string device, color;
   unsigned long long frames = 50, substeps = 1;
   bool asJson = false;
-  while (!args.done()) {
-    const std::string a = args.next();
-    if (a == "--sim") spec.sim = args.value(a);
-    else if (a == "--scene") spec.scene = args.value(a);
-    else if (a == "--n") spec.n = args.count(a, 1, 1ull << 31);
-    else if (a == "--set") sets.push_back(args.value(a));
-    else if (a == "--device") device = deviceSpec(a, args.value(a));
-    else if (a == "--frames") frames = args.count(a, 1, 1000000);
-    else if (a == "--substeps") substeps = args.count(a, 1, 10000);
-    else if (a == "--color") color = args.value(a);
-    else if (a == "--json") asJson = true;
-    else throw UsageError("bench frame: unknown option '" + a + "'");
-  }
+};
+
+void addFrameOptions(Options& o, FrameArgs& a) {
+  addSimOption(o, a.spec.sim);
+  addSceneOption(o, a.spec.scene);
+  o.count("--n", a.spec.n, 1, 1ull << 31, "N", "particle / body count");
+  addSetOption(o, a.sets);
+  addDeviceOption(o, a.device);
+  o.count("--frames", a.frames, 1, 1000000, "N", "frames to time (default 50)");
+  o.count("--substeps", a.substeps, 1, 10000, "K", "simulation steps per frame (default 1)");
+  o.text("--color", a.color, "FIELD|none", "colour field (default: the simulation's first)");
+  addJsonOption(o, a.asJson);
+}
+
+// The desktop app's per-frame device work, headless (a GPU server has no
+// display): `substeps` steps, the colour field kernel, and the non-blocking
+// reads of the field and the positions into host memory, double-buffered like
+// the app's host-copy path (frame f's copy is waited for in frame f+1).
+int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
+  SceneSpec spec = args.spec;
+  std::vector<std::string> sets = args.sets;
+  std::string device = args.device, color = args.color;
+  unsigned long long frames = args.frames, substeps = args.substeps;
+  bool asJson = args.asJson;
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), spec.sim) == sims.end())
     throw UsageError("--sim '" + spec.sim + "': unknown simulation");
@@ -134,5 +143,12 @@ int cmdBenchFrame(Args& args, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+}  // namespace
+
+Runner addBenchFrame(Options& o) {
+  auto a = std::make_shared<FrameArgs>();
+  addFrameOptions(o, *a);
+  return [a](std::ostream& out, std::ostream& err) { return cmdBenchFrame(*a, out, err); };
+}
 
 }  // namespace eddy::cli

@@ -1,4 +1,4 @@
-// bench_nbody.cpp: eddy-cli bench nbody (and the bench dispatch).
+// bench_nbody.cpp: eddy-cli bench nbody.
 #include "cli_common.hpp"
 
 #include "config.hpp"
@@ -170,19 +170,7 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
 }
 
 
-}  // namespace
-
-int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
-  if (args.done())
-    throw UsageError(
-        "bench: which benchmark? 'bench nbody', 'bench sph', 'bench realtime' or 'bench frame'");
-  const std::string what = args.next();
-  if (what == "sph") return cmdBenchSph(args, out);
-  if (what == "realtime") return cmdBenchRealtime(args, out);
-  if (what == "frame") return cmdBenchFrame(args, out, err);
-  if (what != "nbody")
-    throw UsageError("bench: unknown benchmark '" + what +
-                     "' (known: nbody, sph, realtime, frame)");
+struct NbodyArgs {
   std::vector<unsigned long long> ns, wgs, bpis, unrolls{8};
   std::vector<std::string> clOptions, deviceSets;
   std::vector<double> shares;
@@ -192,28 +180,56 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   NBodyMethod method = NBodyMethod::Direct;
   std::optional<double> theta;
   unsigned treeStack = 0;
-  while (!args.done()) {
-    const std::string a = args.next();
-    if (a == "--n") ns = args.list(a, 1, 1ull << 31);
-    else if (a == "--method") {
-      const std::string m = args.value(a);
-      if (m == "direct") method = NBodyMethod::Direct;
-      else if (m == "tree") method = NBodyMethod::Tree;
-      else if (m == "auto") method = NBodyMethod::Auto;
-      else throw UsageError("bench: --method must be direct, tree or auto, not '" + m + "'");
-    } else if (a == "--theta") theta = args.reals(a, 0.2, 1.0).at(0);
-    else if (a == "--tree-stack") treeStack = unsigned(args.count(a, 1, 1 << 20));
-    else if (a == "--devices") deviceSets.push_back(checkDeviceList(a, args.value(a)));
-    else if (a == "--shares") shares = args.reals(a, 0, 1e12);
-    else if (a == "--wg") wgs = args.list(a, 1, 4096);
-    else if (a == "--bpi") bpis = args.list(a, 1, 16);
-    else if (a == "--unroll") unrolls = args.list(a, 0, 1024);
-    else if (a == "--cl-options") clOptions.push_back(args.value(a));
-    else if (a == "--steps") steps = args.count(a, 1, 100000);
-    else if (a == "--device") device = deviceSpec(a, args.value(a));
-    else if (a == "--json") asJson = true;
-    else throw UsageError("bench: unknown option '" + a + "'");
-  }
+};
+
+void addNbodyOptions(Options& o, NbodyArgs& a) {
+  o.counts("--n", a.ns, 1, 1ull << 31, "LIST",
+           "comma-separated body counts (default 4096,16384,65536,262144\non a GPU, "
+           "1024,4096,16384 on a CPU)");
+  o.custom("--method", "direct|tree|auto",
+           "how gravity is computed (default direct); with tree,\nthe per-phase profiler table "
+           "is printed after each N",
+           [&a](const std::string& m) {
+             if (m == "direct") a.method = NBodyMethod::Direct;
+             else if (m == "tree") a.method = NBodyMethod::Tree;
+             else if (m == "auto") a.method = NBodyMethod::Auto;
+             else throw UsageError("bench: --method must be direct, tree or auto, not '" + m + "'");
+           });
+  o.custom("--theta", "X", "the tree's opening angle in [0.2, 1] (default: the parameter's)",
+           [&a](const std::string& v) { a.theta = parseReals("--theta", v, 0.2, 1.0).at(0); });
+  o.count("--tree-stack", a.treeStack, 1, 1 << 20, "N",
+          "entries of the tree walk's stack in local memory");
+  o.custom("--devices", "LIST",
+           "time whole steps split over these devices: all, gpu, cpu or\nP:D,P:D,... "
+           "(repeatable: each list is one configuration, the\nfirst is the baseline of the "
+           "speedup column); reports pair\ninteractions/s per device and in total and the "
+           "fraction of\nthe step spent exchanging",
+           [&a](const std::string& v) { a.deviceSets.push_back(checkDeviceList("--devices", v)); });
+  o.reals("--shares", a.shares, 0, 1e12, "W,W,...",
+          "with --devices: relative share of each device (applies to\nevery list of that length; "
+          "default: measured speed)");
+  o.counts("--wg", a.wgs, 1, 4096, "LIST",
+           "work-group sizes to try (default: the layout a run picks\nfor each N)");
+  o.counts("--bpi", a.bpis, 1, 16, "LIST", "bodies per work-item to try (default: as for --wg)");
+  o.counts("--unroll", a.unrolls, 0, 1024, "LIST",
+           "unroll factors of the tile loop (0 = full; default 8)");
+  o.texts("--cl-options", a.clOptions, "STR", "kernel compiler options to try (repeatable)");
+  o.count("--steps", a.steps, 1, 100000, "N",
+          "timed steps per configuration (default: about 1 s of work)");
+  addDeviceOption(o, a.device);
+  addJsonOption(o, a.asJson);
+}
+
+int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
+  std::vector<unsigned long long> ns = a.ns, wgs = a.wgs, bpis = a.bpis, unrolls = a.unrolls;
+  std::vector<std::string> clOptions = a.clOptions, deviceSets = a.deviceSets;
+  const std::vector<double>& shares = a.shares;
+  const std::string& device = a.device;
+  const unsigned long long steps = a.steps;
+  const bool asJson = a.asJson;
+  const NBodyMethod method = a.method;
+  const std::optional<double>& theta = a.theta;
+  const unsigned treeStack = a.treeStack;
   if (!shares.empty() && deviceSets.empty()) throw UsageError("--shares needs --devices");
   checkShares(shares);
   if (!deviceSets.empty()) {
@@ -329,5 +345,12 @@ int cmdBench(Args& args, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+}  // namespace
+
+Runner addBenchNbody(Options& o) {
+  auto a = std::make_shared<NbodyArgs>();
+  addNbodyOptions(o, *a);
+  return [a](std::ostream& out, std::ostream& err) { return benchNbody(*a, out, err); };
+}
 
 }  // namespace eddy::cli

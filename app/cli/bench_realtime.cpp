@@ -12,38 +12,41 @@
 
 namespace eddy::cli {
 
+namespace {
+
+struct RealtimeArgs {
+  std::vector<unsigned long long> ns;
+  std::vector<std::string> solvers{"wcsph", "dfsph"};
+  std::string device;
+  double until = 0.3;
+  bool asJson = false;
+};
+
+void addRealtimeOptions(Options& o, RealtimeArgs& a) {
+  o.counts("--n", a.ns, 2, 1ull << 28, "LIST",
+           "comma-separated particle counts (default\n6612,51984,207936,1044240 on a GPU, 6612 on "
+           "a CPU)");
+  o.custom("--solver", "LIST", "SPH solvers to compare (default wcsph,dfsph)",
+           [&a](const std::string& v) {
+             const auto known = sphSolverNames();
+             a.solvers = parseChoices("--solver", v, known, "one of " + joinNames(known));
+           });
+  o.real("--until", a.until, 1e-6, 100.0, "S", "simulated seconds per run (default 0.3)");
+  addDeviceOption(o, a.device, false);
+  addJsonOption(o, a.asJson);
+}
 
 // bench realtime: eddy's headline SPH benchmark. The Koshizuka & Oka (1996)
 // dam break made 3-D: column L x 2L x L (L = 0.146 m) in a tank 4L long,
 // 0.4 m high and L deep, spacing chosen for N (2 (L/dx)^3 = N), run for
 // --until simulated seconds per solver; real-time factor = simulated seconds
 // per wall second (the queue drained at both ends).
-int cmdBenchRealtime(Args& args, std::ostream& out) {
-  std::vector<unsigned long long> ns;
-  std::vector<std::string> solvers{"wcsph", "dfsph"};
-  std::string device;
-  double until = 0.3;
-  bool asJson = false;
-  while (!args.done()) {
-    const std::string a = args.next();
-    if (a == "--n") ns = args.list(a, 2, 1ull << 28);
-    else if (a == "--solver") {
-      const std::string v = args.value(a);
-      solvers.clear();
-      std::stringstream ss(v);
-      std::string m;
-      while (std::getline(ss, m, ',')) {
-        const auto known = sphSolverNames();
-        if (std::find(known.begin(), known.end(), m) == known.end())
-          throw UsageError("--solver: '" + m + "' is not one of " + joinNames(known));
-        solvers.push_back(m);
-      }
-      if (solvers.empty()) throw UsageError("--solver: empty list");
-    } else if (a == "--until") until = args.real(a, 1e-6, 100.0);
-    else if (a == "--device") device = args.value(a);
-    else if (a == "--json") asJson = true;
-    else throw UsageError("bench realtime: unknown option '" + a + "'");
-  }
+int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
+  std::vector<unsigned long long> ns = a.ns;
+  const std::vector<std::string>& solvers = a.solvers;
+  const std::string& device = a.device;
+  const double until = a.until;
+  const bool asJson = a.asJson;
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{6612, 51984, 207936, 1044240}
@@ -108,6 +111,14 @@ int cmdBenchRealtime(Args& args, std::ostream& out) {
     }
   if (asJson) out << json{{"device", deviceJson(ctx.info())}, {"realtime", rows}}.dump(2) << '\n';
   return 0;
+}
+
+}  // namespace
+
+Runner addBenchRealtime(Options& o) {
+  auto a = std::make_shared<RealtimeArgs>();
+  addRealtimeOptions(o, *a);
+  return [a](std::ostream& out, std::ostream&) { return benchRealtime(*a, out); };
 }
 
 }  // namespace eddy::cli

@@ -25,35 +25,43 @@
 
 namespace eddy::cli {
 
-// bench sph: the full SPH step of a 3-D dam-break column at rest density
-// (about 33 neighbours within h), per kernel, for each N and mode.
-int cmdBenchSph(Args& args, std::ostream& out) {
+namespace {
+
+struct SphBenchArgs {
   std::vector<unsigned long long> ns;
   std::vector<std::string> modes{"cells", "list"};
   std::string device;
   unsigned long long steps = 0, cap = 96;
   bool asJson = false, exactDiv = true;
-  while (!args.done()) {
-    const std::string a = args.next();
-    if (a == "--n") ns = args.list(a, 1, 1ull << 28);
-    else if (a == "--mode") {
-      const std::string v = args.value(a);
-      modes.clear();
-      std::stringstream ss(v);
-      std::string m;
-      while (std::getline(ss, m, ',')) {
-        if (m != "cells" && m != "list")
-          throw UsageError("--mode: '" + m + "' is not cells or list");
-        modes.push_back(m);
-      }
-      if (modes.empty()) throw UsageError("--mode: empty list");
-    } else if (a == "--cap") cap = args.count(a, 1, 1024);
-    else if (a == "--approx-divsqrt") exactDiv = false;
-    else if (a == "--steps") steps = args.count(a, 1, 100000);
-    else if (a == "--device") device = args.value(a);
-    else if (a == "--json") asJson = true;
-    else throw UsageError("bench sph: unknown option '" + a + "'");
-  }
+};
+
+void addSphBenchOptions(Options& o, SphBenchArgs& a) {
+  o.counts("--n", a.ns, 1, 1ull << 28, "LIST",
+           "comma-separated particle counts (default\n65536,262144,1048576,4194304 on a GPU, "
+           "16384,65536 on a CPU)");
+  o.custom("--mode", "LIST",
+           "cells (direct 27-cell iteration), list (neighbour list);\ndefault cells,list",
+           [&a](const std::string& v) {
+             a.modes = parseChoices("--mode", v, {"cells", "list"}, "cells or list");
+           });
+  o.count("--cap", a.cap, 1, 1024, "N", "neighbour list capacity (default 96)");
+  o.flag("--approx-divsqrt", a.exactDiv, false,
+         "the device's default (approximate) fp32 divide and sqrt\ninstead of correctly rounded "
+         "ones");
+  o.count("--steps", a.steps, 1, 100000, "N",
+          "timed steps per configuration (default: about 1 s of work)");
+  addDeviceOption(o, a.device, false);
+  addJsonOption(o, a.asJson);
+}
+
+// bench sph: the full SPH step of a 3-D dam-break column at rest density
+// (about 33 neighbours within h), per kernel, for each N and mode.
+int benchSph(const SphBenchArgs& a, std::ostream& out) {
+  std::vector<unsigned long long> ns = a.ns;
+  const std::vector<std::string>& modes = a.modes;
+  const std::string& device = a.device;
+  const unsigned long long steps = a.steps, cap = a.cap;
+  const bool asJson = a.asJson, exactDiv = a.exactDiv;
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{65536, 262144, 1048576, 4194304}
@@ -126,5 +134,13 @@ int cmdBenchSph(Args& args, std::ostream& out) {
   return 0;
 }
 
+
+}  // namespace
+
+Runner addBenchSph(Options& o) {
+  auto a = std::make_shared<SphBenchArgs>();
+  addSphBenchOptions(o, *a);
+  return [a](std::ostream& out, std::ostream&) { return benchSph(*a, out); };
+}
 
 }  // namespace eddy::cli

@@ -70,6 +70,52 @@ std::string checkDeviceList(const std::string& flag, const std::string& v) {
   return v;
 }
 
+namespace {
+
+std::string simHelp() {
+  return "simulation: " + joinNames(simulationNames()) + " (default " + defaultSimulationName() + ")";
+}
+
+// "nbody: plummer (default), galaxies, collapse" for every simulation type.
+std::string sceneHelp() {
+  std::string text = "scene of the simulation (default first):";
+  for (const auto& sim : simulationNames()) text += "\n" + sim + ": " + joinNames(sceneNames(sim));
+  return text;
+}
+
+const char* const kSetHelp = "set a declared parameter (repeatable; see 'eddy-cli params')";
+const char* const kDeviceHelp = "device (default: first GPU, else a CPU device)";
+
+}  // namespace
+
+CLI::Option* addSimOption(Options& o, std::string& to) {
+  return o.text("--sim", to, "NAME", simHelp());
+}
+CLI::Option* addSimOption(Options& o, std::optional<std::string>& to) {
+  return o.text("--sim", to, "NAME", simHelp());
+}
+CLI::Option* addSceneOption(Options& o, std::string& to) {
+  return o.text("--scene", to, "NAME", sceneHelp());
+}
+CLI::Option* addSceneOption(Options& o, std::optional<std::string>& to) {
+  return o.text("--scene", to, "NAME", sceneHelp());
+}
+CLI::Option* addSetOption(Options& o, std::vector<std::string>& to) {
+  return o.texts("--set", to, "key=value", kSetHelp);
+}
+CLI::Option* addDeviceOption(Options& o, std::string& to, bool checked) {
+  if (!checked) return o.text("--device", to, "gpu|cpu|P:D", kDeviceHelp);
+  return o.custom("--device", "gpu|cpu|P:D", kDeviceHelp,
+                  [&to](const std::string& v) { to = deviceSpec("--device", v); });
+}
+CLI::Option* addDeviceOption(Options& o, std::optional<std::string>& to) {
+  return o.custom("--device", "gpu|cpu|P:D", kDeviceHelp,
+                  [&to](const std::string& v) { to = deviceSpec("--device", v); });
+}
+CLI::Option* addJsonOption(Options& o, bool& to) {
+  return o.flag("--json", to, true, "machine-readable output (JSON) on stdout");
+}
+
 void checkShares(const std::vector<double>& shares) {
   double sum = 0;
   for (double w : shares) sum += w;

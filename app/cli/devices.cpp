@@ -25,10 +25,11 @@
 
 namespace eddy::cli {
 
-int cmdDevices(Args& args, std::ostream& out) {
-  if (!args.done()) throw UsageError("devices: unknown option '" + args.next() + "'");
-  out << formatDeviceList(enumerateDevices());
-  return 0;
+Runner addDevices(Options&) {  // no options
+  return [](std::ostream& out, std::ostream&) {
+    out << formatDeviceList(enumerateDevices());
+    return 0;
+  };
 }
 
 

@@ -1,117 +1,169 @@
-// main.cpp: the usage text, per-command help and cliMain (eddy-cli's entry).
+// main.cpp: eddy-cli's command tree (CLI11 subcommands), its help and cliMain.
 #include "cli.hpp"
 #include "cli_common.hpp"
 
 #include <algorithm>
 #include <iostream>
-#include <sstream>
+#include <list>
 
 namespace eddy {
 namespace cli {
-
-const char* const kUsage = R"(usage: eddy-cli <command> [options]
-
-commands:
-  devices                      list OpenCL platforms and devices
-  run [options]                run a simulation headless
-  bench nbody [options]        measure the N-body force kernel
-  bench sph [options]          measure the SPH step, kernel by kernel
-  bench realtime [options]     SPH real-time factor per solver: 3-D Koshizuka & Oka dam break
-                               (--n LIST, --solver LIST (wcsph,dfsph), --until S (0.3), --json)
-  bench frame [options]        the desktop app's per-frame device work without a window:
-                               steps + colour field + host copy of the positions
-  params [--sim S]             list the declared parameters of a simulation
-  help, --help                 this text;  --version  the version
-
-run options:
-  --config FILE.json           read the run from a config file; flags given with it
-                               override the file's values (see docs/USAGE.md)
-  --sim nbody|sph              simulation (default nbody)
-  --scene NAME                 nbody: plummer (default), galaxies, collapse
-                               sph: dam_break (default), drop, double_dam_break
-  --n N                        nbody: body count (default 16384); sph: set spacing instead
-  --steps N                    steps to run (default 1000; counted from a loaded step)
-  --until T                    run until simulated time T (s for sph) instead of --steps
-  --device gpu|cpu|P:D         device (default: first GPU, else a CPU device)
-  --devices LIST               nbody: split the bodies over several devices: all, gpu, cpu
-                               (every device of that kind) or P:D,P:D,...
-  --shares W,W,...             with --devices: relative share of each device (default:
-                               measured speed of each device)
-  --set key=value              set a declared parameter (repeatable; see 'params')
-  --ic FILE.csv                nbody initial conditions, header x,y,z,vx,vy,vz,m
-  --diag FILE.csv              diagnostics every K steps (--diag-every K, default 10)
-  --out FILE.csv               final particle state
-  --export DIR                 ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every
-                               --export-every K steps (default 100), first and last too;
-                               DIR must be empty or new unless --overwrite is given
-  --overwrite                  with --export: first remove an earlier export's
-                               step_*.vtp and eddy.pvd from DIR (nothing else)
-  --save FILE.snap             restart snapshot of the final state
-  --load FILE.snap             continue a run from a snapshot (bit-identical)
-  --check-every K              blow-up check (NaN/inf on the device) every K steps
-                               (default 100, 0 = only once at the end)
-  --json                       machine-readable summary on stdout
-  --quiet                      no progress on stderr
-
-bench frame options:
-  --sim, --scene, --n, --set, --device   as for run
-  --frames N (default 50)  --substeps K (default 1)  --color FIELD|none  --json
-
-bench options:
-  --n LIST                     comma-separated counts (nbody default 4096,16384,65536,262144
-                               on a GPU, 1024,4096,16384 on a CPU; sph default
-                               65536,262144,1048576,4194304 on a GPU, 16384,65536 on a CPU)
-  --mode LIST                  sph: cells (direct 27-cell iteration), list (neighbour list);
-                               default cells,list
-  --cap N                      sph: neighbour list capacity (default 96)
-  --approx-divsqrt             sph: the device's default (approximate) fp32 divide and sqrt
-                               instead of correctly rounded ones
-  --wg LIST, --bpi LIST        nbody: work-group sizes / bodies per work-item to try (default:
-                               the layout a run picks for each N)
-  --unroll LIST                unroll factors of the tile loop (0 = full; default 8)
-  --method direct|tree|auto    nbody: how gravity is computed (default direct); with tree,
-                               the per-phase profiler table is printed after each N
-  --theta X                    nbody: the tree's opening angle (default: the parameter's)
-  --tree-stack N               nbody: entries of the tree walk's stack in local memory
-  --cl-options STR             kernel compiler options to try (repeatable)
-  --steps N                    timed steps per configuration (default: about 1 s of work)
-  --device, --json             as for run
-  --devices LIST               time whole steps split over these devices (repeatable: each
-                               list is one configuration, the first is the baseline of the
-                               speedup column); reports pair interactions/s per device and
-                               in total and the fraction of the step spent exchanging
-  --shares W,W,...             as for run (applies to every list of that length)
-)";
-
-
 namespace {
 
-// `eddy-cli COMMAND --help` (or -h right after the command): that command's
-// help. "--help" is never a flag's value (Args::value refuses "--..." values).
+struct Command {
+  Options opts;  // the command's CLI11 subcommand and its options
+  Runner run;
+};
+
+// The command tree: `eddy-cli COMMAND [options]`, `bench` with one
+// subcommand per benchmark. A new command is one add() line here and a file
+// with its add* function (cli_common.hpp).
+struct CommandTree {
+  CLI::App app{"", "eddy-cli"};
+  CLI::App* bench = nullptr;
+  std::list<Command> commands;  // stable addresses: options refer to them
+
+  CommandTree() {
+    configureApp(app);
+    add(app, "devices", "list OpenCL platforms and devices", "devices", addDevices);
+    add(app, "run", "run a simulation headless", "run", addRun);
+    bench = app.add_subcommand("bench", "measure the device work: one benchmark per subcommand");
+    configureApp(*bench);
+    // `bench nbody` reports its unknown options as "bench: ..." (as it always did).
+    add(*bench, "nbody", "measure the N-body force kernel (or the tree, or several devices)", "bench",
+        addBenchNbody);
+    add(*bench, "sph", "measure the SPH step, kernel by kernel", "bench sph", addBenchSph);
+    add(*bench, "realtime",
+        "SPH real-time factor per solver: 3-D Koshizuka & Oka dam break\n(simulated seconds per "
+        "wall second)",
+        "bench realtime", addBenchRealtime);
+    add(*bench, "frame",
+        "the desktop app's per-frame device work without a window:\nsteps + colour field + host "
+        "copy of the positions",
+        "bench frame", addBenchFrame);
+    add(app, "params", "list the declared parameters of a simulation", "params", addParams);
+  }
+
+  void add(CLI::App& parent, const std::string& name, const std::string& description,
+           const std::string& errorName, Runner (*setup)(Options&)) {
+    CLI::App* sub = parent.add_subcommand(name, description);
+    configureApp(*sub);
+    Command& c = commands.emplace_back(Command{Options(*sub, errorName), {}});
+    c.run = setup(c.opts);
+  }
+};
+
+std::vector<std::string> names(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::App* s : app.get_subcommands({})) out.push_back(s->get_name());
+  return out;
+}
+
+CLI::App* find(CLI::App& parent, const std::string& name) {
+  for (CLI::App* s : parent.get_subcommands({}))
+    if (s->get_name() == name) return s;
+  return nullptr;
+}
+
+// "bench nbody" for the bench nbody App.
+std::string path(const CLI::App& a) {
+  std::string p = a.get_name();
+  for (const CLI::App* up = a.get_parent(); up && up->get_parent(); up = up->get_parent())
+    p = up->get_name() + " " + p;
+  return p;
+}
+
+bool hasOptions(const CLI::App& a) { return !a.get_options().empty(); }
+
+// "run [options]", "bench nbody [options]", "devices".
+std::string synopsis(const CLI::App& a) {
+  return path(a) + (hasOptions(a) ? " [options]" : "");
+}
+
+// The commands (benchmarks spelled out) and every command's options.
+std::string usageText(const CommandTree& t) {
+  std::string text = "usage: eddy-cli <command> [options]\n\ncommands:\n";
+  std::vector<const CLI::App*> leaves;
+  for (const CLI::App* c : t.app.get_subcommands({})) {
+    const auto kinds = c->get_subcommands({});
+    if (kinds.empty()) leaves.push_back(c);
+    for (const CLI::App* k : kinds) leaves.push_back(k);
+  }
+  for (const CLI::App* c : leaves) text += helpLine(synopsis(*c), c->get_description());
+  text += helpLine("help, --help", "this text;  --version  the version");
+  text += helpLine("COMMAND --help", "the help of one command");
+  for (const CLI::App* c : leaves)
+    if (hasOptions(*c)) text += "\n" + path(*c) + " options:\n" + optionLines(*c, false);
+  return text;
+}
+
+// `eddy-cli COMMAND --help`: the command's description and options; for
+// `bench`, every benchmark's.
+std::string commandHelp(const CLI::App& a) {
+  const auto kinds = a.get_subcommands({});
+  std::string text = "usage: eddy-cli " + path(a);
+  if (!kinds.empty()) {
+    std::string list;
+    for (const CLI::App* k : kinds) list += (list.empty() ? "" : "|") + k->get_name();
+    text += " <" + list + "> [options]\n" + a.get_description() + "\n\nbenchmarks:\n";
+    for (const CLI::App* k : kinds) text += helpLine(synopsis(*k).substr(path(a).size() + 1), k->get_description());
+    for (const CLI::App* k : kinds)
+      text += "\n" + path(*k) + " options:\n" + optionLines(*k, true);
+    return text;
+  }
+  return text + (hasOptions(a) ? " [options]\n" : "\n") + a.get_description() + "\n\noptions:\n" +
+         optionLines(a, true);
+}
+
+// `eddy-cli COMMAND ... --help` (or -h right after the command) asks for
+// help whatever else is given. "--help" is never a flag's value (a value
+// that starts with "--" is refused).
 bool wantsHelp(const std::vector<std::string>& argv) {
   if (argv.size() >= 2 && argv[1] == "-h") return true;
   return std::find(argv.begin() + 1, argv.end(), "--help") != argv.end();
 }
 
-// The part of kUsage about one command: its line(s) under "commands:" and
-// its "... options:" sections.
-std::string commandHelp(const std::string& cmd) {
-  const std::string usage = kUsage;
-  std::string text = "usage: eddy-cli " + cmd + " [options]\n";
-  std::vector<std::string> sections;
-  if (cmd == "run") sections = {"run options:"};
-  else if (cmd == "bench") sections = {"bench options:", "bench frame options:"};
-  std::istringstream lines(usage);
-  std::string line;
-  while (std::getline(lines, line))
-    if (line.rfind("  " + cmd + " ", 0) == 0 || line == "  " + cmd) text += line + "\n";
-  for (const auto& head : sections) {
-    const auto at = usage.find("\n" + head + "\n");
-    if (at == std::string::npos) continue;
-    const auto end = usage.find("\n\n", at + 1);
-    text += usage.substr(at, end == std::string::npos ? std::string::npos : end - at) + "\n";
+int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  CommandTree t;
+  if (argv.empty()) {
+    err << usageText(t);
+    return 2;
   }
-  return text;
+  const std::string& first = argv[0];
+  if (first == "help" || first == "--help" || first == "-h") {
+    out << usageText(t);
+    return 0;
+  }
+  if (first == "--version") {
+    out << "eddy " << EDDY_VERSION << '\n';
+    return 0;
+  }
+  if (CLI::App* cmd = find(t.app, first); cmd && wantsHelp(argv)) {
+    CLI::App* kind = argv.size() >= 2 ? find(*cmd, argv[1]) : nullptr;
+    out << commandHelp(kind ? *kind : *cmd);
+    return 0;
+  }
+  // Arguments nobody took: the first one is the error (an unknown command,
+  // benchmark or option), also when a later argument is bad as well.
+  auto checkLeftovers = [&] {
+    if (const auto l = leftovers(t.app); !l.empty())
+      throw UsageError("unknown command '" + l[0] + "' (commands: " + joinNames(names(t.app)) + ")");
+    if (const auto l = leftovers(*t.bench); t.bench->parsed() && !l.empty())
+      throw UsageError("bench: unknown benchmark '" + l[0] + "' (known: " +
+                       joinNames(names(*t.bench)) + ")");
+    for (const Command& c : t.commands)
+      if (const auto l = leftovers(c.opts.app()); c.opts.app().parsed() && !l.empty())
+        throw c.opts.unknownOption(l[0]);
+  };
+  parse(t.app, argv, checkLeftovers);
+  for (const Command& c : t.commands)
+    if (c.opts.app().parsed()) return c.run(out, err);
+  // `bench` without a benchmark.
+  std::string which;
+  const auto kinds = names(*t.bench);
+  for (size_t i = 0; i < kinds.size(); ++i)
+    which += std::string(i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + "'bench " + kinds[i] + "'";
+  throw UsageError("bench: which benchmark? " + which);
 }
 
 }  // namespace
@@ -120,31 +172,8 @@ std::string commandHelp(const std::string& cmd) {
 using namespace cli;
 
 int cliMain(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Args args(argv);
   try {
-    if (args.done()) {
-      err << kUsage;
-      return 2;
-    }
-    const std::string cmd = args.next();
-    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-      out << kUsage;
-      return 0;
-    }
-    if (cmd == "--version") {
-      out << "eddy " << EDDY_VERSION << '\n';
-      return 0;
-    }
-    const bool known = cmd == "devices" || cmd == "run" || cmd == "bench" || cmd == "params";
-    if (known && wantsHelp(argv)) {
-      out << commandHelp(cmd);
-      return 0;
-    }
-    if (cmd == "devices") return cmdDevices(args, out);
-    if (cmd == "params") return cmdParams(args, out);
-    if (cmd == "run") return cmdRun(args, out, err);
-    if (cmd == "bench") return cmdBench(args, out, err);
-    throw UsageError("unknown command '" + cmd + "' (commands: devices, run, bench, params)");
+    return dispatch(argv, out, err);
   } catch (const UsageError& e) {
     err << "eddy-cli: error: " << e.what() << "\n(see 'eddy-cli --help')\n";
     return 2;
@@ -164,4 +193,3 @@ int cliMain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
 }
 
 }  // namespace eddy
-

@@ -25,13 +25,9 @@
 
 namespace eddy::cli {
 
-int cmdParams(Args& args, std::ostream& out) {
-  std::string sim = defaultSimulationName();
-  while (!args.done()) {
-    const std::string a = args.next();
-    if (a == "--sim") sim = args.value(a);
-    else throw UsageError("params: unknown option '" + a + "'");
-  }
+namespace {
+
+int listParams(const std::string& sim, std::ostream& out) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
     throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
@@ -48,6 +44,14 @@ int cmdParams(Args& args, std::ostream& out) {
         << '\n';
   }
   return 0;
+}
+
+}  // namespace
+
+Runner addParams(Options& o) {
+  auto sim = std::make_shared<std::string>(defaultSimulationName());
+  addSimOption(o, *sim);
+  return [sim](std::ostream& out, std::ostream&) { return listParams(*sim, out); };
 }
 
 }  // namespace eddy::cli

@@ -27,48 +27,69 @@ namespace eddy::cli {
 
 namespace {
 
-struct RunOptions {
-  RunConfig cfg;  // the config file with the command line's flags on top
+
+// What the command line says, before the config file is merged in.
+struct RunArgs {
+  RunConfig cli;  // the flags that a config file can also give
   std::vector<std::string> sets;
-  std::string configPath, loadPath;
-  std::string devices;          // --devices LIST (nbody across several devices)
-  std::vector<double> shares;   // --shares
+  std::string configPath, loadPath, devices;
+  std::vector<double> shares;
   bool json = false, quiet = false;
-  bool overwrite = false;       // --overwrite: replace an earlier export in --export DIR
+  bool overwrite = false;  // --overwrite: replace an earlier export in --export DIR
 };
 
-RunOptions parseRun(Args& args) {
+// The command line with the config file merged in.
+struct RunOptions : RunArgs {
+  RunConfig cfg;  // the config file with the command line's flags on top
+};
+
+void addRunOptions(Options& o, RunArgs& a) {
+  RunConfig& cli = a.cli;
+  o.text("--config", a.configPath, "FILE.json",
+         "read the run from a config file; flags given with it\noverride the file's values (see "
+         "docs/USAGE.md)");
+  addSimOption(o, cli.sim);
+  addSceneOption(o, cli.scene);
+  o.count("--n", cli.n, kLimitN, "N",
+          "nbody: body count (default 16384); sph: set spacing instead");
+  o.count("--steps", cli.steps, kLimitSteps, "N",
+          "steps to run (default 1000; counted from a loaded step)");
+  o.real("--until", cli.until, 0, kMaxUntil, "T",
+         "run until simulated time T (s for sph) instead of --steps");
+  addDeviceOption(o, cli.device);
+  o.custom("--devices", "LIST",
+           "nbody: split the bodies over several devices: all, gpu, cpu\n(every device of that "
+           "kind) or P:D,P:D,...",
+           [&a](const std::string& v) { a.devices = checkDeviceList("--devices", v); });
+  o.reals("--shares", a.shares, 0, 1e12, "W,W,...",
+          "with --devices: relative share of each device (default:\nmeasured speed of each "
+          "device)");
+  addSetOption(o, a.sets);
+  o.text("--ic", cli.ic, "FILE.csv", "nbody initial conditions, header x,y,z,vx,vy,vz,m");
+  o.text("--diag", cli.diag, "FILE.csv", "diagnostics every --diag-every steps");
+  o.count("--diag-every", cli.diagEvery, kLimitEvery, "K", "with --diag (default 10)");
+  o.text("--out", cli.out, "FILE.csv", "final particle state");
+  o.text("--export", cli.exportDir, "DIR",
+         "ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every\n--export-every steps, first and "
+         "last too;\nDIR must be empty or new unless --overwrite is given");
+  o.count("--export-every", cli.exportEvery, kLimitEvery, "K", "with --export (default 100)");
+  o.flag("--overwrite", a.overwrite, true,
+         "with --export: first remove an earlier export's\nstep_*.vtp and eddy.pvd from DIR "
+         "(nothing else)");
+  o.text("--save", cli.save, "FILE.snap", "restart snapshot of the final state");
+  o.text("--load", a.loadPath, "FILE.snap", "continue a run from a snapshot (bit-identical)");
+  o.count("--check-every", cli.checkEvery, kLimitCheckEvery, "K",
+          "blow-up check (NaN/inf on the device) every K steps\n(default 100, 0 = only once at "
+          "the end)");
+  addJsonOption(o, a.json);
+  o.flag("--quiet", a.quiet, true, "no progress on stderr");
+}
+
+// The config file merged under the flags, and the checks that need both.
+RunOptions resolveRun(const RunArgs& a) {
   RunOptions o;
-  RunConfig cli;
-  auto count = [&](const std::string& flag, CountLimit lim) {
-    return args.count(flag, lim.min, lim.max);
-  };
-  while (!args.done()) {
-    const std::string a = args.next();
-    if (a == "--sim") cli.sim = args.value(a);
-    else if (a == "--scene") cli.scene = args.value(a);
-    else if (a == "--n") cli.n = count(a, kLimitN);
-    else if (a == "--steps") cli.steps = count(a, kLimitSteps);
-    else if (a == "--until") cli.until = args.real(a, 0, kMaxUntil);
-    else if (a == "--device") cli.device = deviceSpec(a, args.value(a));
-    else if (a == "--devices") o.devices = checkDeviceList(a, args.value(a));
-    else if (a == "--shares") o.shares = args.reals(a, 0, 1e12);
-    else if (a == "--set") o.sets.push_back(args.value(a));
-    else if (a == "--ic") cli.ic = args.value(a);
-    else if (a == "--diag") cli.diag = args.value(a);
-    else if (a == "--diag-every") cli.diagEvery = count(a, kLimitEvery);
-    else if (a == "--out") cli.out = args.value(a);
-    else if (a == "--export") cli.exportDir = args.value(a);
-    else if (a == "--export-every") cli.exportEvery = count(a, kLimitEvery);
-    else if (a == "--check-every") cli.checkEvery = count(a, kLimitCheckEvery);
-    else if (a == "--save") cli.save = args.value(a);
-    else if (a == "--load") o.loadPath = args.value(a);
-    else if (a == "--config") o.configPath = args.value(a);
-    else if (a == "--json") o.json = true;
-    else if (a == "--quiet") o.quiet = true;
-    else if (a == "--overwrite") o.overwrite = true;
-    else throw UsageError("run: unknown option '" + a + "'");
-  }
+  static_cast<RunArgs&>(o) = a;
+  const RunConfig& cli = a.cli;
   if (cli.until && cli.steps) throw UsageError("run: give either --steps or --until, not both");
   if (cli.ic && (cli.scene || cli.n))
     throw UsageError("--ic replaces the scene: do not combine it with --scene or --n");
@@ -360,10 +381,8 @@ std::optional<std::string> energyWarning(Simulation& sim, const std::optional<do
   return w.str();
 }
 
-}  // namespace
-
-int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
-  RunOptions o = parseRun(args);
+int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
+  RunOptions o = resolveRun(args);
   const RunConfig& c = o.cfg;
   checkOutputs(o);
   const StopSignals signals;
@@ -530,6 +549,14 @@ int cmdRun(Args& args, std::ostream& out, std::ostream& err) {
   if (o.json) printJsonSummary(summary, out);
   else printTextSummary(summary, out);
   return 0;
+}
+
+}  // namespace
+
+Runner addRun(Options& o) {
+  auto a = std::make_shared<RunArgs>();
+  addRunOptions(o, *a);
+  return [a](std::ostream& out, std::ostream& err) { return cmdRun(*a, out, err); };
 }
 
 }  // namespace eddy::cli
