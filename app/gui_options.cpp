@@ -25,7 +25,11 @@ options:
   --load FILE.snap        start from a restart snapshot (eddy-cli --save, panel "Save
                           snapshot"); not with --sim, --scene, --n
   --device gpu|cpu|P:D    OpenCL device
-  --substeps K            simulation steps per frame (default 1)
+  --speed S               real-time mode: simulated seconds (N-body: model time units) per
+                          wall second, 0.1 to 10 (default 1)
+  --substeps K            fixed stepping: K simulation steps per frame (default: real time)
+  --realtime              real-time mode also for --frames with --screenshot / --record
+                          (which otherwise step fixed, 1 step per frame)
   --no-gl-sharing         never share buffers with OpenGL (cl_khr_gl_sharing); host copy
   --no-persistent-map     host copy through glBufferSubData, not a persistent mapping
   --frames N              quit after N frames
@@ -89,7 +93,16 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
       o.device = value(a);
       if (!isDeviceSpec(o.device)) throw GuiUsageError("--device " + deviceSpecError(o.device));
     }
-    else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
+    else if (a == "--substeps") { o.substeps = unsigned(number(a, value(a), 1, 1000)); o.substepsGiven = true; }
+    else if (a == "--realtime") o.realtime = true;
+    else if (a == "--speed") {
+      const std::string v = value(a);
+      char* end = nullptr;
+      const double f = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(f >= 0.1 && f <= 10))
+        throw GuiUsageError("--speed: '" + v + "' is not a number in [0.1, 10]");
+      o.speed = f;
+    }
     else if (a == "--no-gl-sharing") o.glSharing = false;
     else if (a == "--no-persistent-map") o.persistentMap = false;
     else if (a == "--frames") o.frames = number(a, value(a), 1, 1ull << 40);
@@ -154,6 +167,9 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (!o.record.empty() && isVideoTarget(o.record) && findOnPath("ffmpeg").empty())
     throw GuiUsageError("--record " + o.record + ": recording a video needs ffmpeg, which is not on "
                         "PATH (Debian: apt install ffmpeg); --record DIR writes PNG frames instead");
+  if (o.realtime && o.substepsGiven)
+    throw GuiUsageError("give either --realtime (paced to the wall clock) or --substeps K (fixed "
+                        "stepping), not both");
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
   if (!o.configPath.empty()) {
@@ -219,6 +235,13 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   }
   guiParams(o);  // --set errors are usage errors
   return o;
+}
+
+bool startsRealtime(const GuiOptions& o) {
+  if (o.substepsGiven) return false;
+  if (o.realtime) return true;
+  const bool batch = o.frames > 0 && (!o.screenshot.empty() || !o.record.empty());
+  return !batch;
 }
 
 Params guiParams(const GuiOptions& o) {

@@ -56,6 +56,12 @@ run options:
 bench frame options:
   --sim, --scene, --n, --set, --device   as for run
   --frames N (default 50)  --substeps K (default 1)  --color FIELD|none  --json
+  --realtime                   the app's real-time mode with the app's defaults (its scene
+                               unless --sim, SPH with solver dfsph): each frame runs the
+                               steps its wall time x --speed S (default 1) asks for, within
+                               the compute budget; frames paced to --fps F (default 60,
+                               0 = unpaced), --frames default 120; reports the real-time
+                               factor reached
 
 bench options:
   --n LIST                     comma-separated counts (nbody default 4096,16384,65536,262144
