@@ -755,7 +755,7 @@ int App::run() {
     if (ctl_->realtime()) {
       // Simulated time over the measured frames' wall time (their frame times).
       const double simulated = ctl_->sim().syncTime() - simAtWarmup;
-      out_ << "  real time: speed " << ctl_->speed() << "x, reached "
+      out_ << std::defaultfloat << std::setprecision(3) << "  real time: speed " << ctl_->speed() << "x, reached "
            << (total.frame > 0 ? simulated / (total.frame * 1e-3) : 0.0) << "x real time ("
            << simulated << " simulated s in " << total.frame * 1e-3 << " s); the compute budget ("
            << ctl_->pacer().budget() * 1e3 << " ms) capped " << limitedFrames << " of " << measured
