@@ -55,7 +55,11 @@ options:
   --help                  this text
 
 Without a display (no DISPLAY / WAYLAND_DISPLAY) 'eddy' with no arguments runs a
-short headless demo instead.
+headless demo instead: a whole dam break (one simulated second), what happened,
+and how to see it.
+Stepping: real time by default (simulated time keeps pace with the wall clock at
+--speed S); fixed with --substeps K, and with --frames N and --screenshot/--record
+unless --realtime is given.
 )";
 
 namespace {
