@@ -1,9 +1,11 @@
 #include "controller.hpp"
 
 #include "defaults.hpp"
+#include "paced_frame.hpp"
 #include "snapshot.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <utility>
 
@@ -77,7 +79,10 @@ Controller::Controller(Context& ctx, SceneSpec spec, Params params, const std::s
     startLoadError_ = "cannot restore " + loadPath +
                       (nl == std::string::npos ? std::string() : ": " + loadError.substr(nl + 1));
   }
-  if (auto why = attempt([&] { sim_ = makeSimulation(ctx_, spec_, edit_); })) {
+  if (auto why = attempt([&] {
+        sim_ = makeSimulation(ctx_, spec_, edit_);
+        startSession();
+      })) {
     error_ = "Building the " + spec_.sim + " simulation failed (Retry builds it again):\n" + *why;
     if (!loadError.empty()) error_ = loadError + "\n" + error_;
   } else if (!loadError.empty()) {
@@ -193,6 +198,26 @@ void Controller::stepOnce() {
 
 void Controller::runSteps(uint64_t n) { runRemaining_ = n; }
 
+void Controller::setRealtime(bool on) {
+  if (on != realtime_) pacing_ = false;  // the pacer starts afresh at the next paced frame
+  realtime_ = on;
+}
+
+void Controller::setSpeed(double s) {
+  if (!std::isfinite(s)) return;
+  pacer_.setSpeed(std::clamp(s, kMinSpeed, kMaxSpeed));  // a change forgets the debt
+}
+
+void Controller::startSession() {
+  session_.reset();
+  pacing_ = false;
+  if (!sim_) return;
+  SessionSettings s;
+  s.steps = SessionSettings::kUnbounded;
+  s.checkEvery = 0;  // the app checks per frame (frameStart / frameEnd), not per step
+  session_ = std::make_unique<Session>(*sim_, s);
+}
+
 bool Controller::keepOldWhileBuilding() const {
   // The running simulation stays alive while the new one is built (so a
   // failure leaves it exactly as it was) when it holds at most a quarter of
@@ -211,6 +236,7 @@ bool Controller::replace(const std::function<LoadedSimulation()>& build, const s
   if (sim_ && !keepOldWhileBuilding()) {
     freedSpec = spec_;
     freedParams = sim_->params();
+    session_.reset();
     sim_.reset();
   }
   LoadedSimulation made;
@@ -223,10 +249,12 @@ bool Controller::replace(const std::function<LoadedSimulation()>& build, const s
     }
     ++generation_;
     blowUp_.reset();
-    checkPending_ = uncheckedSteps_ = false;
     if (freedSpec) {
       const std::string first = *why;
-      if (auto why2 = attempt([&] { sim_ = makeSimulation(ctx_, *freedSpec, *freedParams); })) {
+      if (auto why2 = attempt([&] {
+            sim_ = makeSimulation(ctx_, *freedSpec, *freedParams);
+            startSession();
+          })) {
         error_ = what + " failed (Retry builds it again):\n" + first +
                  "\nand rebuilding the previous scene failed too:\n" + *why2;
         next_ = spec_ = *freedSpec;
@@ -241,13 +269,13 @@ bool Controller::replace(const std::function<LoadedSimulation()>& build, const s
     error_ = what + " failed (Retry builds it again):\n" + *why;
     return true;
   }
+  session_.reset();
   sim_ = std::move(made.sim);  // frees the old simulation (if it was kept) after the new one exists
+  startSession();              // a fresh run loop: no check pending, the pacer starts afresh
   next_ = spec_ = made.spec;
   edit_ = sim_->params();
   error_.clear();
   blowUp_.reset();
-  checkPending_ = uncheckedSteps_ = false;
-  framesSinceCheck_ = 0;
   ++generation_;
   return true;
 }
@@ -341,7 +369,7 @@ void Controller::applyParams() {
     if (!d.rebuild && p.get(d.name) != edit_.get(d.name)) p.set(d.name, edit_.get(d.name));
 }
 
-FrameReport Controller::frame(Profiler& frameProf) {
+FrameReport Controller::frame(Profiler& frameProf, double wallSeconds) {
   FrameReport r;
   // ---- step boundary: everything queued since the last frame lands here ----
   if (!loadPath_.empty()) {
@@ -384,64 +412,63 @@ FrameReport Controller::frame(Profiler& frameProf) {
   // A check enqueued in an earlier frame that the device has answered by now
   // (never waits): a blow-up stops the stepping before this frame's steps,
   // not only when the next check is due.
-  if (checkEvery && checkPending_) {
+  if (checkEvery) {
     std::optional<BlowUp> b;
-    bool answered = false;
-    if (auto why = attempt([&] {
-          if ((answered = sim_->finiteCheckAnswered())) b = sim_->collectFinite();
-        })) {
+    if (auto why = attempt([&] { b = session_->frameStart(); })) {
       error_ = "The finite check failed; paused:\n" + *why;
       paused = true;
       runRemaining_ = 0;
-      answered = true;
     }
-    if (answered) checkPending_ = false;
     if (b) reportBlowUp(r, *b);
   }
-  // ---- this frame's steps ----
-  unsigned n = 0;
-  if (runRemaining_ > 0) {
-    n = unsigned(std::min<uint64_t>(runRemaining_, std::max(substeps, 1u)));
-    runRemaining_ -= n;
-    if (runRemaining_ == 0) paused = true;
-  } else if (!paused) {
-    n = std::max(substeps, 1u);
-  }
-  if (auto why = attempt([&] {
-        for (unsigned i = 0; i < n; ++i) sim_->step();
-      })) {
+  // ---- this frame's steps, through the session ----
+  uint64_t n = 0;
+  if (auto why = attempt([&] { n = session_->advance(stepsThisFrame(r, wallSeconds)); })) {
     error_ = "A step failed; paused:\n" + *why;
     paused = true;
     runRemaining_ = 0;
+    pacing_ = false;
   }
-  r.steps = n;
-  check(r, n);
+  r.steps = unsigned(std::min<uint64_t>(n, UINT32_MAX));
+  check(r, r.steps);
   return r;
+}
+
+// How many steps this frame runs. Step / Run N steps: a fixed count,
+// `substeps` per frame, in either mode. Running in fixed mode: `substeps`.
+// Running in real-time mode: the pacer's plan for this frame's wall time,
+// from the session's estimate of the simulated time and dt (a clock sample,
+// never a blocking read) and the profiler's device time per step.
+uint64_t Controller::stepsThisFrame(FrameReport& r, double wallSeconds) {
+  if (wallSeconds < 0) {  // no wall time given: measured here
+    const auto now = std::chrono::steady_clock::now();
+    wallSeconds = lastFrame_ ? std::chrono::duration<double>(now - *lastFrame_).count() : 0.0;
+    lastFrame_ = now;
+  }
+  const uint64_t fixed = std::max(substeps, 1u);
+  if (runRemaining_ > 0) {
+    const uint64_t n = std::min<uint64_t>(runRemaining_, fixed);
+    runRemaining_ -= n;
+    if (runRemaining_ == 0) paused = true;
+    pacing_ = false;
+    return n;
+  }
+  if (paused) {
+    pacing_ = false;
+    return 0;
+  }
+  if (!realtime_) return fixed;
+  const PacedFrame f = planPacedFrame(pacer_, *session_, *sim_, wallSeconds, !pacing_);
+  pacing_ = !f.probe;
+  r.paced = !f.probe;
+  r.plan = f.plan;
+  return f.steps;
 }
 
 void Controller::check(FrameReport& r, unsigned steps) {
   if (checkEvery == 0) return;
-  if (steps) {
-    uncheckedSteps_ = true;
-    ++framesSinceCheck_;
-  }
   std::optional<BlowUp> b;
-  std::optional<std::string> why;
-  if (steps && framesSinceCheck_ >= checkEvery) {
-    // Enqueue a check of this frame's state; read the previous one's answer
-    // (finished long ago): never stalls the pipeline.
-    why = attempt([&] { b = sim_->pollFinite(); });
-    checkPending_ = true;
-    uncheckedSteps_ = false;
-    framesSinceCheck_ = 0;
-  } else if (!steps && (checkPending_ || uncheckedSteps_)) {
-    // Paused (or stopped): settle the last answer once, and check the steps
-    // not yet checked. A tiny kernel behind work already done.
-    why = attempt([&] { b = sim_->checkFiniteNow(); });
-    checkPending_ = uncheckedSteps_ = false;
-    framesSinceCheck_ = 0;
-  }
-  if (why) {
+  if (auto why = attempt([&] { b = session_->frameEnd(steps, checkEvery); })) {
     error_ = "The finite check failed; paused:\n" + *why;
     paused = true;
     runRemaining_ = 0;

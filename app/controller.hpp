@@ -11,11 +11,20 @@
 // (hasSim() false) with the error and the build log in error(), and retry().
 // Every few frames the device checks the state for NaN/inf (pollFinite, never
 // blocking); a blow-up pauses the run and says so in error() / blowUp().
+//
+// The steps run through a Session (sim/session: the one run loop, also used
+// by eddy-cli run and bench frame), made anew with each simulation. How many
+// a frame runs: in real-time mode (`realtime`, the app's default) as many as
+// the frame's wall time x speed asks for, within a compute budget per frame
+// (RealtimePacer); in fixed mode `substeps`.
 #pragma once
 
 #include "config.hpp"
 #include "factory.hpp"
+#include "realtime_pacer.hpp"
+#include "session.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +35,8 @@ namespace eddy {
 
 struct FrameReport {
   unsigned steps = 0;    // steps enqueued this frame
+  bool paced = false;    // real-time mode chose the steps (plan holds the pacer's plan)
+  RealtimePacer::Plan plan;
   bool rebuilt = false;  // a new simulation replaced the old one (or the first one appeared)
   bool blewUp = false;   // this frame's finite check found a blow-up (now paused)
 };
@@ -79,16 +90,31 @@ class Controller {
 
   // Run control.
   bool paused = false;
-  unsigned substeps = 1;  // steps per frame while running
+  unsigned substeps = 1;  // steps per frame while running in fixed mode
   void stepOnce();              // one step, then paused
-  void runSteps(uint64_t n);    // n steps at `substeps` per frame, then paused
+  void runSteps(uint64_t n);    // n steps at `substeps` per frame (either mode), then paused
   uint64_t stepsQueued() const { return runRemaining_; }
+
+  // Real-time mode: each frame advances simulated time by its wall time x
+  // speed (SPH: seconds; N-body: model time units per wall second), running
+  // as many steps as fit the pacer's compute budget; when they do not, the
+  // pacer reports the real-time factor reached. Off (the default here; the
+  // app turns it on unless asked for fixed stepping): `substeps` per frame.
+  bool realtime() const { return realtime_; }
+  void setRealtime(bool on);
+  double speed() const { return pacer_.speed(); }
+  void setSpeed(double s);  // clamped to [kMinSpeed, kMaxSpeed]
+  static constexpr double kMinSpeed = 0.1, kMaxSpeed = 10.0;
+  RealtimePacer& pacer() { return pacer_; }
+  const RealtimePacer& pacer() const { return pacer_; }
 
   // One frame: applies queued rebuilds, parameters, blocks and pushes (this is
   // the step boundary), then enqueues this frame's steps. Push kernel events
   // go to `frameProf`. Failures of a rebuild keep the old simulation and are
-  // reported by error().
-  FrameReport frame(Profiler& frameProf);
+  // reported by error(). `wallSeconds`: the frame's wall time for real-time
+  // mode (the app measures it; tests pass a fake clock); < 0: measured here
+  // from the previous call.
+  FrameReport frame(Profiler& frameProf, double wallSeconds = -1);
   // The last failure (first line: what happened; then details such as the
   // kernel build log), empty when none.
   const std::string& error() const { return error_; }
@@ -123,6 +149,8 @@ class Controller {
   void applyParams();
   bool keepOldWhileBuilding() const;
   void check(FrameReport& r, unsigned steps);
+  uint64_t stepsThisFrame(FrameReport& r, double wallSeconds);
+  void startSession();  // a new session_ for sim_ (none without one)
   void reportBlowUp(FrameReport& r, const BlowUp& b);
   size_t particlesNear(const Box& box);  // particles in box (grown by a particle radius)
 
@@ -130,6 +158,11 @@ class Controller {
   SceneSpec spec_, next_;
   Params edit_;
   std::unique_ptr<Simulation> sim_;
+  std::unique_ptr<Session> session_;  // sim_'s run loop (made with it)
+  bool realtime_ = false;
+  RealtimePacer pacer_;
+  bool pacing_ = false;  // the last frame's steps were paced (else the pacer starts afresh)
+  std::optional<std::chrono::steady_clock::time_point> lastFrame_;  // frame() without a wall time
   bool rebuildPending_ = false;
   uint64_t runRemaining_ = 0;
   struct PushRequest {
@@ -142,9 +175,6 @@ class Controller {
   std::string error_, notice_, loadPath_;
   uint64_t generation_ = 0;
   std::optional<BlowUp> blowUp_;
-  unsigned framesSinceCheck_ = 0;
-  bool checkPending_ = false;   // a check is on the device, its answer not yet read
-  bool uncheckedSteps_ = false; // steps ran since the last check was enqueued
   std::string startLoadError_;
 };
 

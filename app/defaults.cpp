@@ -1,6 +1,7 @@
 #include "defaults.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 namespace eddy {
 
@@ -42,16 +43,41 @@ Params defaultAppParams(const std::string& sim) {
   // break (6612 particles) one block is about 2000 particles, so 4x leaves
   // room for about nine blocks; memory is ~0.5 KB per particle of capacity.
   if (p.find("capacity_factor")) p.set("capacity_factor", kAppSphCapacityFactor);
+  if (const auto solver = appSolverAssignment(sim)) p.setAssignment(*solver);
   return p;
 }
 
-std::vector<std::string> headlessDemoArgs() {
-  const SceneSpec d = defaultAppSpec();
-  std::vector<std::string> a = {"run", "--sim", d.sim, "--scene", d.scene, "--steps", "200"};
-  if (const size_t n = simulationType(d.sim).demoCount) {
-    a.push_back("--n");
-    a.push_back(std::to_string(n));
+std::optional<std::string> appSolverAssignment(const std::string& sim) {
+  // Where the solver is a choice that offers it (a build without DFSPH keeps its default).
+  const Params p(paramDecl(sim));
+  const ParamDesc* d = p.find("solver");
+  if (d && d->isEnum() && contains(d->choices, kAppSphSolver)) return std::string("solver=") + kAppSphSolver;
+  return std::nullopt;
+}
+
+DemoRun headlessDemoRun(bool gpu) {
+  DemoRun r;
+  r.spec = defaultAppSpec();
+  const SimulationType& t = simulationType(r.spec.sim);
+  r.spec.n = t.demoCount;
+  if (const auto solver = appSolverAssignment(r.spec.sim)) r.sets.push_back(*solver);
+  if (!gpu) r.sets.insert(r.sets.end(), t.demoCpuSets.begin(), t.demoCpuSets.end());
+  r.until = t.demoUntil;
+  return r;
+}
+
+std::vector<std::string> headlessDemoArgs(bool gpu) {
+  const DemoRun r = headlessDemoRun(gpu);
+  std::vector<std::string> a = {"run", "--sim", r.spec.sim, "--scene", r.spec.scene};
+  if (r.until > 0) {
+    std::ostringstream u;
+    u << r.until;
+    a.insert(a.end(), {"--until", u.str()});
+  } else {
+    a.insert(a.end(), {"--steps", std::to_string(r.steps)});
   }
+  if (r.spec.n) a.insert(a.end(), {"--n", std::to_string(r.spec.n)});
+  for (const auto& s : r.sets) a.insert(a.end(), {"--set", s});
   return a;
 }
 

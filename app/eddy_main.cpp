@@ -1,10 +1,12 @@
 // eddy: the desktop app. `eddy` opens a window with the default scene and the
 // panel; `eddy <eddy-cli command> ...` runs the headless commands. Without a
-// display, `eddy` with no arguments runs a short headless demo.
+// display, `eddy` with no arguments runs the headless demo (app/demo.hpp).
 #include "cli.hpp"
 #include "defaults.hpp"
+#include "demo.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 
 #if EDDY_HAVE_GUI
@@ -20,14 +22,19 @@ bool isCliCommand(const std::string& a) {
 }
 
 int headlessDemo() {
-  std::cerr << "eddy: no display; running the headless demo (eddy-cli "
-            << [] {
-                 std::string s;
-                 for (const auto& a : eddy::headlessDemoArgs()) s += (s.empty() ? "" : " ") + a;
-                 return s;
-               }()
-            << ")\n";
-  return eddy::cliMain(eddy::headlessDemoArgs(), std::cout, std::cerr);
+  std::cerr << "eddy: no display; running the headless demo\n";
+  eddy::DemoOptions o;
+  // EDDY_DEMO_UNTIL=T: a shorter demo (the tests run it end to end).
+  if (const char* u = std::getenv("EDDY_DEMO_UNTIL"); u && *u) {
+    char* end = nullptr;
+    const double t = std::strtod(u, &end);
+    if (*end != '\0' || !(t > 0 && t <= 1e6)) {
+      std::cerr << "eddy: error: EDDY_DEMO_UNTIL='" << u << "' is not a time in (0, 1e6] s\n";
+      return 2;
+    }
+    o.until = t;
+  }
+  return eddy::runHeadlessDemo(std::cout, std::cerr, o);
 }
 
 }  // namespace

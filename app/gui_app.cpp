@@ -220,6 +220,8 @@ void App::setup() {
   // A failed build or load does not end the app: the panel shows the error.
   ctl_ = std::make_unique<Controller>(*ctx_, o_.spec, guiParams(o_), o_.loadPath);
   ctl_->substeps = o_.substeps;
+  ctl_->setRealtime(startsRealtime(o_));
+  ctl_->setSpeed(o_.speed);
   ctl_->paused = o_.paused;
   // A --load asked for on the command line that fails ends the app (exit 1),
   // instead of running another scene; a Load from the panel keeps the running one.
@@ -413,7 +415,11 @@ void App::handleMouse(float frameDt) {
   } else if (drag_ == Drag::Push && (dx != 0 || dy != 0) && ctl_->hasSim() &&
              ctl_->sim().supportsPush()) {
     const glm::vec3 d = cam_.worldDelta(dx, dy, float(wh));
-    const glm::vec3 dv = d * (0.2f * view_.pushStrength / std::max(frameDt, 1.f / 240.f));
+    // The cursor's velocity in simulated time: in real-time mode a frame of
+    // frameDt wall seconds is speed x frameDt simulated ones, so the fluid
+    // follows the cursor on screen at any speed.
+    const float simDt = std::max(frameDt, 1.f / 240.f) * float(ctl_->realtime() ? ctl_->speed() : 1.0);
+    const glm::vec3 dv = d * (0.2f * view_.pushStrength / simDt);
     ctl_->push(cam_.ray(float(x), float(y), float(ww), float(wh)), view_.pushRadius * sceneSize(),
                {dv.x, dv.y, dv.z});
   }
@@ -474,6 +480,13 @@ int App::run() {
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
        << choice_.reason << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
        << '\n';
+  if (ctl_->realtime())
+    err_ << "eddy: stepping: real time at " << ctl_->speed() << "x (as many steps a frame as its wall "
+         << "time asks for, within a " << ctl_->pacer().budget() * 1e3 << " ms compute budget)\n";
+  else
+    err_ << "eddy: stepping: fixed, " << ctl_->substeps << " step" << (ctl_->substeps == 1 ? "" : "s")
+         << " per frame" << (o_.substepsGiven ? "" : " (--frames with --screenshot/--record; --realtime paces them)")
+         << '\n';
 
   uint64_t frame = 0;
   auto last = Clock::now();
@@ -481,6 +494,8 @@ int App::run() {
   bool vsync = view_.vsync;
   FrameTimes total;
   uint64_t measured = 0, stepsTotal = 0;
+  uint64_t limitedFrames = 0;  // --stats: frames the compute budget capped (real-time mode)
+  double simAtWarmup = 0;
   double secAcc = 0;
   uint64_t secFrames = 0, secSteps = 0;
   const uint64_t warmup = std::min<uint64_t>(5, o_.frames / 4);
@@ -507,7 +522,7 @@ int App::run() {
     if (imguiReady_) handleMouse(frameDt);
 
     // ---- simulate: this frame's changes at the step boundary, then its steps ----
-    const FrameReport rep = ctl_->frame(frameProf_);
+    const FrameReport rep = ctl_->frame(frameProf_, double(frameDt));
     const bool live = ctl_->hasSim();
     if (rep.rebuilt && live) {
       bufs_->reset(ctl_->sim().capacity());
@@ -695,9 +710,12 @@ int App::run() {
       total = FrameTimes{};
       measured = 0;
       stepsTotal = 0;
+      limitedFrames = 0;
+      simAtWarmup = ctl_->sim().syncTime();  // --stats only: one read of the device clock
     }
     if (o_.stats && frame > warmup) {
       total.frame += ft.frame;
+      limitedFrames += rep.plan.limited;
       total.draw += ft.draw;
       total.wait += ft.wait;
       ++measured;
@@ -722,7 +740,8 @@ int App::run() {
     const double f = double(measured);
     out_ << std::fixed << std::setprecision(3) << "eddy stats: " << ctl_->spec().sim << " "
          << ctl_->spec().scene << ", N = " << ctl_->sim().size() << ", " << measured
-         << " frames, " << stepsTotal << " steps (" << ctl_->substeps << " per frame)\n"
+         << " frames, " << stepsTotal << " steps ("
+         << (ctl_->realtime() ? "real time" : std::to_string(ctl_->substeps) + " per frame") << ")\n"
          << "  measured: frames " << warmup + 1 << " to " << frame << " of " << frame
          << " (the first " << warmup << " are warm-up: kernel compilation, first transfers)\n"
          << "  device: " << ctx_->info().name << "\n  buffers: " << bufferPathName(choice_.path)
@@ -733,6 +752,15 @@ int App::run() {
     out_ << "  render passes (GPU ms, mean of " << gpuTimer_.passes().frames() << " frames):";
     for (const auto& st : gpuTimer_.passes().stats()) out_ << "  " << st.name << " " << st.meanMs;
     out_ << "\n";
+    if (ctl_->realtime()) {
+      // Simulated time over the measured frames' wall time (their frame times).
+      const double simulated = ctl_->sim().syncTime() - simAtWarmup;
+      out_ << std::defaultfloat << std::setprecision(3) << "  real time: speed " << ctl_->speed() << "x, reached "
+           << (total.frame > 0 ? simulated / (total.frame * 1e-3) : 0.0) << "x real time ("
+           << simulated << " simulated s in " << total.frame * 1e-3 << " s); the compute budget ("
+           << ctl_->pacer().budget() * 1e3 << " ms) capped " << limitedFrames << " of " << measured
+           << " frames\n";
+    }
   }
   (void)start;
   return recordFailed_ ? 1 : 0;

@@ -45,7 +45,22 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
     if (!isDeviceSpec(v)) throw UsageError("--device " + deviceSpecError(v));
     o.device = v;
   });
-  opt.count("--substeps", o.substeps, 1, 1000, "K", "simulation steps per frame (default 1)");
+  opt.custom("--speed", "S",
+             "real-time mode: simulated seconds (N-body: model time units) per\nwall second, 0.1 to 10 (default 1)",
+             [&](const std::string& v) {
+               char* end = nullptr;
+               const double f = std::strtod(v.c_str(), &end);
+               if (v.empty() || *end != '\0' || !(f >= 0.1 && f <= 10))
+                 throw UsageError("--speed: '" + v + "' is not a number in [0.1, 10]");
+               o.speed = f;
+             });
+  opt.custom("--substeps", "K", "fixed stepping: K simulation steps per frame (default: real time)",
+             [&](const std::string& v) {
+               o.substeps = unsigned(cli::parseCount("--substeps", v, 1, 1000));
+               o.substepsGiven = true;
+             });
+  opt.flag("--realtime", o.realtime, true,
+           "real-time mode also for --frames with --screenshot / --record\n(which otherwise step fixed, 1 step per frame)");
   opt.flag("--no-gl-sharing", o.glSharing, false,
            "never share buffers with OpenGL (cl_khr_gl_sharing); host copy");
   opt.flag("--no-persistent-map", o.persistentMap, false,
@@ -139,7 +154,11 @@ std::string guiUsage() {
          "\noptions:\n" +
          cli::optionLines(app, false) +
          "\nWithout a display (no DISPLAY / WAYLAND_DISPLAY) 'eddy' with no arguments runs a\n"
-         "short headless demo instead.\n";
+         "headless demo instead: a whole dam break (one simulated second), what happened,\n"
+         "and how to see it.\n"
+         "Stepping: real time by default (simulated time keeps pace with the wall clock at\n"
+         "--speed S); fixed with --substeps K, and with --frames N and --screenshot/--record\n"
+         "unless --realtime is given.\n";
 }
 
 GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
@@ -164,6 +183,9 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (!o.record.empty() && isVideoTarget(o.record) && findOnPath("ffmpeg").empty())
     throw GuiUsageError("--record " + o.record + ": recording a video needs ffmpeg, which is not on "
                         "PATH (Debian: apt install ffmpeg); --record DIR writes PNG frames instead");
+  if (o.realtime && o.substepsGiven)
+    throw GuiUsageError("give either --realtime (paced to the wall clock) or --substeps K (fixed "
+                        "stepping), not both");
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
   if (!o.configPath.empty()) {
@@ -229,6 +251,13 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   }
   guiParams(o);  // --set errors are usage errors
   return o;
+}
+
+bool startsRealtime(const GuiOptions& o) {
+  if (o.substepsGiven) return false;
+  if (o.realtime) return true;
+  const bool batch = o.frames > 0 && (!o.screenshot.empty() || !o.record.empty());
+  return !batch;
 }
 
 Params guiParams(const GuiOptions& o) {

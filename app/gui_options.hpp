@@ -29,7 +29,10 @@ struct GuiOptions {
   bool persistentMap = true;      // --no-persistent-map
   uint64_t frames = 0;            // --frames N: quit after N frames (0 = run until closed)
   std::string screenshot;         // --screenshot FILE: written after the last frame
-  unsigned substeps = 1;          // --substeps K
+  unsigned substeps = 1;          // --substeps K (fixed stepping)
+  bool substepsGiven = false;
+  bool realtime = false;          // --realtime: paced also with --frames and --screenshot/--record
+  double speed = 1.0;             // --speed S: simulated time per wall second in real-time mode
   int width = 1280, height = 800; // --size WxH
   bool hidePanel = false;         // --hide-panel
   std::string color;              // --color FIELD|none
@@ -54,6 +57,10 @@ std::string guiUsage();
 // Throws GuiUsageError naming the flag and the problem (a bad --config file
 // included: the file, the key and the allowed range, as eddy-cli says it).
 GuiOptions parseGuiOptions(const std::vector<std::string>& args);
+// Whether the app starts in real-time mode: yes, unless --substeps K is given,
+// or --frames N with --screenshot or --record (a batch capture must not depend
+// on the machine's speed) without --realtime.
+bool startsRealtime(const GuiOptions& o);
 // The parameters for the chosen simulation: the config's, then every --set.
 Params guiParams(const GuiOptions& o);
 // With --load: reads and checks the snapshot on the host (before any window

@@ -242,6 +242,49 @@ void Panel::drawFiles(Controller& c) {
   if (button("Load snapshot")) c.loadSnapshot(snapshotPath());
 }
 
+// Real time (speed slider, the factor reached) or fixed steps per frame.
+void Panel::drawStepping(Controller& c) {
+  auto remember = [&](const std::string& name) {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    rects_[name] = {a.x, a.y, b.x, b.y};
+  };
+  bool rt = c.realtime();
+  if (ImGui::Checkbox("real time", &rt)) c.setRealtime(rt);
+  remember("check:real time");
+  helpMarker("Real time: each frame advances simulated time by its wall time x speed (N-body: model "
+             "time units per wall second), running as many steps as fit a compute budget per "
+             "frame; when they do not, the factor reached is shown. Off: a fixed number of steps "
+             "per frame (--substeps K).");
+  if (!rt) {
+    ImGui::SameLine();
+    int sub = int(c.substeps);
+    ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - 110.f, 60.f));
+    if (ImGui::SliderInt("steps / frame", &sub, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp))
+      c.substeps = unsigned(sub);
+    remember("substeps");
+    return;
+  }
+  ImGui::SameLine();
+  float speed = float(c.speed());
+  ImGui::SetNextItemWidth(std::max(ImGui::GetContentRegionAvail().x - 50.f, 60.f));
+  if (ImGui::SliderFloat("speed", &speed, float(Controller::kMinSpeed), float(Controller::kMaxSpeed),
+                         "%.2f x", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+    c.setSpeed(speed);
+  remember("speed");
+  const RealtimePacer& p = c.pacer();
+  if (c.paused) {
+    ImGui::TextDisabled("real time: paused");
+  } else if (p.keepingUp()) {
+    ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.5f, 1.f), "%.2fx real time", p.realtimeFactor());
+  } else {
+    ImGui::TextColored(ImVec4(1.f, 0.65f, 0.2f, 1.f), "behind: %.2fx real time (asked %.2fx)",
+                       p.realtimeFactor(), p.speed());
+    helpMarker("The device cannot run the steps that real time needs within the compute budget "
+               "per frame; the simulation runs slower than asked, at the factor shown. Fewer "
+               "particles, a larger time step or a faster device help.");
+  }
+}
+
 float Panel::coveredWidth(float displayWidth) {
   return std::min(400.f, displayWidth * 0.5f) + 16.f;
 }
@@ -297,9 +340,7 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
       ImGui::SameLine();
       ImGui::Text("%llu left", static_cast<unsigned long long>(c.stepsQueued()));
     }
-    int sub = int(c.substeps);
-    if (ImGui::SliderInt("substeps / frame", &sub, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp))
-      c.substeps = unsigned(sub);
+    drawStepping(c);
     ImGui::Text("N = %zu   step %llu   t = %.5g", sim.size(),
                 static_cast<unsigned long long>(sim.steps()), sim.time());
   }

@@ -53,7 +53,8 @@ class Panel {
 
   // Screen rectangle {x0, y0, x1, y1} of the widget of parameter `name` in the
   // last draw(): tests move the mouse there to drive the real widget. Buttons
-  // are listed as "button:<label>" (e.g. "button:Save settings", "button:Retry").
+  // are listed as "button:<label>" (e.g. "button:Save settings", "button:Retry"),
+  // the stepping widgets as "check:real time", "speed" and "substeps".
   std::optional<std::array<float, 4>> widgetRect(const std::string& name) const;
 
   // The file name fields of the "Files" section.
@@ -68,6 +69,7 @@ class Panel {
   bool button(const char* label, const ImVec2& size = ImVec2(0, 0));
   void drawStatus(Controller& c);
   void drawFiles(Controller& c);
+  void drawStepping(Controller& c);
 
   std::map<std::string, std::array<float, 4>> rects_;
   std::array<char, 1024> settingsPath_ = init(kDefaultSettingsFile);

@@ -22,10 +22,24 @@ void RealtimePacer::setMaxFrameTime(double seconds) {
 
 void RealtimePacer::reset() {
   debt_ = 0;
+  expected_ = 0;
+  corrected_ = 0;
+  anchored_ = false;
   factor_ = 0;
   behind_ = false;
   primed_ = false;
   elapsed_ = 0;
+}
+
+void RealtimePacer::observe(double simTime) {
+  if (!std::isfinite(simTime)) return;
+  if (anchored_) {
+    const double ahead = simTime - expected_;  // > 0: the steps went further than planned
+    debt_ -= ahead;
+    corrected_ += ahead;
+  }
+  expected_ = simTime;
+  anchored_ = true;
 }
 
 RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost) {
@@ -35,7 +49,7 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
   debt_ += speed_ * wall;
   p.owed = debt_;
   // Whole steps that fit the debt; the remainder (< dt) carries over.
-  double want = std::floor(debt_ / dt);
+  double want = std::max(0.0, std::floor(debt_ / dt));  // none when ahead (debt < 0)
   if (std::isfinite(stepCost) && stepCost > 0) {
     const double cap = std::max(1.0, std::floor(budget_ / stepCost));
     if (want > cap) {
@@ -46,11 +60,14 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
   p.steps = uint64_t(want);
   p.planned = double(p.steps) * dt;
   debt_ -= p.planned;
+  expected_ += p.planned;
   // Behind: drop all but a step of the debt, so one slow frame is not made up
   // by a burst (nor by ever slower frames) later.
   if (p.limited) debt_ = std::min(debt_, dt);
-  // Smooth the factor over about a second of wall time.
-  const double rate = p.planned / wall;
+  // Smooth the factor over about a second of wall time: what the steps really
+  // advanced as far as observe() has told (planned plus its corrections).
+  const double rate = std::max(0.0, p.planned + corrected_) / wall;
+  corrected_ = 0;
   const double a = primed_ ? std::min(1.0, wall / 1.0) : 1.0;
   factor_ += a * (rate - factor_);
   primed_ = true;

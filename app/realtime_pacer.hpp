@@ -14,6 +14,14 @@
 // follow would owe even more: the "spiral of death"). The real-time factor
 // actually reached is reported, smoothed over about a second of frames.
 //
+// The time step is only an estimate (DFSPH's dt is adaptive and chosen on the
+// device; the host learns it from a clock read that arrives a frame or so
+// late). So the caller also reports, once per frame before plan(), the
+// simulated time it believes the simulation has reached (observe()): the
+// difference from what the plans so far should have reached goes into the
+// debt, and a dt estimate that is off is made up a frame later instead of
+// drifting.
+//
 // No clock or device is read here: the caller passes the frame's wall time and
 // its estimates, so the logic is tested with a fake clock (tests/test_realtime_pacer.cpp).
 #pragma once
@@ -46,6 +54,12 @@ class RealtimePacer {
   // no cap, since nothing has been measured).
   Plan plan(double wall, double dt, double stepCost);
 
+  // The simulated time reached so far, as well as the caller knows it now
+  // (a clock sample extrapolated with its dt). The first call after reset()
+  // only anchors; later ones correct the debt by (simTime - the time the
+  // plans since then should have reached). Non-finite values are ignored.
+  void observe(double simTime);
+
   // Simulated seconds per wall second reached recently (smoothed), and whether
   // it falls short of the speed asked for.
   double realtimeFactor() const { return factor_; }
@@ -58,6 +72,9 @@ class RealtimePacer {
   double budget_ = 0.025;
   double maxFrame_ = 0.1;
   double debt_ = 0;     // simulated time owed and not yet planned
+  double expected_ = 0; // simulated time the plans should have reached (after observe())
+  double corrected_ = 0;  // observe()'s corrections since the last plan (for the factor)
+  bool anchored_ = false;
   double factor_ = 0;   // smoothed planned/wall
   bool behind_ = false;
   bool primed_ = false;

@@ -208,6 +208,54 @@ TEST(Cli, BenchFrameMeasuresTheAppsPerFrameWork) {
   EXPECT_EQ(r.code, 2);
 }
 
+// Issue 11: bench frame --realtime measures the app's paced mode and reports
+// the real-time factor it reaches (no figure is asserted: only that the
+// numbers agree with each other and that pacing never runs ahead of the speed).
+TEST(Cli, BenchFrameRealtimeReportsTheFactorReached) {
+  auto r = run(kCli, "bench frame --realtime --sim nbody --n 200 --frames 20 --speed 0.5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["realtime"], true);
+  EXPECT_EQ(j["frames"], 20);
+  EXPECT_EQ(j["speed"], 0.5);
+  EXPECT_EQ(j["fps"], 60.0);
+  EXPECT_EQ(j["sim"], "nbody");
+  for (const char* k : {"realtime_factor", "simulated_s", "wall_s", "steps", "steps_per_frame",
+                        "limited_frames", "budget_ms", "simulate_ms_per_frame", "wall_ms_per_frame"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  const double sim = j["simulated_s"], wall = j["wall_s"], factor = j["realtime_factor"];
+  const uint64_t steps = j["steps"];
+  EXPECT_GT(steps, 0u);
+  EXPECT_NEAR(sim, double(steps) * 1e-3, 1e-9) << "N-body: steps x dt";
+  EXPECT_NEAR(factor, sim / wall, 1e-9 * factor);
+  EXPECT_NEAR(j["steps_per_frame"].get<double>(), double(steps) / 20, 1e-12);
+  EXPECT_LE(j["limited_frames"].get<uint64_t>(), 20u);
+  // Paced: at most what the wall clock asked for at this speed (plus one
+  // capped frame of 0.1 s carried in from the warm-up, and a step).
+  EXPECT_LE(sim, 0.5 * (wall + 0.1) + 1e-3);
+  // Without --sim: the app's default scene and solver.
+  if (run(kCli, "params --sim sph").code == 0) {
+    r = run(kCli, "bench frame --realtime --frames 3 --set spacing=0.008 --set depth=0.016 --json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["sim"], "sph");
+    EXPECT_EQ(j["solver"], "dfsph");
+    r = run(kCli, "bench frame --realtime --frames 3 --set spacing=0.008 --set depth=0.016");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("sph (dfsph)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("x real time"), std::string::npos) << r.out;
+  }
+  r = run(kCli, "bench frame --sim nbody --speed 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("need --realtime"), std::string::npos) << r.err;
+  r = run(kCli, "bench frame --realtime --substeps 2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not both"), std::string::npos) << r.err;
+  r = run(kCli, "bench frame --realtime --speed 20");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--speed"), std::string::npos) << r.err;
+}
+
 TEST(Cli, HeadlessBinaryLinksNoGraphicsLibrary) {
   // eddy-cli must run on a GPU server with nothing but an OpenCL driver.
   const auto r = run("ldd", kCli);

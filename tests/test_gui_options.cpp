@@ -135,4 +135,52 @@ TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
     EXPECT_NE(help.find(s), std::string::npos) << s << "\n" << help;
 }
 
+// Issue 11: the app paces its steps to the wall clock unless asked for fixed
+// stepping; a batch capture (--frames with --screenshot or --record) steps
+// fixed unless --realtime says otherwise, so it does not depend on the
+// machine's speed.
+TEST(GuiOptions, RealTimeUnlessFixedSteppingIsAskedForOrABatchCapture) {
+  auto rt = [](std::vector<std::string> a) { return startsRealtime(parseGuiOptions(a)); };
+  EXPECT_TRUE(rt({})) << "the app's default";
+  EXPECT_TRUE(rt({"--frames", "30"})) << "frames alone: nothing is captured";
+  EXPECT_TRUE(rt({"--record", "out"})) << "an interactive recording";
+  EXPECT_FALSE(rt({"--substeps", "1"})) << "--substeps K: fixed, even K = 1";
+  EXPECT_FALSE(rt({"--frames", "30", "--screenshot", "x.png"}));
+  EXPECT_FALSE(rt({"--frames", "30", "--record", "out"}));
+  EXPECT_FALSE(rt({"--frames", "30", "--screenshot", "x.png", "--record", "out"}));
+  EXPECT_TRUE(rt({"--frames", "30", "--screenshot", "x.png", "--realtime"}));
+  EXPECT_TRUE(rt({"--frames", "30", "--record", "out", "--realtime"}));
+  EXPECT_DOUBLE_EQ(parseGuiOptions({}).speed, 1.0);
+  EXPECT_DOUBLE_EQ(parseGuiOptions({"--speed", "0.25"}).speed, 0.25);
+  EXPECT_DOUBLE_EQ(parseGuiOptions({"--speed", "10"}).speed, 10.0);
+  auto msg = [](std::vector<std::string> a) {
+    try {
+      parseGuiOptions(a);
+    } catch (const GuiUsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(msg({"--speed", "0.05"}), "--speed: '0.05' is not a number in [0.1, 10]");
+  EXPECT_EQ(msg({"--speed", "11"}), "--speed: '11' is not a number in [0.1, 10]");
+  EXPECT_EQ(msg({"--speed", "fast"}), "--speed: 'fast' is not a number in [0.1, 10]");
+  EXPECT_EQ(msg({"--speed", "nan"}), "--speed: 'nan' is not a number in [0.1, 10]");
+  EXPECT_EQ(msg({"--speed"}), "--speed needs a value");
+  EXPECT_NE(msg({"--realtime", "--substeps", "2"}).find("not both"), std::string::npos);
+}
+
+// The app's default SPH solver is DFSPH (eddy-cli keeps the declared default).
+TEST(GuiOptions, TheAppStartsSphWithDfsph) {
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no SPH";
+  EXPECT_EQ(defaultAppParams("sph").getChoice("solver"), "dfsph");
+  EXPECT_EQ(Params(paramDecl("sph")).getChoice("solver"), "wcsph") << "the declared default stays";
+  EXPECT_EQ(guiParams(parseGuiOptions({"--sim", "sph"})).getChoice("solver"), "dfsph");
+  EXPECT_EQ(guiParams(parseGuiOptions({"--sim", "sph", "--set", "solver=wcsph"})).getChoice("solver"),
+            "wcsph");
+  const auto demo = headlessDemoArgs(false);
+  EXPECT_NE(std::find(demo.begin(), demo.end(), "solver=dfsph"), demo.end());
+  EXPECT_NE(std::find(demo.begin(), demo.end(), "--until"), demo.end()) << "a whole dam break";
+}
+
 }  // namespace

@@ -169,10 +169,43 @@ TEST_F(GuiTest, BadArgumentsAndNoDisplay) {
   r = test::run("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(EDDY_APP), "--frames 1");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("no display"), std::string::npos) << r.err;
-  r = test::run("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(EDDY_APP), "");
+  // (The whole demo runs a simulated second; EDDY_DEMO_UNTIL shortens it here.)
+  r = test::run("env -u DISPLAY -u WAYLAND_DISPLAY EDDY_DEMO_UNTIL=0.05 " + std::string(EDDY_APP), "");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("headless demo"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("steps"), std::string::npos) << r.out;
+  // What happened, how fast, and how to see it.
+  if (std::find(simulationNames().begin(), simulationNames().end(), "sph") != simulationNames().end()) {
+    EXPECT_NE(r.err.find("(dfsph)"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("surge front ran from x = "), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("x real time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ParaView"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--export"), std::string::npos) << r.out;
+  r = test::run("env -u DISPLAY -u WAYLAND_DISPLAY EDDY_DEMO_UNTIL=-1 " + std::string(EDDY_APP), "");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("EDDY_DEMO_UNTIL"), std::string::npos) << r.err;
+}
+
+// Issue 11: a batch capture (--frames with --screenshot or --record) steps
+// fixed, one step per frame, so it does not depend on the machine's speed;
+// --realtime paces it to the wall clock instead; the app says which.
+TEST_F(GuiTest, BatchCapturesStepFixedUnlessRealtimeIsAskedFor) {
+  const std::string png = test::tempDir() + "/stepping.png";
+  const std::string args = "--sim nbody --n 200 --frames 12 --stats --size 320x200 --screenshot " + png;
+  test::Result r = test::run(EDDY_APP, args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("stepping: fixed, 1 step per frame"), std::string::npos) << r.err;
+  // --stats counts the steps of the 9 measured frames (the first 3 are warm-up).
+  EXPECT_NE(r.out.find(", 9 frames, 9 steps (1 per frame)"), std::string::npos) << r.out;
+  r = test::run(EDDY_APP, args + " --substeps 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(", 9 frames, 27 steps (3 per frame)"), std::string::npos) << r.out;
+  r = test::run(EDDY_APP, args + " --realtime --speed 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("stepping: real time at 2x"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("steps (real time)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("real time: speed 2x, reached "), std::string::npos) << r.out;
 }
 
 // issue 5 in the app: --config and --load end to end, bad files refused

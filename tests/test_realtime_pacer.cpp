@@ -114,5 +114,114 @@ TEST(RealtimePacer, SpeedChangeForgetsTheDebt) {
   EXPECT_NEAR(plan.owed, 0.02, 1e-12);
 }
 
+// A simulation whose time step changes as it runs (DFSPH's adaptive dt: here
+// it shrinks as the water speeds up, then grows again) and whose clock the
+// host sees only late: a read is taken every 8 steps and arrives a frame
+// later, as SphSim's non-blocking clock read does. The caller estimates the
+// time reached from the last read and its dt (Session::estimateTime) and
+// tells the pacer (observe); the simulated time still follows s * wall.
+struct LaggedClockSim {
+  uint64_t steps = 0;
+  double time = 0;
+  double dtAt(uint64_t step) const {
+    const double x = double(step) / 3000.0;
+    return 2e-3 / (1.0 + 9.0 * x * std::exp(-x));  // 2e-3 -> ~6e-4 -> back up
+  }
+  // Read taken at the end of the previous frame: (step, time, dt of that step).
+  uint64_t readStep = 0;
+  double readTime = 0, readDt = 0;
+  uint64_t pendingStep = 0;
+  double pendingTime = 0, pendingDt = 0;
+  bool pending = false;
+  void run(uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const double dt = dtAt(steps);
+      time += dt;
+      ++steps;
+      if (!pending && steps % 8 == 0) {
+        pending = true;
+        pendingStep = steps;
+        pendingTime = time;
+        pendingDt = dt;
+      }
+    }
+  }
+  // Frame boundary: the read taken during the last frame has arrived.
+  void arrive() {
+    if (!pending) return;
+    readStep = pendingStep;
+    readTime = pendingTime;
+    readDt = pendingDt;
+    pending = false;
+  }
+  double estimate() const { return readTime + double(steps - readStep) * readDt; }
+};
+
+TEST(RealtimePacer, AdaptiveTimeStepSeenLateStillKeepsPace) {
+  for (double speed : {0.5, 1.0, 3.0}) {
+    RealtimePacer p;
+    p.setSpeed(speed);
+    LaggedClockSim sim;
+    sim.run(8);  // a first read (the app probes until it has one)
+    sim.arrive();
+    const double start = sim.time;
+    double wall = 0;
+    for (int f = 0; f < 1200; ++f) {  // 20 s of 60 Hz frames
+      const double w = 1.0 / 60;
+      p.observe(sim.estimate());
+      const auto plan = p.plan(w, sim.readDt, 1e-7);
+      ASSERT_FALSE(plan.limited);
+      sim.run(plan.steps);
+      sim.arrive();
+      wall += w;
+    }
+    // Within a few of the largest steps, although each plan used a dt that
+    // was up to a frame and 8 steps old.
+    EXPECT_NEAR(sim.time - start, speed * wall, 4 * 2e-3) << speed;
+    EXPECT_NEAR(p.realtimeFactor(), speed, 0.05 * speed) << speed;
+    EXPECT_TRUE(p.keepingUp()) << speed;
+  }
+}
+
+TEST(RealtimePacer, WithoutObserveAStaleTimeStepWouldDrift) {
+  // The same run planned with the stale dt but never corrected: the plans
+  // believe in a longer step than the simulation takes, and it falls behind.
+  // (Shows that the corrected test above can fail.)
+  RealtimePacer p;
+  LaggedClockSim sim;
+  sim.run(8);
+  sim.arrive();
+  const double start = sim.time;
+  double wall = 0, planned = 0;
+  for (int f = 0; f < 300; ++f) {
+    const auto plan = p.plan(1.0 / 60, sim.readDt * 1.5, 1e-7);  // dt overestimated by half
+    planned += plan.planned;
+    sim.run(plan.steps);
+    sim.arrive();
+    wall += 1.0 / 60;
+  }
+  EXPECT_NEAR(planned, wall, 1.5 * 2e-3);  // to within one (overestimated) step
+  EXPECT_LT(sim.time - start, 0.8 * wall);
+}
+
+TEST(RealtimePacer, ObserveCorrectsTheDebtBothWays) {
+  const double dt = 1.0 / 1024, w = 10 * dt;  // exact in binary: whole steps stay whole
+  RealtimePacer p;
+  p.observe(1.0);                             // anchors only
+  auto plan = p.plan(w, dt, 0);               // 10 steps planned: expects t = 1 + 10 dt
+  EXPECT_EQ(plan.steps, 10u);
+  p.observe(1.0 + 8 * dt);                    // the steps were shorter: 2 dt still owed
+  plan = p.plan(w, dt, 0);
+  EXPECT_EQ(plan.steps, 12u);
+  EXPECT_DOUBLE_EQ(plan.owed, 12 * dt);
+  p.observe(1.0 + 8 * dt + 12 * dt + 15 * dt);  // and now 15 dt further than the 12 planned
+  plan = p.plan(w, dt, 0);                    // ahead by 5 dt after this frame's 10: nothing
+  EXPECT_EQ(plan.steps, 0u);
+  plan = p.plan(w, dt, 0);                    // -5 dt + 10 dt: 5 steps
+  EXPECT_EQ(plan.steps, 5u);
+  p.observe(std::nan(""));                    // ignored
+  EXPECT_EQ(p.plan(w, dt, 0).steps, 10u);
+}
+
 }  // namespace
 }  // namespace eddy

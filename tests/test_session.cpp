@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -154,5 +155,104 @@ TEST(Session, ANonFiniteStateIsFoundByThePeriodicOrTheFinalCheck) {
     sim.step();
     Session session(sim, SessionSettings{});
     EXPECT_THROW(session.begin(), BlowUpError);
+  }
+}
+
+// ---- The frame API (the desktop app's Controller, bench frame) ----
+
+TEST(Session, AdvanceRunsUpToTheAskedStepsAndStopsWhereTheRunIsDone) {
+  CountingSim sim(test::context(), 0.01);
+  SessionSettings s;
+  s.steps = 10;
+  s.checkEvery = 0;
+  Session session(sim, s);
+  EXPECT_EQ(session.advance(4), 4u);
+  EXPECT_EQ(session.advance(0), 0u);
+  EXPECT_EQ(session.advance(100), 6u) << "the run's 10 steps end it";
+  EXPECT_EQ(session.advance(3), 0u);
+  EXPECT_EQ(sim.steps(), 10u);
+  SessionSettings forever;
+  forever.steps = SessionSettings::kUnbounded;
+  Session endless(sim, forever);
+  EXPECT_EQ(endless.advance(1000), 1000u);
+  EXPECT_EQ(sim.steps(), 1010u);
+}
+
+TEST(Session, FrameChecksFindABlowUpWithoutWaitingAndSettleWhenPaused) {
+  {  // every 2 frames of 3 steps; NaN at step 7: enqueued after frame 4 (step 12),
+     // its answer read by frameStart() of a later frame, before that frame's steps
+    CountingSim sim(test::context(), 0.01, 7);
+    SessionSettings s;
+    s.steps = SessionSettings::kUnbounded;
+    s.checkEvery = 0;
+    Session session(sim, s);
+    std::optional<BlowUp> found;
+    int frames = 0;
+    while (!found && frames < 50) {
+      found = session.frameStart();
+      if (found) break;
+      const uint64_t n = session.advance(3);
+      found = session.frameEnd(n, 2);
+      test::context().queue().finish();  // the device keeps up, as a drawn frame waits for it
+      ++frames;
+    }
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->step, 12u) << "the first check after the NaN appeared";
+    EXPECT_GE(found->particles, 1u);
+    EXPECT_LE(sim.steps(), 18u) << "no more than one frame of steps after the checked one";
+  }
+  {  // a frame without steps settles: the unchecked steps are checked now
+    CountingSim sim(test::context(), 0.01, 2);
+    SessionSettings s;
+    s.steps = SessionSettings::kUnbounded;
+    s.checkEvery = 0;
+    Session session(sim, s);
+    EXPECT_FALSE(session.frameEnd(session.advance(3), 100).has_value());
+    const auto b = session.frameEnd(0, 100);  // paused
+    ASSERT_TRUE(b.has_value());
+    EXPECT_EQ(b->step, 3u);
+    EXPECT_FALSE(session.frameEnd(0, 100).has_value()) << "nothing left unchecked";
+  }
+  {  // everyFrames 0: no checks at all
+    CountingSim sim(test::context(), 0.01, 1);
+    Session session(sim, SessionSettings{});
+    EXPECT_FALSE(session.frameEnd(session.advance(3), 0).has_value());
+    EXPECT_FALSE(session.frameEnd(0, 0).has_value());
+    EXPECT_FALSE(session.frameStart().has_value());
+  }
+}
+
+namespace {
+// A clock the host sees late, as SPH's: the sample is of step `sampleStep`.
+class LaggingClockSim : public CountingSim {
+ public:
+  using CountingSim::CountingSim;
+  uint64_t sampleStep = 0;
+  double sampleTime = 0, sampleDt = 0;
+  ClockSample clockSample() override { return {sampleStep, sampleTime, sampleDt}; }
+};
+}  // namespace
+
+TEST(Session, EstimateTimeExtrapolatesTheLastClockSample) {
+  LaggingClockSim sim(test::context(), 0.01);
+  Session session(sim, SessionSettings{});
+  Session::TimeEstimate e = session.estimateTime();
+  EXPECT_EQ(e.dt, 0.0) << "no sample with a time step yet";
+  EXPECT_EQ(e.time, 0.0);
+  session.advance(20);
+  e = session.estimateTime();
+  EXPECT_EQ(e.dt, 0.0);
+  EXPECT_EQ(e.time, 0.0) << "without a dt, the sample's own time";
+  sim.sampleStep = 16;
+  sim.sampleTime = 0.16;
+  sim.sampleDt = 0.01;
+  e = session.estimateTime();
+  EXPECT_DOUBLE_EQ(e.dt, 0.01);
+  EXPECT_NEAR(e.time, 0.20, 1e-12) << "0.16 at step 16, plus 4 steps of 0.01";
+  for (double bad : {-1.0, std::nan("")}) {
+    sim.sampleDt = bad;
+    e = session.estimateTime();
+    EXPECT_EQ(e.dt, 0.0);
+    EXPECT_DOUBLE_EQ(e.time, 0.16);
   }
 }

@@ -2,10 +2,12 @@
 #include "cli_common.hpp"
 
 #include "config.hpp"
+#include "defaults.hpp"
 #include "factory.hpp"
 #include "io.hpp"
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
+#include "paced_frame.hpp"
 #include "session.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
@@ -22,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 namespace eddy::cli {
 
@@ -29,20 +32,25 @@ namespace {
 
 struct FrameArgs {
   SceneSpec spec;
+  std::optional<std::string> sim;  // given: --realtime measures it instead of the app's scene
   std::vector<std::string> sets;
   std::string device, color;
-  unsigned long long frames = 50, substeps = 1;
-  bool asJson = false;
+  std::optional<unsigned long long> frames, substeps;
+  std::optional<double> speed, fps;
+  bool asJson = false, realtime = false;
 };
 
 void addFrameOptions(Options& o, FrameArgs& a) {
-  addSimOption(o, a.spec.sim);
+  addSimOption(o, a.sim);
   addSceneOption(o, a.spec.scene);
   o.count("--n", a.spec.n, 1, 1ull << 31, "N", "particle / body count");
   addSetOption(o, a.sets);
   addDeviceOption(o, a.device);
-  o.count("--frames", a.frames, 1, 1000000, "N", "frames to time (default 50)");
+  o.count("--frames", a.frames, 1, 1000000, "N", "frames to time (default 50; 120 with --realtime)");
   o.count("--substeps", a.substeps, 1, 10000, "K", "simulation steps per frame (default 1)");
+  o.flag("--realtime", a.realtime, true, "the app's real-time mode: paced steps, its defaults (DFSPH)");
+  o.real("--speed", a.speed, 0.1, 10, "S", "with --realtime: simulated s per wall s asked (default 1)");
+  o.real("--fps", a.fps, 0, 1000, "F", "with --realtime: frames paced to F per second (default 60)");
   o.text("--color", a.color, "FIELD|none", "colour field (default: the simulation's first)");
   addJsonOption(o, a.asJson);
 }
@@ -51,16 +59,32 @@ void addFrameOptions(Options& o, FrameArgs& a) {
 // display): `substeps` steps, the colour field kernel, and the non-blocking
 // reads of the field and the positions into host memory, double-buffered like
 // the app's host-copy path (frame f's copy is waited for in frame f+1).
+// With --realtime, the app's real-time mode: each frame runs the steps the
+// pacer plans for its wall time (paced_frame.hpp, as the app's Controller),
+// frames paced to --fps as a display's vsync would, and the real-time factor
+// reached is reported; it measures the app's own defaults (its scene where
+// --sim is not given, and its parameters: SPH with DFSPH).
 int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   SceneSpec spec = args.spec;
+  if (args.sim) spec.sim = *args.sim;
   std::vector<std::string> sets = args.sets;
   std::string device = args.device, color = args.color;
-  unsigned long long frames = args.frames, substeps = args.substeps;
-  bool asJson = args.asJson;
+  const bool asJson = args.asJson, realtime = args.realtime;
+  unsigned long long frames = args.frames.value_or(50), substeps = args.substeps.value_or(1);
+  const double speed = args.speed.value_or(1), fps = args.fps.value_or(60);
+  if (realtime && args.substeps)
+    throw UsageError("bench frame: give either --realtime (paced steps) or --substeps K (fixed), not both");
+  if (!realtime && (args.speed || args.fps)) throw UsageError("bench frame: --speed and --fps need --realtime");
+  if (realtime && !args.frames) frames = 120;  // two seconds of a 60 Hz display
+  if (realtime && !args.sim) {  // the app's default scene
+    const SceneSpec app = defaultAppSpec();
+    spec.sim = app.sim;
+    if (spec.scene.empty()) spec.scene = app.scene;
+  }
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), spec.sim) == sims.end())
     throw UsageError("--sim '" + spec.sim + "': unknown simulation");
-  Params params(paramDecl(spec.sim));
+  Params params = realtime ? defaultAppParams(spec.sim) : Params(paramDecl(spec.sim));
   for (const auto& s : sets) {
     try {
       params.setAssignment(s);
@@ -84,14 +108,32 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   cl::Buffer colDev(ctx.context(), CL_MEM_READ_WRITE, n * sizeof(float));
   Profiler frameProf;
   cl::Event pending[2][2];
-  // The run loop without outputs or checks: substeps steps per frame.
+  // The run loop without outputs or checks: substeps steps per frame (or paced).
   SessionSettings plain;
+  plain.steps = SessionSettings::kUnbounded;
   plain.checkEvery = 0;
   Session session(*sim, plain);
   auto& q = ctx.queue();
+  // --realtime: the pacer, as the app's Controller drives it.
+  RealtimePacer pacer;
+  pacer.setSpeed(speed);
+  bool pacing = false;
+  unsigned long long limited = 0, stepsRun = 0;
+  auto lastFrame = Clock::now();
+  auto stepsFor = [&]() -> uint64_t {
+    if (!realtime) return substeps;
+    const auto now = Clock::now();
+    const double wall = std::chrono::duration<double>(now - lastFrame).count();
+    lastFrame = now;
+    const PacedFrame pf = planPacedFrame(pacer, session, *sim, wall, !pacing);
+    pacing = !pf.probe;
+    limited += pf.plan.limited;
+    return pf.steps;
+  };
   auto oneFrame = [&](unsigned long long f) {
+    const auto start = Clock::now();
     const int w = int(f % 2);
-    for (unsigned long long s = 0; s < substeps; ++s) session.step();
+    stepsRun += session.advance(stepsFor());
     if (field >= 0) {
       frameProf.record("color", sim->writeColorField(size_t(field), colDev));
       q.enqueueReadBuffer(colDev, CL_FALSE, 0, n * sizeof(float), col[w].data(), nullptr, &pending[w][1]);
@@ -104,15 +146,25 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
     for (auto& e : pending[1 - w])  // the slot "drawn" this frame: last frame's copy
       if (e()) e.wait();
     frameProf.collect(false);
+    if (realtime && fps > 0)  // a display's vsync: the next frame starts 1/fps after this one
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(1.0 / fps)));
   };
-  for (unsigned long long f = 0; f < 3; ++f) oneFrame(f);  // warm-up
+  // Warm-up: 3 frames; in real-time mode a dozen more, so that the pacer has
+  // measured a step and the simulation's time step has been read back.
+  const unsigned long long warmup = realtime ? 15 : 3;
+  for (unsigned long long f = 0; f < warmup; ++f) oneFrame(f);
   q.finish();
   sim->profiler().reset();
   frameProf.reset();
+  limited = stepsRun = 0;
+  const double simStart = realtime ? sim->syncTime() : 0.0;
   const auto t0 = Clock::now();
-  for (unsigned long long f = 0; f < frames; ++f) oneFrame(f + 3);
+  lastFrame = t0;
+  for (unsigned long long f = 0; f < frames; ++f) oneFrame(f + warmup);
   q.finish();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double simulated = realtime ? sim->syncTime() - simStart : 0.0;
   sim->profiler().collect(true);
   frameProf.collect(true);
   double simMs = 0, transferMs = 0, colorMs = 0;
@@ -120,6 +172,41 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   for (const auto& st : frameProf.stats())
     (st.name == "color" ? colorMs : transferMs) += st.totalMs;
   const double fr = double(frames);
+  if (realtime) {
+    const double factor = wall > 0 ? simulated / wall : 0.0;
+    if (asJson) {
+      out << json{{"device", deviceJson(ctx.info())}, {"sim", spec.sim}, {"n", n},
+                  {"frames", frames}, {"realtime", true}, {"speed", speed}, {"fps", fps},
+                  {"solver", params.find("solver") ? params.getChoice("solver") : ""},
+                  {"budget_ms", pacer.budget() * 1e3},
+                  {"realtime_factor", factor}, {"simulated_s", simulated}, {"wall_s", wall},
+                  {"steps", stepsRun}, {"steps_per_frame", double(stepsRun) / fr},
+                  {"limited_frames", limited},
+                  {"color_field", field >= 0 ? fields[size_t(field)] : "none"},
+                  {"simulate_ms_per_frame", simMs / fr}, {"color_ms_per_frame", colorMs / fr},
+                  {"transfer_ms_per_frame", transferMs / fr},
+                  {"wall_ms_per_frame", wall * 1e3 / fr}, {"profile", profileJson(sim->profiler())},
+                  {"frame_profile", profileJson(frameProf)}}
+                 .dump(2)
+          << '\n';
+    } else {
+      out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n"
+          << spec.sim << (params.find("solver") ? " (" + params.getChoice("solver") + ")" : std::string())
+          << ", N = " << n << ", " << frames << " frames in real-time mode at "
+          << std::defaultfloat << speed << "x, paced to " << fps << " frames/s, colour field "
+          << (field >= 0 ? fields[size_t(field)] : "none") << "\n"
+          << std::setprecision(3) << "real time: reached " << factor << "x real time ("
+          << simulated << " simulated s in " << wall << " s), " << double(stepsRun) / fr
+          << " steps per frame; the compute budget (" << pacer.budget() * 1e3 << " ms) capped "
+          << limited << " of " << frames << " frames\n"
+          << std::fixed << std::setprecision(3) << "per frame (ms): simulate " << simMs / fr
+          << " (device)  colour " << colorMs / fr << "  transfer " << transferMs / fr
+          << " (device)  wall " << wall * 1e3 / fr << "\n\n"
+          << sim->profiler().table() << frameProf.table();
+    }
+    (void)err;
+    return 0;
+  }
   if (asJson) {
     out << json{{"device", deviceJson(ctx.info())}, {"sim", spec.sim}, {"n", n},
                 {"frames", frames}, {"substeps", substeps},

@@ -51,6 +51,8 @@ struct SimulationType {
   std::string appScene;           // ... with this scene ("" = the type's default scene)
   size_t appCpuCount = 0;         // the app's count on a CPU device (0 = as on a GPU)
   size_t demoCount = 0;           // --n of the app's headless demo run (0: no --n)
+  double demoUntil = 0;           // the headless demo's simulated end time (0: 200 steps)
+  std::vector<std::string> demoCpuSets;  // its --set on a CPU device (fewer particles)
   bool appGlow = false;           // the app draws the particles as glowing points (stars)
   // Spec rules: throws eddy::Error when the spec asks for something the type
   // cannot do (an initial-conditions file, a count). Called before building.

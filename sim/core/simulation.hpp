@@ -52,6 +52,14 @@ struct DeviceShare {
   double rate = 0;    // calibrated pair interactions per second (0: shares given)
 };
 
+// The latest simulated time the host knows without waiting: the time after
+// `step` steps, and the time step that step took (0: not known).
+struct ClockSample {
+  uint64_t step = 0;
+  double time = 0;
+  double dt = 0;
+};
+
 class BlowUpError : public Error {
  public:
   BlowUpError(const BlowUp& b, std::string_view sim) : Error(b.message(sim)), blowUp(b) {}
@@ -164,7 +172,7 @@ class Simulation {
   std::optional<BlowUp> collectFinite();
 
   // Restores the clock of a loaded snapshot.
-  void restoreClock(uint64_t steps, double time) {
+  virtual void restoreClock(uint64_t steps, double time) {
     steps_ = steps;
     time_ = time;
   }
@@ -175,6 +183,12 @@ class Simulation {
   // it; free where the host knows the clock (N-body). Front ends call it only
   // when they need the time (--until checks, diagnostics), never every step.
   virtual double syncTime() { return time_; }
+  // Never waits: where the device chooses the time step (SPH) the clock read
+  // that has completed last (it lags a few steps); elsewhere the host's
+  // clock. The default has no time step (dt = 0): override it where the
+  // simulation knows one. Front ends that pace steps to the wall clock read
+  // it once per frame (Session::estimateTime).
+  virtual ClockSample clockSample() { return {steps_, time_, 0.0}; }
   uint64_t steps() const { return steps_; }
   Params& params() { return params_; }
   const Params& params() const { return params_; }

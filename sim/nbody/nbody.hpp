@@ -113,6 +113,8 @@ class NBodySim : public Simulation {
   std::string kind() const override { return "nbody"; }
   size_t size() const override { return n_; }
   void step() override;
+  // The host's clock is exact; dt is the parameter the next step uses.
+  ClockSample clockSample() override { return {steps_, time_, params_.get("dt")}; }
 
   std::vector<std::string> diagColumns() const override;
   std::vector<double> diagRow() override;

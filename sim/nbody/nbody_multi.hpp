@@ -56,6 +56,8 @@ class MultiNBodySim : public Simulation {
   std::string kind() const override { return "nbody"; }
   size_t size() const override { return n_; }
   void step() override;
+  // The host's clock is exact; dt is the parameter the next step uses.
+  ClockSample clockSample() override { return {steps_, time_, params_.get("dt")}; }
   void finish() override;
 
   std::vector<std::string> diagColumns() const override { return nbodyDiagColumns(); }

@@ -4,6 +4,7 @@
 #include "vtk.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace eddy {
 
@@ -59,6 +60,60 @@ SessionEnd Session::run(const std::function<bool()>& stop,
   if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
   e.stopped = stop && stop();
   e.wallSeconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+  return e;
+}
+
+uint64_t Session::advance(uint64_t maxSteps) {
+  uint64_t n = 0;
+  while (n < maxSteps && !finished()) {
+    step();
+    ++n;
+  }
+  return n;
+}
+
+std::optional<BlowUp> Session::frameStart() {
+  if (!checkPending_) return std::nullopt;
+  try {
+    if (!sim_.finiteCheckAnswered()) return std::nullopt;
+  } catch (...) {
+    checkPending_ = false;  // a check that cannot be asked about is over
+    throw;
+  }
+  checkPending_ = false;  // also when collecting throws: that check is over
+  return sim_.collectFinite();
+}
+
+std::optional<BlowUp> Session::frameEnd(uint64_t steps, unsigned everyFrames) {
+  if (everyFrames == 0) return std::nullopt;
+  if (steps) {
+    uncheckedSteps_ = true;
+    ++framesSinceCheck_;
+  }
+  if (steps && framesSinceCheck_ >= everyFrames) {
+    // Enqueue a check of this frame's state; read the previous one's answer
+    // (finished long ago): never stalls the pipeline.
+    checkPending_ = true;
+    uncheckedSteps_ = false;
+    framesSinceCheck_ = 0;
+    return sim_.pollFinite();
+  }
+  if (!steps && (checkPending_ || uncheckedSteps_)) {
+    // No steps (paused, or stopped): settle the last answer once, and check
+    // the steps not yet checked. A tiny kernel behind work already done.
+    checkPending_ = uncheckedSteps_ = false;
+    framesSinceCheck_ = 0;
+    return sim_.checkFiniteNow();
+  }
+  return std::nullopt;
+}
+
+Session::TimeEstimate Session::estimateTime() {
+  const ClockSample c = sim_.clockSample();
+  TimeEstimate e;
+  e.dt = std::isfinite(c.dt) && c.dt > 0 ? c.dt : 0.0;
+  const uint64_t now = sim_.steps();
+  e.time = c.time + (now > c.step ? double(now - c.step) * e.dt : 0.0);
   return e;
 }
 

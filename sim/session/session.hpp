@@ -2,8 +2,9 @@
 // The one run loop of eddy: steps or a simulated end time, the blow-up checks
 // (every checkEvery steps and once at the end), the diagnostics and export
 // cadence, and a stop request (a signal) honoured at a step boundary. Used by
-// `eddy-cli run` and `eddy-cli bench frame`. No GL, no terminal: progress and
-// stopping reach the caller through callbacks.
+// `eddy-cli run`, `eddy-cli bench frame` and the desktop app's Controller (its
+// frames: advance(), frameStart()/frameEnd() and estimateTime() below). No GL,
+// no terminal: progress and stopping reach the caller through callbacks.
 
 #include "simulation.hpp"
 
@@ -19,6 +20,7 @@ namespace eddy {
 class VtkSeries;
 
 struct SessionSettings {
+  static constexpr uint64_t kUnbounded = UINT64_MAX;  // steps of a run that never finishes (the app)
   uint64_t steps = 1000;         // this run's steps (counted from the current step)
   std::optional<double> until;   // instead of steps: run until this simulated time
   uint64_t checkEvery = 100;     // NaN/inf check every K steps (0 = only at the end)
@@ -69,6 +71,43 @@ class Session {
   // frame where the cadence did not just write them. Returns the last row.
   const std::vector<double>& end();
 
+  // ---- Frames: an interactive loop (the desktop app's Controller::frame,
+  // bench frame). A frame is frameStart(), up to some steps through advance(),
+  // then frameEnd(). A frame loop needs neither begin() nor end() (they write
+  // a run's first and last outputs and wait for the device); nothing here
+  // waits for the device except frameEnd() of a frame without steps. ----
+
+  // Up to `maxSteps` step()s, fewer where finished() says the run is done (a
+  // session with steps = kUnbounded and no `until` never is). Returns the
+  // steps run. A blow-up found by step()'s checkEvery cadence is thrown.
+  uint64_t advance(uint64_t maxSteps);
+
+  // The answer of the check an earlier frameEnd() enqueued, if the device has
+  // given it by now (never waits): a blow-up, or nullopt (finite, or no
+  // answer yet, or no check pending). Read at the start of a frame, before
+  // its steps, a blow-up stops the stepping at the checked step.
+  std::optional<BlowUp> frameStart();
+  // After a frame's `steps`: every `everyFrames` frames that ran steps, a
+  // check of the state is enqueued (pollFinite: never waits) and the previous
+  // check's answer returned; a frame without steps (paused, or the end of a
+  // "run N steps") settles the pending answer and checks the steps not yet
+  // checked, waiting for that tiny kernel behind work already done.
+  // everyFrames = 0: no checks.
+  std::optional<BlowUp> frameEnd(uint64_t steps, unsigned everyFrames);
+
+  // The simulated time the steps enqueued so far reach and the current time
+  // step, as far as the host knows them without waiting: the simulation's
+  // last clock sample (Simulation::clockSample(); on SPH a non-blocking read
+  // of the device clock that lags a few steps) extrapolated to the current
+  // step with the sample's dt. dt = 0: not known yet (no sample with a time
+  // step so far); the time is then the sample's. Used once per frame by
+  // the real-time pacing, never per step.
+  struct TimeEstimate {
+    double time = 0;
+    double dt = 0;
+  };
+  TimeEstimate estimateTime();
+
   const std::vector<double>& firstRow() const { return first_; }
   const std::vector<double>& lastRow() const { return last_; }
   uint64_t startStep() const { return startStep_; }
@@ -86,6 +125,10 @@ class Session {
   double lastTime_ = 0;
   std::vector<double> first_, last_;
   Clock::time_point t0_{};
+  // frameStart()/frameEnd():
+  unsigned framesSinceCheck_ = 0;
+  bool checkPending_ = false;    // a check is on the device, its answer not yet read
+  bool uncheckedSteps_ = false;  // steps ran since the last check was enqueued
 };
 
 }  // namespace eddy

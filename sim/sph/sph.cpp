@@ -498,13 +498,23 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   return s;
 }
 
-void SphSim::pollClock() {
+void SphSim::collectClock() {
   if (clockPending_ &&
       clockRead_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) {
     time_ = double(clockHost_[EDDY_SPH_CLOCK_T_HI]) + double(clockHost_[EDDY_SPH_CLOCK_T_LO]);
     lastDt_ = double(clockHost_[EDDY_SPH_CLOCK_DT]);
+    clockStep_ = clockReadStep_;
     clockPending_ = false;
   }
+}
+
+ClockSample SphSim::clockSample() {
+  collectClock();
+  return {clockStep_, time_, lastDt_};
+}
+
+void SphSim::pollClock() {
+  collectClock();
   if (!clockPending_ && steps_ >= clockReadStep_ + 8) {
     clockReadStep_ = steps_;
     try {
@@ -572,6 +582,7 @@ double SphSim::syncTime() {
   const auto c = readClock();
   time_ = c[0];
   lastDt_ = c[1];
+  clockStep_ = steps_;
   return time_;
 }
 

@@ -105,6 +105,13 @@ class SphSim : public Simulation {
   size_t size() const override { return n_; }
   void step() override;
   double syncTime() override;
+  // The last completed clock read (collected here if it has completed; never
+  // waits): the time after that step and the dt that step took.
+  ClockSample clockSample() override;
+  void restoreClock(uint64_t steps, double time) override {
+    Simulation::restoreClock(steps, time);
+    clockStep_ = steps;  // the sample restoreState() read is of this step
+  }
 
   std::vector<std::string> diagColumns() const override;
   std::vector<double> diagRow() override;
@@ -221,6 +228,8 @@ class SphSim : public Simulation {
   cl::Event clockRead_;
   bool clockPending_ = false;
   uint64_t clockReadStep_ = 0;  // step of the last clock read
+  uint64_t clockStep_ = 0;      // the step time_ and lastDt_ belong to
+  void collectClock();          // takes a completed read's values (never waits)
   // addBlock's host staging, alive until its non-blocking uploads completed.
   struct Upload {
     std::vector<cl_float4> pos, vel;
