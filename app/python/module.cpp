@@ -202,7 +202,8 @@ struct ParamsView {
   }
   py::object get(const std::string& key) {
     Busy busy(*core);
-    return paramObject(desc(key), params().get(key));
+    const ParamDesc& d = desc(key);  // KeyError first, for an unknown key
+    return paramObject(d, params().get(key));
   }
   void set(const std::string& key, py::handle value) {
     Busy busy(*core);
