@@ -4,8 +4,10 @@
 A Plummer sphere in Henon units (G = M = 1, E = -1/4) integrated with the
 kick-drift-kick leapfrog, once with every pair summed (method=direct) and
 once with the Barnes-Hut tree (method=tree, theta 0.5 by default). The
-leapfrog keeps the energy error of direct summation bounded; the tree's force
-errors make it drift.
+leapfrog keeps the energy error bounded; with few bodies both errors sit near
+1e-6 (float32 sums and close encounters), with more bodies or a larger theta
+the tree's force errors show (N = 2 048 to t = 4: direct 4.5e-7, tree 7.1e-6
+at the end on PoCL).
 
     PYTHONPATH=build/python python3 docs/examples/plummer_energy.py          # docs/plot-plummer-energy.png
     PYTHONPATH=build/python python3 docs/examples/plummer_energy.py --n 65536 --device gpu --out big.png
