@@ -3,7 +3,6 @@ and its agreement with eddy-cli on the same run."""
 import csv
 import json
 import math
-import os
 import pathlib
 import re
 import xml.etree.ElementTree as ET
