@@ -13,8 +13,8 @@ namespace eddy::python {
 
 namespace {
 
-// "wcsph, dfsph" -> the message of a value of the wrong Python type, in the
-// words config files use ("expected a string, one of: ..., got a number").
+// A value's type in messages, in the words config files use ("expected a
+// string, one of: ..., got a number").
 std::string typeName(const ParamValue& v) {
   switch (v.kind) {
     case ParamValue::Kind::Number: return "a number";
