@@ -2,6 +2,8 @@
 # Installs every Debian 12 package eddy needs to build, test and run, if missing.
 # libegl1 + libegl-mesa0: the app's --offscreen EGL context (glad loads libEGL at run time).
 # python3-vtk9: VTK's own reader checks the ParaView export (tests/check_vtk.py);
+# pybind11-dev + python3-dev: the Python module (app/python/); python3-numpy,
+# python3-matplotlib, python3-pytest: its arrays, the examples' plots, its tests;
 # clang + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh).
 # Safe to run repeatedly; needs root (or sudo) only when something is missing.
 set -euo pipefail
@@ -13,6 +15,7 @@ pkgs=(
   libegl1 libegl-mesa0
   libgtest-dev nlohmann-json3-dev libcli11-dev
   python3-vtk9 python3-numpy
+  pybind11-dev python3-dev python3-matplotlib python3-pytest
   clang libclang-rt-14-dev
   xvfb xauth
 )

@@ -1,0 +1,221 @@
+// front.cpp: the Python module's front end without Python (front.hpp).
+#include "front.hpp"
+
+#include "io.hpp"
+#include "snapshot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+namespace eddy::python {
+
+namespace {
+
+// A value's type in messages, in the words config files use ("expected a
+// string, one of: ..., got a number").
+std::string typeName(const ParamValue& v) {
+  switch (v.kind) {
+    case ParamValue::Kind::Number: return "a number";
+    case ParamValue::Kind::Bool: return "a bool";
+    case ParamValue::Kind::Text: return "a string";
+    case ParamValue::Kind::Other: break;
+  }
+  return "an object of type " + v.text;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// eddy-cli run's checks of --sim, --scene, --n, --ic and --device, with the
+// keyword arguments named instead of the flags.
+void checkArgs(const std::string& sim, const std::string& scene, std::optional<long long> n,
+               const std::string& ic, const std::string& device) {
+  const auto& sims = simulationNames();
+  if (!contains(sims, sim))
+    throw ArgumentError("sim='" + sim + "': unknown simulation; known: " + joinNames(sims));
+  if (!scene.empty() && !contains(sceneNames(sim), scene))
+    throw ArgumentError("scene='" + scene + "': unknown " + sim + " scene; known: " +
+                        joinNames(sceneNames(sim)));
+  if (n && (*n < 0 || static_cast<unsigned long long>(*n) < kLimitN.min ||
+            static_cast<unsigned long long>(*n) > kLimitN.max))
+    throw ArgumentError("n: " + std::to_string(*n) + " is out of range [" +
+                        std::to_string(kLimitN.min) + ", " + std::to_string(kLimitN.max) + "]");
+  if (!ic.empty() && !takesIcFile(sim))
+    throw ArgumentError("ic is only for sim=" + icTypeNames());
+  if (!ic.empty() && (!scene.empty() || n))
+    throw ArgumentError("ic replaces the scene: do not combine it with scene or n");
+  if (n && defaultCount(sim) == 0) {
+    // The registry's note, in keyword form: "(e.g. params={'spacing': 0.002})".
+    const SimulationType& t = simulationType(sim);
+    std::string example;
+    if (const auto eq = t.countExample.find('='); eq != std::string::npos)
+      example = " (e.g. params={'" + t.countExample.substr(0, eq) + "': " +
+                t.countExample.substr(eq + 1) + "})";
+    throw ArgumentError("n is not used by sim='" + sim +
+                        "': the particle count follows from the scene" + example);
+  }
+  if (!isDeviceSpec(device)) throw ArgumentError("device " + deviceSpecError(device));
+}
+
+}  // namespace
+
+double paramValue(const Params& params, const std::string& key, const ParamValue& v) {
+  Params probe = params;  // the checks of Params::set / setAssignment, nothing changed
+  const ParamDesc* d = probe.find(key);
+  if (!d || v.kind == ParamValue::Kind::Text) {
+    // Text is read as --set key=TEXT reads it; an unknown key gets --set's message.
+    probe.setAssignment(key + "=" + (v.kind == ParamValue::Kind::Text ? v.text : "0"));
+    return probe.get(key);
+  }
+  if (d->isEnum())
+    throw ParamError("parameter '" + key + "': expected a string, one of: " +
+                     joinNames(d->choices) + ", got " + typeName(v));
+  if (v.kind == ParamValue::Kind::Bool) {
+    if (!d->isBool())
+      throw ParamError("parameter '" + key + "': expected a number, got a bool");
+    return v.boolean ? 1 : 0;
+  }
+  if (v.kind == ParamValue::Kind::Other)
+    throw ParamError("parameter '" + key + "': expected " +
+                     (d->isBool() ? std::string("true or false") : std::string("a number")) +
+                     ", got " + typeName(v));
+  probe.set(key, v.number);
+  return v.number;
+}
+
+DeviceFields deviceFields(const DeviceInfo& d) {
+  DeviceFields f;
+  f.text = {{"platform", d.platformName},
+            {"name", d.name},
+            {"type", d.typeName()},
+            {"driver", d.driverVersion},
+            {"index", deviceTag(d)}};
+  f.computeUnits = d.computeUnits;
+  f.globalMemBytes = d.globalMem;
+  f.glSharing = d.glSharing;
+  return f;
+}
+
+Front::~Front() = default;
+
+std::unique_ptr<Front> Front::build(const BuildArgs& args) {
+  const std::string sim = args.sim.empty() ? defaultSimulationName() : args.sim;
+  checkArgs(sim, args.scene, args.n, args.ic, args.device);
+  // The declared defaults, then the caller's values (all checked before the
+  // device is opened), as eddy-cli run applies --set.
+  Params params(paramDecl(sim));
+  for (const auto& [key, value] : args.params) params.set(key, paramValue(params, key, value));
+  std::unique_ptr<Front> f(new Front);
+  f->spec_.sim = sim;
+  f->spec_.scene = args.scene;
+  f->spec_.n = args.n ? size_t(*args.n) : 0;
+  f->spec_.icPath = args.ic;
+  f->ctx_ = std::make_unique<Context>(args.device);
+  f->sim_ = makeSimulation(*f->ctx_, f->spec_, params);
+  return f;
+}
+
+std::unique_ptr<Front> Front::fromConfig(const RunConfig& c, const std::string& device) {
+  const std::string sim = c.sim.value_or(defaultSimulationName());
+  const std::string dev = device.empty() ? c.device.value_or("") : device;
+  std::optional<long long> n;
+  if (c.n) n = static_cast<long long>(*c.n);
+  checkArgs(sim, c.scene.value_or(""), n, c.ic.value_or(""), dev);
+  Params params(paramDecl(sim));
+  for (const auto& [key, value] : c.params) params.set(key, value);  // checked by parseConfig
+  std::unique_ptr<Front> f(new Front);
+  f->spec_.sim = sim;
+  f->spec_.scene = c.scene.value_or("");
+  f->spec_.n = c.n.value_or(0);
+  f->spec_.icPath = c.ic.value_or("");
+  f->config_ = c;
+  f->ctx_ = std::make_unique<Context>(dev);
+  f->sim_ = makeSimulation(*f->ctx_, f->spec_, params);
+  return f;
+}
+
+std::unique_ptr<Front> Front::load(const std::string& path, const std::string& device) {
+  if (!isDeviceSpec(device)) throw ArgumentError("device " + deviceSpecError(device));
+  // The file is read and checked before the device is opened.
+  const Snapshot snap = Snapshot::read(path);
+  readSnapshotHeader(snap);
+  std::unique_ptr<Front> f(new Front);
+  f->ctx_ = std::make_unique<Context>(device);
+  LoadedSimulation loaded = loadSnapshot(*f->ctx_, snap);
+  f->sim_ = std::move(loaded.sim);
+  f->spec_ = loaded.spec;
+  return f;
+}
+
+std::string Front::sceneName() const {
+  if (!spec_.icPath.empty()) return "ic:" + spec_.icPath;
+  return spec_.scene.empty() ? defaultScene(spec_.sim) : spec_.scene;
+}
+
+bool Front::advance(uint64_t steps, std::optional<double> until, uint64_t checkEvery,
+                    const std::function<bool()>& stop) {
+  SessionSettings s;
+  s.steps = steps;
+  s.until = until;
+  s.checkEvery = checkEvery;
+  // No begin(): a script steps in pieces, and begin()'s diagnostics row and
+  // profiler reset belong to a whole run with outputs. run() still ends
+  // with Simulation::finish() and the final NaN/inf check.
+  Session session(*sim_, s);
+  return session.run(stop).stopped;
+}
+
+void Front::setParam(const std::string& key, double value) {
+  Params& p = sim_->params();
+  if (const ParamDesc* d = p.find(key); d && d->rebuild) {
+    if (p.get(key) == value) return;
+    throw ArgumentError("parameter '" + key +
+                        "' applies only when the scene is built; a running simulation keeps its "
+                        "particles: give it as eddy.Simulation(..., params={'" + key + "': ...})");
+  }
+  p.set(key, value);
+}
+
+std::vector<std::pair<std::string, double>> Front::diagnostics() {
+  const auto columns = sim_->diagColumns();
+  const auto row = sim_->diagRow();
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t i = 0; i < columns.size() && i < row.size(); ++i) out.emplace_back(columns[i], row[i]);
+  return out;
+}
+
+void Front::save(const std::string& path) {
+  if (path.empty()) throw ArgumentError("save '': cannot write: the path is empty");
+  if (const std::string why = outputFileProblem(path); !why.empty())
+    throw ArgumentError("save '" + path + "': cannot write this file: " + why);
+  saveSnapshot(*sim_, spec_, path);
+}
+
+std::string Front::exportVtk(const std::string& dir, bool overwrite) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) throw ArgumentError("export_vtk '': cannot write: the path is empty");
+  std::error_code ec;
+  fs::path key = fs::weakly_canonical(fs::absolute(dir), ec);
+  if (ec) key = fs::absolute(dir).lexically_normal();
+  auto it = series_.find(key.string());
+  if (it == series_.end() || overwrite) {
+    if (const std::string why = outputFolderProblem(dir); !why.empty())
+      throw ArgumentError("export_vtk '" + dir + "': cannot write to this folder: " + why);
+    if (overwrite) {
+      removeOldExport(dir);
+    } else if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec)) {
+      throw ArgumentError("export_vtk '" + dir + "': the folder is not empty; frames of an "
+                          "earlier export there would be mixed with this run's. Choose an empty "
+                          "or new folder, or give overwrite=True to remove the earlier step_*.vtp "
+                          "and eddy.pvd first");
+    }
+    it = series_.insert_or_assign(key.string(), std::make_unique<VtkSeries>(dir)).first;
+  }
+  it->second->add(sim_->particleState());
+  return it->second->pvdPath();
+}
+
+}  // namespace eddy::python

@@ -1,0 +1,666 @@
+// module.cpp: the Python module `eddy` (pybind11). Converts between Python
+// and the front end (front.hpp), releases the GIL while the device works,
+// checks for signals (Ctrl-C) between steps, and turns eddy's errors into
+// Python exceptions with the core's messages.
+#include "front.hpp"
+
+#include "cl.hpp"
+#include "io.hpp"
+#include "profiler.hpp"
+#include "session.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+namespace py = pybind11;
+
+namespace eddy::python {
+namespace {
+
+// The exception types, created once when the module is imported.
+PyObject* gError = nullptr;
+PyObject* gBlowUpError = nullptr;
+
+// One simulation and the lock that keeps a second thread out while the
+// first one steps it with the GIL released. Shared by the Simulation object
+// and its params view.
+struct Core {
+  std::unique_ptr<Front> front;
+  std::mutex mutex;
+  std::vector<std::string> fieldNames;  // per-particle arrays, known after the first read
+  bool fieldNamesKnown = false;
+};
+using CorePtr = std::shared_ptr<Core>;
+
+// Holds the simulation for one call; a call from another thread while it is
+// held (step or run_until running with the GIL released) is refused, never
+// waited for: waiting with the GIL held could deadlock with the signal check.
+class Busy {
+ public:
+  explicit Busy(Core& c) : lock_(c.mutex, std::try_to_lock) {
+    if (!lock_.owns_lock())
+      throw Error("the simulation is busy in another thread (step or run_until is running); "
+                  "call it from one thread at a time");
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
+// Runs f with the GIL released (device work: building, stepping, reading back).
+template <class F>
+auto released(F&& f) {
+  py::gil_scoped_release release;
+  return f();
+}
+
+ParamValue toParamValue(py::handle h) {
+  ParamValue v;
+  if (py::isinstance<py::bool_>(h)) {
+    v.kind = ParamValue::Kind::Bool;
+    v.boolean = h.cast<bool>();
+  } else if (py::isinstance<py::str>(h)) {
+    v.kind = ParamValue::Kind::Text;
+    v.text = h.cast<std::string>();
+  } else {
+    v.kind = ParamValue::Kind::Other;
+    v.text = Py_TYPE(h.ptr())->tp_name;
+    if (PyNumber_Check(h.ptr())) {  // int, float, NumPy scalars, Fraction, ...
+      const double d = PyFloat_AsDouble(h.ptr());
+      if (d == -1.0 && PyErr_Occurred()) PyErr_Clear();  // complex, ...: not a number here
+      else {
+        v.kind = ParamValue::Kind::Number;
+        v.number = d;
+      }
+    }
+  }
+  return v;
+}
+
+// A parameter's value as Python sees it: an enum's choice, a bool, an int, a float.
+py::object paramObject(const ParamDesc& d, double v) {
+  if (d.isEnum()) return py::str(d.valueText(v));
+  if (d.isBool()) return py::bool_(v != 0);
+  if (d.integer) return py::int_(std::llround(v));
+  return py::float_(v);
+}
+
+py::dict paramInfo(const ParamDesc& d) {
+  py::dict o;
+  o["name"] = d.name;
+  o["label"] = d.label;
+  o["group"] = d.group;
+  o["unit"] = d.unit;
+  o["default"] = paramObject(d, d.def);
+  if (d.isEnum()) {
+    o["choices"] = d.choices;
+  } else if (!d.isBool()) {
+    o["min"] = paramObject(d, d.min);
+    o["max"] = paramObject(d, d.max);
+  }
+  o["type"] = d.isEnum() ? "choice" : d.isBool() ? "bool" : d.integer ? "int" : "float";
+  o["rebuild"] = d.rebuild;
+  o["description"] = d.description;
+  return o;
+}
+
+py::dict deviceDict(const DeviceInfo& info) {
+  const DeviceFields f = deviceFields(info);
+  py::dict d;
+  for (const auto& [k, v] : f.text) d[k.c_str()] = v;
+  d["compute_units"] = f.computeUnits;
+  d["global_mem_bytes"] = f.globalMemBytes;
+  d["gl_sharing"] = f.glSharing;
+  return d;
+}
+
+// NumPy array that owns the vector it views (no copy).
+py::array floatArray(std::vector<float>&& values, size_t n, unsigned components) {
+  auto* owned = new std::vector<float>(std::move(values));
+  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  std::vector<py::ssize_t> shape{py::ssize_t(n)};
+  if (components != 1) shape.push_back(py::ssize_t(components));
+  return py::array_t<float>(shape, owned->data(), owner);
+}
+
+std::vector<std::string> arrayNames(const ParticleState& s) {
+  std::vector<std::string> names;
+  for (const auto& a : s.arrays) names.push_back(a.name);
+  return names;
+}
+
+// The state read back with the GIL released; remembers the field names.
+ParticleState readState(Core& c) {
+  ParticleState s = released([&] { return c.front->state(); });
+  c.fieldNames = arrayNames(s);
+  c.fieldNamesKnown = true;
+  return s;
+}
+
+py::array takeField(ParticleState& s, const std::string& name) {
+  for (auto& a : s.arrays)
+    if (a.name == name) return floatArray(std::move(a.values), s.size(), a.components);
+  throw ArgumentError("field '" + name + "': not a per-particle field of this simulation; fields: " +
+                      joinNames(arrayNames(s)));
+}
+
+// Asks Python whether a signal arrived (Ctrl-C), at most every 50 ms of wall
+// clock, from the step loop that runs with the GIL released. A pending
+// exception (KeyboardInterrupt) stops the loop at the next step boundary
+// and is raised once the loop has ended.
+class SignalCheck {
+ public:
+  bool operator()() {
+    if (pending_) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(50)) return false;
+    last_ = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) pending_ = std::make_unique<py::error_already_set>();
+    return bool(pending_);
+  }
+  // With the GIL held: raises the pending exception, if any.
+  void raise() {
+    if (pending_) throw py::error_already_set(*pending_);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::unique_ptr<py::error_already_set> pending_;
+};
+
+constexpr uint64_t kDefaultCheckEvery = 100;  // eddy-cli run --check-every's default
+
+void advance(Core& c, uint64_t steps, std::optional<double> until, uint64_t checkEvery) {
+  Busy busy(c);
+  SignalCheck signals;
+  released([&] {
+    c.front->advance(steps, until, checkEvery, [&] { return signals(); });
+    return 0;
+  });
+  signals.raise();
+}
+
+// ---- The params view: a dict-like window on the simulation's parameters. ----
+
+struct ParamsView {
+  CorePtr core;
+
+  Params& params() { return core->front->sim().params(); }
+  const ParamDesc& desc(const std::string& key) {
+    const ParamDesc* d = params().find(key);
+    if (!d)
+      throw py::key_error("unknown parameter '" + key + "'; known parameters: " +
+                          params().knownKeys());
+    return *d;
+  }
+  py::object get(const std::string& key) {
+    Busy busy(*core);
+    const ParamDesc& d = desc(key);  // KeyError first, for an unknown key
+    return paramObject(d, params().get(key));
+  }
+  void set(const std::string& key, py::handle value) {
+    Busy busy(*core);
+    const double v = paramValue(params(), key, toParamValue(value));
+    core->front->setParam(key, v);
+  }
+  std::vector<std::string> keys() {
+    std::vector<std::string> k;
+    for (const auto& d : params().declarations()) k.push_back(d.name);
+    return k;
+  }
+  py::dict asDict() {
+    Busy busy(*core);
+    py::dict out;
+    for (const auto& d : params().declarations()) out[d.name.c_str()] = paramObject(d, params().get(d.name));
+    return out;
+  }
+};
+
+// ---- The Simulation object. ----
+
+struct PySimulation {
+  CorePtr core;
+
+  explicit PySimulation(std::unique_ptr<Front> f) : core(std::make_shared<Core>()) {
+    core->front = std::move(f);
+  }
+  Front& front() { return *core->front; }
+};
+
+std::vector<std::pair<std::string, ParamValue>> paramList(const py::object& params) {
+  std::vector<std::pair<std::string, ParamValue>> out;
+  if (params.is_none()) return out;
+  if (!py::isinstance<py::dict>(params) && !py::hasattr(params, "items"))
+    throw ArgumentError(std::string("params: expected a dict of parameter: value, got ") +
+                        Py_TYPE(params.ptr())->tp_name);
+  for (auto item : params.attr("items")()) {
+    auto kv = item.cast<py::tuple>();
+    if (!py::isinstance<py::str>(kv[0]))
+      throw ArgumentError(std::string("params: keys are parameter names (str), got ") +
+                          Py_TYPE(kv[0].ptr())->tp_name);
+    out.emplace_back(kv[0].cast<std::string>(), toParamValue(kv[1]));
+  }
+  return out;
+}
+
+// A whole number (int, NumPy integer: anything with __index__, not a bool)
+// in [min, max]; the messages as eddy-cli's for --n / --steps.
+long long wholeNumber(const py::object& o, const char* what, unsigned long long min,
+                      unsigned long long max) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (py::isinstance<py::bool_>(o) || !PyIndex_Check(o.ptr()))
+    throw ArgumentError(std::string(what) + ": expected a whole number in " + range + ", got " +
+                        Py_TYPE(o.ptr())->tp_name);
+  const py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(o.ptr()));
+  if (!i) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow || v < 0 || static_cast<unsigned long long>(v) < min ||
+      static_cast<unsigned long long>(v) > max)
+    throw ArgumentError(std::string(what) + ": " + py::repr(i).cast<std::string>() +
+                        " is out of range " + range);
+  return v;
+}
+
+std::string optionalText(const py::object& o, const char* what) {
+  if (o.is_none()) return "";
+  if (!py::isinstance<py::str>(o) && !py::isinstance(o, py::module_::import("os").attr("PathLike")))
+    throw ArgumentError(std::string(what) + ": expected a string, got " + Py_TYPE(o.ptr())->tp_name);
+  return py::str(py::module_::import("os").attr("fspath")(o));
+}
+
+std::string pathText(const py::object& o, const char* what) {
+  if (o.is_none()) throw ArgumentError(std::string(what) + ": expected a path, got None");
+  return optionalText(o, what);
+}
+
+}  // namespace
+}  // namespace eddy::python
+
+using namespace eddy;
+using namespace eddy::python;
+
+PYBIND11_MODULE(eddy, m) {
+  m.doc() =
+      "eddy: SPH fluids and gravitational N-body on OpenCL devices, from Python.\n\n"
+      "The same core as eddy-cli: Simulation(sim=, scene=, n=, device=, params=) means\n"
+      "`eddy-cli run --sim --scene --n --device --set`. See docs/USAGE.md, \"Python\".";
+  m.attr("__version__") = EDDY_VERSION;
+
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<BlowUpError> blowUp(m, "BlowUpError", error.ptr());
+  gError = error.ptr();
+  gBlowUpError = blowUp.ptr();
+  error.doc() = "A runtime failure (device, file, simulation): eddy-cli's exit 1.";
+  blowUp.doc() = "The state went non-finite (NaN or infinity): the run stopped.";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const BlowUpError& e) {
+      PyErr_SetString(gBlowUpError, e.what());
+    } catch (const ArgumentError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ParamError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(gError, e.what());
+    } catch (const cl::Error& e) {
+      PyErr_SetString(gError, describe(e).c_str());
+    }
+  });
+
+  m.def(
+      "devices",
+      [] {
+        const auto all = released([] { return enumerateDevices(); });
+        py::list out;
+        for (const auto& d : all) out.append(deviceDict(d));
+        return out;
+      },
+      "Every OpenCL device of every platform (as `eddy-cli devices`), as dicts.");
+  m.def(
+      "simulations", [] { return simulationNames(); },
+      "The simulation types (`sim=`), the default first.");
+  m.def(
+      "scenes",
+      [](const std::string& sim) {
+        const auto& sims = simulationNames();
+        if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+          throw ArgumentError("sim='" + sim + "': unknown simulation; known: " + joinNames(sims));
+        return sceneNames(sim);
+      },
+      py::arg("sim"), "The scenes of a simulation type, the default first.");
+  m.def(
+      "parameters",
+      [](const std::string& sim) {
+        const auto& sims = simulationNames();
+        if (std::find(sims.begin(), sims.end(), sim) == sims.end())
+          throw ArgumentError("sim='" + sim + "': unknown simulation; known: " + joinNames(sims));
+        py::dict out;
+        for (const auto& d : paramDecl(sim)) out[d.name.c_str()] = paramInfo(d);
+        return out;
+      },
+      py::arg("sim"),
+      "Every declared parameter of a simulation type (as `eddy-cli params`): "
+      "name -> dict(label, group, unit, default, min, max or choices, type, rebuild, description).");
+
+  py::class_<ParamsView>(m, "Params",
+                         "The simulation's parameters as a dict-like view. Reading gives the "
+                         "current value (a choice as its name, a bool, an int or a float); "
+                         "assigning checks it as `--set` does (ValueError with the CLI's "
+                         "message) and it takes effect at the next step.")
+      .def("__getitem__", &ParamsView::get)
+      .def("__setitem__", &ParamsView::set)
+      .def("__delitem__",
+           [](ParamsView&, const std::string& key) {
+             throw py::type_error("parameters cannot be deleted ('" + key + "')");
+           })
+      .def("__contains__", [](ParamsView& v, py::handle key) {
+        return py::isinstance<py::str>(key) && v.params().find(key.cast<std::string>()) != nullptr;
+      })
+      .def("__len__", [](ParamsView& v) { return v.params().declarations().size(); })
+      .def("__iter__", [](ParamsView& v) { return py::iter(py::cast(v.keys())); })
+      .def("keys", &ParamsView::keys)
+      .def("values", [](ParamsView& v) { return v.asDict().attr("values")(); })
+      .def("items", [](ParamsView& v) { return v.asDict().attr("items")(); })
+      .def(
+          "get",
+          [](ParamsView& v, const std::string& key, py::object dflt) -> py::object {
+            if (!v.params().find(key)) return dflt;
+            return v.get(key);
+          },
+          py::arg("key"), py::arg("default") = py::none())
+      .def(
+          "update",
+          [](ParamsView& v, const py::object& values) {
+            // Every value is checked before any is set: all or nothing.
+            Busy busy(*v.core);
+            std::vector<std::pair<std::string, double>> checked;
+            for (const auto& [k, val] : paramList(values))
+              checked.emplace_back(k, paramValue(v.params(), k, val));
+            Params trial = v.params();
+            for (const auto& [k, val] : checked) {
+              const ParamDesc* d = trial.find(k);
+              if (d && d->rebuild && trial.get(k) != val)
+                throw ArgumentError("parameter '" + k +
+                                    "' applies only when the scene is built; a running "
+                                    "simulation keeps its particles: give it as "
+                                    "eddy.Simulation(..., params={'" + k + "': ...})");
+            }
+            for (const auto& [k, val] : checked) v.core->front->setParam(k, val);
+          },
+          py::arg("values"), "Sets several parameters; none is set if one is refused.")
+      .def("to_dict", &ParamsView::asDict, "The current values as a plain dict.")
+      .def(
+          "info", [](ParamsView& v, const std::string& key) { return paramInfo(v.desc(key)); },
+          py::arg("key"), "The declaration: unit, range or choices, default, description.")
+      .def("__repr__", [](ParamsView& v) { return "eddy.Params(" + py::repr(v.asDict()).cast<std::string>() + ")"; });
+
+  py::class_<PySimulation>(m, "Simulation",
+                           "One simulation on one OpenCL device. Keyword arguments as "
+                           "`eddy-cli run`: sim (--sim), scene (--scene), n (--n), ic (--ic), "
+                           "device (--device; None: a GPU, else a CPU device), params (--set).")
+      .def(py::init([](const py::object& sim, const py::object& scene, const py::object& n,
+                       const py::object& device, const py::object& params, const py::object& ic) {
+             BuildArgs a;
+             a.sim = optionalText(sim, "sim");
+             if (a.sim.empty())  // the default: the desktop app's type (SPH dam break)
+               for (const auto& t : simulationTypes())
+                 if (t.appDefault && a.sim.empty()) a.sim = t.name;
+             a.scene = optionalText(scene, "scene");
+             if (!n.is_none()) a.n = wholeNumber(n, "n", kLimitN.min, kLimitN.max);
+             a.device = optionalText(device, "device");
+             a.ic = optionalText(ic, "ic");
+             a.params = paramList(params);
+             return PySimulation(released([&] { return Front::build(a); }));
+           }),
+           py::kw_only(), py::arg("sim") = py::none(), py::arg("scene") = py::none(),
+           py::arg("n") = py::none(), py::arg("device") = py::none(),
+           py::arg("params") = py::none(), py::arg("ic") = py::none())
+      .def_static(
+          "from_config",
+          [](const py::object& config, const py::object& device) {
+            // A path, or the config's structure as Python dicts and lists.
+            RunConfig c;
+            try {
+              if (py::isinstance<py::dict>(config)) {
+                const std::string text =
+                    py::module_::import("json").attr("dumps")(config).cast<std::string>();
+                c = parseConfig(text, "config");
+              } else {
+                c = loadConfig(pathText(config, "from_config"));
+              }
+            } catch (const ArgumentError&) {
+              throw;
+            } catch (const Error& e) {
+              throw ArgumentError(e.what());  // eddy-cli: a --config problem is a usage error
+            } catch (const py::error_already_set& e) {
+              throw ArgumentError(std::string("config: not JSON-serialisable: ") + e.what());
+            }
+            const std::string dev = optionalText(device, "device");
+            return PySimulation(released([&] { return Front::fromConfig(c, dev); }));
+          },
+          py::arg("config"), py::kw_only(), py::arg("device") = py::none(),
+          "A simulation from a config file (eddy-cli run --config), or from a dict of the "
+          "same structure. Its sim, scene, n, ic, device and params are used; the run keys "
+          "(steps, until, outputs) are left to the script, in `.config`.")
+      .def_static(
+          "load",
+          [](const py::object& path, const py::object& device) {
+            const std::string p = pathText(path, "load");
+            const std::string dev = optionalText(device, "device");
+            return PySimulation(released([&] { return Front::load(p, dev); }));
+          },
+          py::arg("path"), py::kw_only(), py::arg("device") = py::none(),
+          "Restores a restart snapshot (eddy-cli run --load); on the same device it continues "
+          "bit-identically.")
+      .def(
+          "step",
+          [](PySimulation& s, const py::object& n) {
+            const long long v = wholeNumber(n, "step", kLimitSteps.min, kLimitSteps.max);
+            advance(*s.core, uint64_t(v), std::nullopt, kDefaultCheckEvery);
+          },
+          py::arg("n") = 1,
+          "Advances n steps (GIL released; Ctrl-C stops at a step boundary and raises "
+          "KeyboardInterrupt). A NaN/inf state raises BlowUpError.")
+      .def(
+          "run_until",
+          [](PySimulation& s, double t) {
+            if (!std::isfinite(t) || t < 0 || t > kMaxUntil) {
+              std::ostringstream o;
+              o << "run_until: " << formatNumber(t) << " is out of range [0, "
+                << formatNumber(kMaxUntil) << "]";
+              throw ArgumentError(o.str());
+            }
+            advance(*s.core, 0, t, kDefaultCheckEvery);
+          },
+          py::arg("t"),
+          "Steps until the simulated time reaches t (the first step with time >= t; nothing "
+          "if it already has). GIL released; Ctrl-C stops at a step boundary and raises "
+          "KeyboardInterrupt.")
+      .def_property_readonly(
+          "time",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            return released([&] { return s.front().sim().syncTime(); });
+          },
+          "Simulated time (SPH: read from the device clock).")
+      .def_property_readonly(
+          "steps",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            return s.front().sim().steps();
+          },
+          "Steps taken since the scene was built (a loaded snapshot keeps its count).")
+      .def_property_readonly(
+          "n",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            return s.front().sim().size();
+          },
+          "Particle count.")
+      .def_property_readonly(
+          "sim", [](PySimulation& s) { return s.front().spec().sim; }, "The simulation type.")
+      .def_property_readonly(
+          "scene", [](PySimulation& s) { return s.front().sceneName(); },
+          "The scene (\"ic:FILE\" for initial conditions), as eddy-cli reports it.")
+      .def_property_readonly(
+          "device",
+          [](PySimulation& s) { return deviceDict(s.front().sim().context().info()); },
+          "The OpenCL device it runs on, as a dict (as eddy.devices()).")
+      .def_property_readonly(
+          "params", [](PySimulation& s) { return ParamsView{s.core}; },
+          "The parameters, a dict-like view (eddy.Params).")
+      .def_property_readonly(
+          "config",
+          [](PySimulation& s) -> py::object {
+            const auto& c = s.front().config();
+            if (!c) return py::none();
+            return py::module_::import("json").attr("loads")(configToJson(*c));
+          },
+          "The config the simulation was made from (from_config), as a dict; else None.")
+      .def(
+          "positions",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            ParticleState st = readState(*s.core);
+            const size_t n = st.size();
+            return floatArray(std::move(st.positions), n, 3);
+          },
+          "Positions, shape (n, 3), float32 as stored, in particle order (as --out).")
+      .def(
+          "velocities",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            ParticleState st = readState(*s.core);
+            return takeField(st, "velocity");
+          },
+          "Velocities, shape (n, 3), float32 as stored.")
+      .def(
+          "field",
+          [](PySimulation& s, const std::string& name) {
+            Busy busy(*s.core);
+            ParticleState st = readState(*s.core);
+            return takeField(st, name);
+          },
+          py::arg("name"),
+          "One per-particle field by name (fields()): shape (n,) or (n, k), float32 as stored.")
+      .def(
+          "fields",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            if (!s.core->fieldNamesKnown) readState(*s.core);
+            return s.core->fieldNames;
+          },
+          "The names of the per-particle fields (\"velocity\", then e.g. \"density\", "
+          "\"pressure\" or \"mass\").")
+      .def(
+          "state",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            ParticleState st = readState(*s.core);
+            const size_t n = st.size();
+            py::dict out;
+            out["step"] = st.step;
+            out["time"] = st.time;
+            out["positions"] = floatArray(std::move(st.positions), n, 3);
+            for (auto& a : st.arrays)
+              out[a.name.c_str()] = floatArray(std::move(a.values), n, a.components);
+            return out;
+          },
+          "Everything in one read-back: {'step', 'time', 'positions', and every field}.")
+      .def(
+          "__getattr__",
+          [](py::object self, const std::string& name) -> py::object {
+            // s.density(), s.pressure(), s.mass(): the fields by name.
+            auto& s = self.cast<PySimulation&>();
+            if (!name.empty() && name[0] != '_') {
+              bool known = s.core->fieldNamesKnown;
+              if (!known) {
+                Busy busy(*s.core);
+                readState(*s.core);
+                known = true;
+              }
+              const auto& names = s.core->fieldNames;
+              if (std::find(names.begin(), names.end(), name) != names.end())
+                return py::cpp_function([self, name]() { return self.attr("field")(name); });
+            }
+            throw py::attribute_error("'eddy.Simulation' object has no attribute '" + name + "'");
+          })
+      .def(
+          "diagnostics",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            const auto row = released([&] { return s.front().diagnostics(); });
+            py::dict out;
+            for (const auto& [k, v] : row) out[k.c_str()] = v;
+            return out;
+          },
+          "The diagnostics row of the current step, as a dict of the --diag CSV's columns.")
+      .def(
+          "profile",
+          [](PySimulation& s, bool reset) {
+            Busy busy(*s.core);
+            Profiler& p = s.front().sim().profiler();
+            released([&] {
+              p.collect(true);
+              return 0;
+            });
+            py::dict out;
+            for (const auto& st : p.stats()) {
+              py::dict row;
+              row["last_ms"] = st.lastMs;
+              row["mean_ms"] = st.meanMs;
+              row["min_ms"] = st.minMs;
+              row["max_ms"] = st.maxMs;
+              row["total_ms"] = st.totalMs;
+              row["launches"] = st.count;
+              out[st.name.c_str()] = row;
+            }
+            if (reset) p.reset();
+            return out;
+          },
+          py::kw_only(), py::arg("reset") = false,
+          "Device time per kernel (one phase = one kernel) from OpenCL event profiling: "
+          "{phase: {last_ms, mean_ms, min_ms, max_ms (over the last 128 launches), total_ms, "
+          "launches}} since the simulation was made or the last reset=True.")
+      .def(
+          "save",
+          [](PySimulation& s, const py::object& path) {
+            const std::string p = pathText(path, "save");
+            Busy busy(*s.core);
+            released([&] {
+              s.front().save(p);
+              return 0;
+            });
+          },
+          py::arg("path"), "Writes a restart snapshot (eddy-cli run --save).")
+      .def(
+          "export_vtk",
+          [](PySimulation& s, const py::object& dir, bool overwrite) {
+            const std::string d = pathText(dir, "export_vtk");
+            Busy busy(*s.core);
+            return released([&] { return s.front().exportVtk(d, overwrite); });
+          },
+          py::arg("dir"), py::kw_only(), py::arg("overwrite") = false,
+          "Writes the current state as a ParaView frame DIR/step_<step>.vtp and lists it in "
+          "DIR/eddy.pvd (later calls extend the series); returns the .pvd's path.")
+      .def("__repr__", [](PySimulation& s) {
+        std::unique_lock<std::mutex> lock(s.core->mutex, std::try_to_lock);
+        if (!lock.owns_lock())
+          return "<eddy.Simulation sim=" + s.front().spec().sim + " (running)>";
+        std::ostringstream o;
+        o << "<eddy.Simulation sim=" << s.front().spec().sim << " scene=" << s.front().sceneName()
+          << " n=" << s.front().sim().size() << " steps=" << s.front().sim().steps() << " on "
+          << s.front().sim().context().info().name << ">";
+        return o.str();
+      });
+}
