@@ -28,6 +28,10 @@ options:
   --substeps K            simulation steps per frame (default 1)
   --no-gl-sharing         never share buffers with OpenGL (cl_khr_gl_sharing); host copy
   --no-persistent-map     host copy through glBufferSubData, not a persistent mapping
+  --buffer-path gl_sharing|external|host
+                          how particles reach OpenGL (default: the first possible of
+                          gl_sharing, external = Vulkan-exported memory, host copy);
+                          a forced path that is not possible is an error
   --frames N              quit after N frames
   --screenshot FILE.png   write the last frame to FILE (needs --frames)
   --size WxH              window size in screen coordinates (default 1280x800)
@@ -92,6 +96,13 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     else if (a == "--substeps") o.substeps = unsigned(number(a, value(a), 1, 1000));
     else if (a == "--no-gl-sharing") o.glSharing = false;
     else if (a == "--no-persistent-map") o.persistentMap = false;
+    else if (a == "--buffer-path") {
+      const std::string v = value(a);
+      if (v == "gl_sharing") o.bufferPath = BufferPathRequest::GLSharing;
+      else if (v == "external") o.bufferPath = BufferPathRequest::External;
+      else if (v == "host") o.bufferPath = BufferPathRequest::Host;
+      else throw GuiUsageError("--buffer-path: '" + v + "' is not gl_sharing, external or host");
+    }
     else if (a == "--frames") o.frames = number(a, value(a), 1, 1ull << 40);
     else if (a == "--screenshot") o.screenshot = value(a);
     else if (a == "--size") {
@@ -154,6 +165,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (!o.record.empty() && isVideoTarget(o.record) && findOnPath("ffmpeg").empty())
     throw GuiUsageError("--record " + o.record + ": recording a video needs ffmpeg, which is not on "
                         "PATH (Debian: apt install ffmpeg); --record DIR writes PNG frames instead");
+  if (o.bufferPath == BufferPathRequest::GLSharing && !o.glSharing)
+    throw GuiUsageError("--buffer-path gl_sharing contradicts --no-gl-sharing");
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
   if (!o.configPath.empty()) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package eddy needs to build, test and run, if missing.
 # libegl1 + libegl-mesa0: the app's --offscreen EGL context (glad loads libEGL at run time).
+# libvulkan-dev: Vulkan's headers for the external buffer path (the loader, libvulkan1,
+# is opened at run time; without a Vulkan driver the app takes another path).
 # python3-vtk9: VTK's own reader checks the ParaView export (tests/check_vtk.py);
 # clang + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh).
 # Safe to run repeatedly; needs root (or sudo) only when something is missing.
@@ -10,7 +12,7 @@ pkgs=(
   ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
   libglfw3-dev python3-glad libglm-dev libimgui-dev libstb-dev
   libx11-dev libxrandr-dev libgl1-mesa-dri
-  libegl1 libegl-mesa0
+  libegl1 libegl-mesa0 libvulkan-dev
   libgtest-dev nlohmann-json3-dev
   python3-vtk9 python3-numpy
   clang libclang-rt-14-dev
