@@ -9,8 +9,8 @@ namespace eddy {
 ExternalSync externalSyncFromEnvironment() {
   const char* v = std::getenv("EDDY_EXTERNAL_SYNC");
   const std::string s = v ? v : "";
-  if (s.empty() || s == "semaphore") return ExternalSync::Semaphores;
-  if (s == "wait") return ExternalSync::HostWait;
+  if (s.empty() || s == "wait") return ExternalSync::HostWait;
+  if (s == "semaphore") return ExternalSync::Semaphores;
   if (s == "none") return ExternalSync::None;
   throw Error("EDDY_EXTERNAL_SYNC='" + s + "': expected semaphore, wait or none");
 }

@@ -25,9 +25,9 @@ struct BufferSetup {
 BufferSetup setUpBuffers(const DeviceInfo& device, const PathRequest& request, void* glxContext,
                          void* x11Display);
 
-// EDDY_EXTERNAL_SYNC: unset, "" or "semaphore" (the best offered), "wait"
-// (host waits, the measured fallback), "none" (no ordering: the torn-frame
-// test's failing mode). Throws eddy::Error for anything else.
+// EDDY_EXTERNAL_SYNC: unset, "" or "wait" (host waits: the default),
+// "semaphore" (exported semaphores where offered), "none" (no ordering: the
+// torn-frame test's failing mode). Throws eddy::Error for anything else.
 ExternalSync externalSyncFromEnvironment();
 
 }  // namespace eddy

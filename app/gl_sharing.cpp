@@ -125,7 +125,7 @@ PathChoice choosePath(const PathRequest& r, const PathFacts& f) {
       sync = "NO synchronisation (EDDY_EXTERNAL_SYNC=none: the torn-frame test's failing mode)";
     } else if (r.externalSync == ExternalSync::HostWait) {
       c.sync = ExternalSync::HostWait;
-      sync = "host waits (EDDY_EXTERNAL_SYNC=wait)";
+      sync = "host waits (the default; EDDY_EXTERNAL_SYNC=semaphore for exported semaphores)";
     } else if (const std::string why = semaphoreProblem(f, vk); !why.empty()) {
       c.sync = ExternalSync::HostWait;
       sync = "host waits, since " + why;

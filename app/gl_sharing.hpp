@@ -19,9 +19,11 @@ struct PathRequest {
   BufferPathRequest path = BufferPathRequest::Auto;  // --buffer-path
   bool sharingAllowed = true;                        // --no-gl-sharing
   bool persistentAllowed = true;                     // --no-persistent-map
-  // External path: Semaphores = the best the pieces allow (semaphores, else
-  // host waits); HostWait / None are forced (EDDY_EXTERNAL_SYNC=wait|none).
-  ExternalSync externalSync = ExternalSync::Semaphores;
+  // External path: Semaphores = exported semaphores where OpenCL, OpenGL and
+  // Vulkan all offer them, else host waits; HostWait (the default: the app
+  // hung on the H200 with semaphores, docs/PERFORMANCE.md) and None (the
+  // torn-frame test's failing mode) are taken as asked (EDDY_EXTERNAL_SYNC).
+  ExternalSync externalSync = ExternalSync::HostWait;
 };
 
 // What the machine offers.

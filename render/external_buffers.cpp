@@ -222,20 +222,27 @@ std::unique_ptr<ExternalInterop::Semaphore> ExternalInterop::makeSemaphore() {
     throw Error("glImportSemaphoreFdEXT: " + glErrorName(e));
   }
   fd = vk_->exportSemaphoreFd(s->vk_);
-  const cl_device_id dev = ctx_.device()();
-  const cl_semaphore_properties_khr props[] = {
-      cl_semaphore_properties_khr(CL_SEMAPHORE_TYPE_KHR), cl_semaphore_properties_khr(CL_SEMAPHORE_TYPE_BINARY_KHR),
-      cl_semaphore_properties_khr(CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR), cl_semaphore_properties_khr(fd),
-      cl_semaphore_properties_khr(CL_DEVICE_HANDLE_LIST_KHR), reinterpret_cast<cl_semaphore_properties_khr>(dev),
-      cl_semaphore_properties_khr(CL_DEVICE_HANDLE_LIST_END_KHR), 0};
-  cl_int err = CL_SUCCESS;
-  s->cl_ = createSemaphore_(ctx_.context()(), props, &err);
-  if (err != CL_SUCCESS || !s->cl_) {
+  using P = cl_semaphore_properties_khr;
+  const P dev = reinterpret_cast<P>(ctx_.device()());
+  // The property lists tried, in order: NVIDIA's driver 580 answered the
+  // one with a device list (CL_DEVICE_HANDLE_LIST_KHR, as for the memory)
+  // with CL_INVALID_PROPERTY. Without one the semaphore belongs to every
+  // device of the context: here, the one.
+  const std::vector<std::vector<P>> tries = {
+      {P(CL_SEMAPHORE_TYPE_KHR), P(CL_SEMAPHORE_TYPE_BINARY_KHR), P(CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR), P(fd), 0},
+      {P(CL_SEMAPHORE_TYPE_KHR), P(CL_SEMAPHORE_TYPE_BINARY_KHR), P(CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR), P(fd),
+       P(CL_DEVICE_HANDLE_LIST_KHR), dev, P(CL_DEVICE_HANDLE_LIST_END_KHR), 0},
+      {P(CL_SEMAPHORE_HANDLE_OPAQUE_FD_KHR), P(fd), 0}};
+  std::string errors;
+  for (const auto& props : tries) {
+    cl_int err = CL_SUCCESS;
+    s->cl_ = createSemaphore_(ctx_.context()(), props.data(), &err);
+    if (err == CL_SUCCESS && s->cl_) return s;
     s->cl_ = nullptr;
-    close(fd);
-    throw Error("clCreateSemaphoreWithPropertiesKHR (importing a semaphore): " + clErrorName(err));
+    errors += (errors.empty() ? "" : ", ") + clErrorName(err);
   }
-  return s;
+  close(fd);
+  throw Error("clCreateSemaphoreWithPropertiesKHR (importing a semaphore): " + errors);
 }
 
 void ExternalInterop::acquire(const std::vector<cl_mem>& mems) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 namespace eddy {
@@ -34,6 +35,120 @@ std::string vkResultName(VkResult r) {
     default: return "VkResult " + std::to_string(int(r));
   }
 }
+
+// NVIDIA's Vulkan driver leaves the calling thread without its current
+// OpenGL context (seen on the H200, driver 580: after vkCreateInstance through
+// the loader, EGL's current context was gone and every later GL call did
+// nothing). Every Vulkan call here is therefore made under this guard: it
+// notes the thread's current EGL or GLX context (through the libraries the
+// process has already loaded: glad's EGL loader, GLFW's GLX) and makes it
+// current again afterwards where it was lost.
+class KeepGlContext {
+ public:
+  KeepGlContext() {
+    if (Egl& e = egl(); e.ok) {
+      api_ = e.queryApi();
+      eglCtx_ = e.getContext();
+      if (eglCtx_) {
+        eglDpy_ = e.getDisplay();
+        eglDraw_ = e.getSurface(0x3059);  // EGL_DRAW
+        eglRead_ = e.getSurface(0x305A);  // EGL_READ
+      }
+    }
+    if (Glx& g = glx(); g.ok) {
+      glxCtx_ = g.getContext();
+      if (glxCtx_) {
+        glxDpy_ = g.getDisplay();
+        glxDraw_ = g.getDrawable();
+        glxRead_ = g.getReadDrawable();
+      }
+    }
+  }
+  ~KeepGlContext() {
+    if (eglCtx_) {
+      Egl& e = egl();
+      if (e.queryApi() != api_) e.bindApi(api_);
+      if (e.getContext() != eglCtx_) {
+        e.makeCurrent(eglDpy_, eglDraw_, eglRead_, eglCtx_);
+        ++restores;
+      }
+    }
+    if (glxCtx_) {
+      Glx& g = glx();
+      if (g.getContext() != glxCtx_) {
+        g.makeCurrent(glxDpy_, glxDraw_, glxRead_, glxCtx_);
+        ++restores;
+      }
+    }
+  }
+  KeepGlContext(const KeepGlContext&) = delete;
+  KeepGlContext& operator=(const KeepGlContext&) = delete;
+  static inline size_t restores = 0;
+
+ private:
+  static void* loaded(std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (void* h = dlopen(n, RTLD_LAZY | RTLD_NOLOAD)) return h;
+    return nullptr;
+  }
+  struct Egl {
+    bool ok = false;
+    void* (*getContext)() = nullptr;
+    void* (*getDisplay)() = nullptr;
+    void* (*getSurface)(int) = nullptr;
+    unsigned (*makeCurrent)(void*, void*, void*, void*) = nullptr;
+    unsigned (*queryApi)() = nullptr;
+    unsigned (*bindApi)(unsigned) = nullptr;
+  };
+  struct Glx {
+    bool ok = false;
+    void* (*getContext)() = nullptr;
+    void* (*getDisplay)() = nullptr;
+    unsigned long (*getDrawable)() = nullptr;
+    unsigned long (*getReadDrawable)() = nullptr;
+    int (*makeCurrent)(void*, unsigned long, unsigned long, void*) = nullptr;
+  };
+  template <class F>
+  static void sym(void* h, F& f, const char* name) {
+    f = reinterpret_cast<F>(dlsym(h, name));
+  }
+  static Egl& egl() {
+    static Egl e = [] {
+      Egl x;
+      if (void* h = loaded({"libEGL.so.1", "libEGL.so"})) {
+        sym(h, x.getContext, "eglGetCurrentContext");
+        sym(h, x.getDisplay, "eglGetCurrentDisplay");
+        sym(h, x.getSurface, "eglGetCurrentSurface");
+        sym(h, x.makeCurrent, "eglMakeCurrent");
+        sym(h, x.queryApi, "eglQueryAPI");
+        sym(h, x.bindApi, "eglBindAPI");
+        x.ok = x.getContext && x.getDisplay && x.getSurface && x.makeCurrent && x.queryApi && x.bindApi;
+      }
+      return x;
+    }();
+    return e;
+  }
+  static Glx& glx() {
+    static Glx g = [] {
+      Glx x;
+      if (void* h = loaded({"libGLX.so.0", "libGL.so.1", "libGL.so"})) {
+        sym(h, x.getContext, "glXGetCurrentContext");
+        sym(h, x.getDisplay, "glXGetCurrentDisplay");
+        sym(h, x.getDrawable, "glXGetCurrentDrawable");
+        sym(h, x.getReadDrawable, "glXGetCurrentReadDrawable");
+        sym(h, x.makeCurrent, "glXMakeContextCurrent");
+        x.ok = x.getContext && x.getDisplay && x.getDrawable && x.getReadDrawable && x.makeCurrent;
+      }
+      return x;
+    }();
+    return g;
+  }
+
+  unsigned api_ = 0;
+  void *eglCtx_ = nullptr, *eglDpy_ = nullptr, *eglDraw_ = nullptr, *eglRead_ = nullptr;
+  void *glxCtx_ = nullptr, *glxDpy_ = nullptr;
+  unsigned long glxDraw_ = 0, glxRead_ = 0;
+};
 
 void check(VkResult r, const char* what) {
   if (r != VK_SUCCESS) throw Error(std::string(what) + " failed: " + vkResultName(r));
@@ -175,7 +290,10 @@ struct Instance {
 
 }  // namespace
 
+size_t glContextRestores() { return KeepGlContext::restores; }
+
 void probeVulkan(ExternalFacts& facts) {
+  KeepGlContext keep;
   facts.vulkanDevices.clear();
   facts.vulkanProblem.clear();
   try {
@@ -217,7 +335,18 @@ struct VulkanExporter::Impl {
   }
 };
 
-VulkanExporter::VulkanExporter(const Uuid& deviceUuid) : impl_(std::make_unique<Impl>()) {
+VulkanExporter::VulkanExporter(const Uuid& deviceUuid) {
+  KeepGlContext keep;
+  try {
+    open(deviceUuid);
+  } catch (...) {
+    impl_.reset();  // while the guard still holds the GL context
+    throw;
+  }
+}
+
+void VulkanExporter::open(const Uuid& deviceUuid) {
+  impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
   VulkanDeviceFacts facts;
   for (VkPhysicalDevice pd : m.in.devices()) {
@@ -274,12 +403,16 @@ VulkanExporter::VulkanExporter(const Uuid& deviceUuid) : impl_(std::make_unique<
   if (m.semaphores) m.load(m.getSemaphoreFd, "vkGetSemaphoreFdKHR");
 }
 
-VulkanExporter::~VulkanExporter() = default;
+VulkanExporter::~VulkanExporter() {
+  KeepGlContext keep;
+  impl_.reset();
+}
 
 const std::string& VulkanExporter::deviceName() const { return impl_->name; }
 bool VulkanExporter::canExportSemaphores() const { return impl_->semaphores; }
 
 VulkanExporter::Memory VulkanExporter::allocate(size_t bytes) {
+  KeepGlContext keep;
   Impl& m = *impl_;
   Memory out;
   VkExternalMemoryBufferCreateInfo ext{};
@@ -346,6 +479,7 @@ VulkanExporter::Memory VulkanExporter::allocate(size_t bytes) {
 }
 
 void VulkanExporter::free(Memory& mm) {
+  KeepGlContext keep;
   Impl& m = *impl_;
   if (mm.buffer) m.destroyBuffer(m.dev, reinterpret_cast<VkBuffer>(mm.buffer), nullptr);
   if (mm.memory) m.freeMemory(m.dev, reinterpret_cast<VkDeviceMemory>(mm.memory), nullptr);
@@ -353,6 +487,7 @@ void VulkanExporter::free(Memory& mm) {
 }
 
 int VulkanExporter::exportFd(const Memory& mm) {
+  KeepGlContext keep;
   VkMemoryGetFdInfoKHR gi{};
   gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
   gi.memory = reinterpret_cast<VkDeviceMemory>(mm.memory);
@@ -363,6 +498,7 @@ int VulkanExporter::exportFd(const Memory& mm) {
 }
 
 void* VulkanExporter::createSemaphore() {
+  KeepGlContext keep;
   Impl& m = *impl_;
   if (!m.semaphores) throw Error("Vulkan " + m.name + " cannot export semaphores as an opaque fd");
   VkExportSemaphoreCreateInfo ex{};
@@ -377,10 +513,12 @@ void* VulkanExporter::createSemaphore() {
 }
 
 void VulkanExporter::destroySemaphore(void* s) {
+  KeepGlContext keep;
   if (s) impl_->destroySemaphore(impl_->dev, reinterpret_cast<VkSemaphore>(s), nullptr);
 }
 
 int VulkanExporter::exportSemaphoreFd(void* s) {
+  KeepGlContext keep;
   VkSemaphoreGetFdInfoKHR gi{};
   gi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
   gi.semaphore = reinterpret_cast<VkSemaphore>(s);

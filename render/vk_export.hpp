@@ -19,6 +19,10 @@ namespace eddy {
 // Never throws.
 void probeVulkan(ExternalFacts& facts);
 
+// How often a Vulkan call here left the thread without its current OpenGL
+// context and the context was made current again (NVIDIA's driver does).
+size_t glContextRestores();
+
 class VulkanExporter {
  public:
   // A logical device on the physical device with this UUID (with
@@ -51,6 +55,7 @@ class VulkanExporter {
   int exportSemaphoreFd(void* semaphore);
 
  private:
+  void open(const Uuid& deviceUuid);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -46,6 +46,11 @@ double envReal(const char* name, double fallback) {
   return v && *v ? std::strtod(v, nullptr) : fallback;
 }
 
+std::string glText(GLenum what) {
+  const GLubyte* s = glGetString(what);
+  return s ? reinterpret_cast<const char*>(s) : "(no current GL context)";
+}
+
 // One EGL context for the whole binary (null where EGL cannot give one).
 EglContext* egl(std::string* why = nullptr) {
   static std::string error;
@@ -170,10 +175,12 @@ TEST(ExternalProbes, ReportWhatIsOfferedWithoutThrowing) {
   std::cout << "OpenCL " << ctx.info().name << " (" << f.clPlatformVersion << "): memory " << f.clMemory
             << ", 3.0 " << f.clCreateWithProperties << ", semaphores " << f.clSemaphore << ", uuid "
             << (f.clUuid ? uuidText(f.clDeviceUuid) : std::string("none")) << "\nOpenGL "
-            << glGetString(GL_RENDERER) << ": memory " << f.glMemory << ", semaphores " << f.glSemaphore
+            << glText(GL_RENDERER) << ": memory " << f.glMemory << ", semaphores " << f.glSemaphore
             << ", driver " << uuidText(f.glDriverUuid) << ", devices";
   for (const Uuid& u : f.glDeviceUuids) std::cout << ' ' << uuidText(u);
-  std::cout << "\nVulkan: " << (f.vulkanProblem.empty() ? "ok" : f.vulkanProblem) << '\n';
+  std::cout << "\nVulkan: " << (f.vulkanProblem.empty() ? "ok" : f.vulkanProblem)
+            << "; GL context made current again after Vulkan calls: " << glContextRestores() << " times\n";
+  EXPECT_NE(glGetString(GL_RENDERER), nullptr) << "the GL context is current after the Vulkan probe";
   for (const auto& v : f.vulkanDevices)
     std::cout << "  " << v.name << " device " << uuidText(v.deviceUuid) << " driver " << uuidText(v.driverUuid)
               << " memory fd " << v.memoryFd << " semaphore fd " << v.semaphoreFd << '\n';
@@ -293,7 +300,7 @@ TEST(ExternalFrames, PixelIdenticalToTheHostCopy) {
     std::cout << externalSyncName(sync) << ": " << sim->size() << " particles, " << frames << " frames, "
               << differ << " differ from the host copy; at least " << minLit << " pixels lit\n";
     EXPECT_EQ(differ, 0) << "every frame through `external` must be pixel-identical to the host copy";
-    EXPECT_GT(minLit, size_t(800 * 600 / 50)) << "the pictures compared are not empty";
+    EXPECT_GT(minLit, size_t(800 * 600 / 200)) << "the pictures compared are not empty";
   }
 }
 

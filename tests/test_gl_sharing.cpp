@@ -26,6 +26,7 @@ PathRequest request(BufferPathRequest path = BufferPathRequest::Auto, bool shari
   r.path = path;
   r.sharingAllowed = sharingAllowed;
   r.persistentAllowed = persistentAllowed;
+  r.externalSync = ExternalSync::Semaphores;  // semaphores where offered (EDDY_EXTERNAL_SYNC=semaphore)
   return r;
 }
 
@@ -243,12 +244,14 @@ TEST(BufferPathChoice, ForcedPathsAndSyncModes) {
   EXPECT_EQ(c.path, BufferPath::HostCopyPersistent);
   EXPECT_TRUE(c.notTaken.empty()) << c.summary();
   EXPECT_TRUE(contains(c.reason, "--buffer-path host")) << c.reason;
-  // EDDY_EXTERNAL_SYNC=wait / none override the semaphores.
-  PathRequest r = request();
-  r.externalSync = ExternalSync::HostWait;
-  c = choosePath(r, factsFor(noSharing));
+  // The default request (the app without EDDY_EXTERNAL_SYNC) waits on the
+  // host even where semaphores are offered, and says how to get them;
+  // EDDY_EXTERNAL_SYNC=none switches ordering off.
+  c = choosePath(PathRequest{}, factsFor(noSharing));
+  EXPECT_EQ(c.path, BufferPath::External);
   EXPECT_EQ(c.sync, ExternalSync::HostWait);
-  EXPECT_TRUE(contains(c.reason, "EDDY_EXTERNAL_SYNC=wait")) << c.reason;
+  EXPECT_TRUE(contains(c.reason, "EDDY_EXTERNAL_SYNC=semaphore")) << c.reason;
+  PathRequest r = request();
   r.externalSync = ExternalSync::None;
   c = choosePath(r, factsFor(noSharing));
   EXPECT_EQ(c.sync, ExternalSync::None);
