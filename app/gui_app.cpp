@@ -1,5 +1,6 @@
 #include "gui_app.hpp"
 
+#include "buffer_setup.hpp"
 #include "camera.hpp"
 #include "controller.hpp"
 #include "defaults.hpp"
@@ -54,8 +55,9 @@ double ms(Clock::time_point a, Clock::time_point b) {
 
 // Running means of the frame-time split, for the panel and --stats.
 struct FrameTimes {
-  double simulate = 0, transfer = 0, draw = 0, frame = 0, wait = 0;
+  double simulate = 0, transfer = 0, draw = 0, frame = 0, wait = 0, sync = 0;
   void mix(const FrameTimes& f, double a) {
+    sync += a * (f.sync - sync);
     simulate += a * (f.simulate - simulate);
     transfer += a * (f.transfer - transfer);
     draw += a * (f.draw - draw);
@@ -110,6 +112,7 @@ class App {
 
   std::unique_ptr<Context> ctx_;
   PathChoice choice_;
+  std::unique_ptr<ExternalInterop> interop_;  // the external buffer path's Vulkan/CL/GL set-up
   std::unique_ptr<Controller> ctl_;
   std::unique_ptr<ParticleBuffers> bufs_;
   std::unique_ptr<Renderer> renderer_;
@@ -149,6 +152,7 @@ App::~App() {
   // Order: GL/CL buffers, then the simulation, then the CL context; ImGui
   // and the renderer while the GL context is still current.
   bufs_.reset();
+  interop_.reset();
   ctl_.reset();
   ctx_.reset();
   renderer_.reset();
@@ -200,21 +204,18 @@ void App::applyViewDefaults() {
 }
 
 void App::setup() {
-  // ---- OpenCL context: against the GL context where sharing is possible ----
+  // ---- OpenCL context and buffer path: gl_sharing, external memory, host copy ----
   const DeviceInfo dev = selectDevice(o_.device);
-  std::string ext;
-  try {
-    ext = Context(dev).device().getInfo<CL_DEVICE_EXTENSIONS>();
-  } catch (const cl::Error& e) {
-    throw Error("querying " + dev.name + ": " + describe(e));
-  }
-  const bool storage = glHasBufferStorage();
+  PathRequest request;
+  request.path = o_.bufferPath;
+  request.sharingAllowed = o_.glSharing;
+  request.persistentAllowed = o_.persistentMap;
+  request.externalSync = externalSyncFromEnvironment();
   void* glx = win_ ? nativeGlxContext(win_) : nullptr;
-  PathChoice want = choosePath(o_.glSharing, dev, ext, glx != nullptr, storage, o_.persistentMap);
-  OpenedContext opened =
-      openContext(dev, want, glx, win_ ? nativeX11Display() : nullptr, storage && o_.persistentMap);
-  ctx_ = std::move(opened.ctx);
-  choice_ = opened.choice;
+  BufferSetup buffers = setUpBuffers(dev, request, glx, win_ ? nativeX11Display() : nullptr);
+  ctx_ = std::move(buffers.ctx);
+  choice_ = buffers.choice;
+  interop_ = std::move(buffers.interop);
 
   // ---- simulation, buffers, renderer ----
   // A failed build or load does not end the app: the panel shows the error.
@@ -244,7 +245,7 @@ void App::setup() {
       }
     }
   }
-  bufs_ = std::make_unique<ParticleBuffers>(*ctx_, choice_.path, choice_.clGlEvent);
+  bufs_ = std::make_unique<ParticleBuffers>(*ctx_, choice_.path, choice_.clGlEvent, interop_.get());
   if (ctl_->hasSim()) bufs_->reset(ctl_->sim().capacity());
   renderer_ = std::make_unique<Renderer>();
   renderer_->setTimer(&gpuTimer_);
@@ -478,7 +479,7 @@ int App::run() {
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
   if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
-       << choice_.reason << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
+       << choice_.summary() << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
        << '\n';
   if (ctl_->realtime())
     err_ << "eddy: stepping: real time at " << ctl_->speed() << "x (as many steps a frame as its wall "
@@ -606,7 +607,7 @@ int App::run() {
       ImGui::NewFrame();
       PanelStats ps;
       ps.device = ctx_->info().name + " (" + ctx_->info().platformName + ")";
-      ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.reason;
+      ps.bufferPath = bufferPathName(choice_.path) + ": " + choice_.summary();
       ps.fps = fps_;
       ps.stepsPerSec = stepsPerSec_;
       ps.simulateMs = smooth_.simulate;
@@ -689,6 +690,7 @@ int App::run() {
     const auto t1 = Clock::now();
     ft.frame = ms(t0, t1);
     ft.wait = bufs_->waitMs();
+    ft.sync = bufs_->syncMs();
     ft.simulate = live ? rep.steps * ctl_->sim().profiler().meanStepMs() : 0.0;
     for (const auto& s : frameProf_.stats())
       if (s.name != "push") ft.transfer += s.lastMs;
@@ -718,6 +720,7 @@ int App::run() {
       limitedFrames += rep.plan.limited;
       total.draw += ft.draw;
       total.wait += ft.wait;
+      total.sync += ft.sync;
       ++measured;
     }
     if (lastFrame) break;
@@ -745,9 +748,15 @@ int App::run() {
          << "  measured: frames " << warmup + 1 << " to " << frame << " of " << frame
          << " (the first " << warmup << " are warm-up: kernel compilation, first transfers)\n"
          << "  device: " << ctx_->info().name << "\n  buffers: " << bufferPathName(choice_.path)
+         << " (" << choice_.summary() << ")"
          << "\n  per frame (ms): frame " << total.frame / f << "  simulate " << sim / f
          << "  transfer " << transfer / f << "  draw " << total.draw / f << "  host-wait "
-         << total.wait / f << "\n";
+         << total.wait / f << "  sync " << total.sync / f << "\n";
+    // The transfer's parts (device time of each copy / kernel, OpenCL events).
+    out_ << "  transfer (device ms per frame):";
+    for (const auto& s : frameProf_.stats())
+      if (s.name != "push") out_ << "  " << s.name << " " << s.totalMs / f;
+    out_ << "\n";
     // GPU time of each render pass (timer queries), mean over the frames read back.
     out_ << "  render passes (GPU ms, mean of " << gpuTimer_.passes().frames() << " frames):";
     for (const auto& st : gpuTimer_.passes().stats()) out_ << "  " << st.name << " " << st.meanMs;

@@ -65,6 +65,15 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
            "never share buffers with OpenGL (cl_khr_gl_sharing); host copy");
   opt.flag("--no-persistent-map", o.persistentMap, false,
            "host copy through glBufferSubData, not a persistent mapping");
+  opt.custom("--buffer-path", "gl_sharing|external|host",
+             "how particles reach OpenGL (default: the first possible of\ngl_sharing, external = "
+             "Vulkan-exported memory, host copy);\na forced path that is not possible is an error",
+             [&](const std::string& v) {
+               if (v == "gl_sharing") o.bufferPath = BufferPathRequest::GLSharing;
+               else if (v == "external") o.bufferPath = BufferPathRequest::External;
+               else if (v == "host") o.bufferPath = BufferPathRequest::Host;
+               else throw UsageError("--buffer-path: '" + v + "' is not gl_sharing, external or host");
+             });
   opt.count("--frames", o.frames, 1, 1ull << 40, "N", "quit after N frames");
   opt.text("--screenshot", o.screenshot, "FILE.png", "write the last frame to FILE (needs --frames)");
   opt.custom("--size", "WxH", "window size in screen coordinates (default 1280x800)",
@@ -186,6 +195,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (o.realtime && o.substepsGiven)
     throw GuiUsageError("give either --realtime (paced to the wall clock) or --substeps K (fixed "
                         "stepping), not both");
+  if (o.bufferPath == BufferPathRequest::GLSharing && !o.glSharing)
+    throw GuiUsageError("--buffer-path gl_sharing contradicts --no-gl-sharing");
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
   if (!o.configPath.empty()) {

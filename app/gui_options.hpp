@@ -1,6 +1,7 @@
 // gui_options.hpp: the desktop app's command line (eddy [options]). GL-free.
 #pragma once
 
+#include "buffer_path.hpp"
 #include "factory.hpp"
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct GuiOptions {
   std::string device;             // --device
   bool glSharing = true;          // --no-gl-sharing
   bool persistentMap = true;      // --no-persistent-map
+  BufferPathRequest bufferPath = BufferPathRequest::Auto;  // --buffer-path gl_sharing|external|host
   uint64_t frames = 0;            // --frames N: quit after N frames (0 = run until closed)
   std::string screenshot;         // --screenshot FILE: written after the last frame
   unsigned substeps = 1;          // --substeps K (fixed stepping)

@@ -3,6 +3,9 @@
 # Creates the static library eddy_glad (include <glad/gl.h>; <glad/egl.h> for
 # the app's --offscreen EGL context: glad's own loader opens libEGL at run
 # time, so nothing links against libEGL).
+# No --extensions list: every GL extension is generated, which the external
+# buffer path (issue 15) relies on: GL_EXT_memory_object, GL_EXT_memory_object_fd,
+# GL_EXT_semaphore and GL_EXT_semaphore_fd (render/external_buffers.cpp).
 find_program(EDDY_GLAD_EXECUTABLE glad REQUIRED
   DOC "glad 2 OpenGL loader generator (Debian: python3-glad)")
 set(EDDY_GLAD_DIR ${CMAKE_BINARY_DIR}/glad)

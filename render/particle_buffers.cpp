@@ -11,10 +11,12 @@ double msSince(Clock::time_point t0) {
 }
 }  // namespace
 
-ParticleBuffers::ParticleBuffers(Context& ctx, BufferPath path, bool clGlEvent)
-    : ctx_(ctx), path_(path), clGlEvent_(clGlEvent) {
+ParticleBuffers::ParticleBuffers(Context& ctx, BufferPath path, bool clGlEvent, ExternalInterop* external)
+    : ctx_(ctx), path_(path), clGlEvent_(clGlEvent), ext_(external) {
   if (path == BufferPath::HostCopyPersistent && !glHasBufferStorage())
     throw Error("persistent mapping needs OpenGL 4.4 or GL_ARB_buffer_storage");
+  if (path == BufferPath::External && !external)
+    throw Error("the external buffer path needs its OpenCL/OpenGL/Vulkan set-up");
 }
 
 ParticleBuffers::~ParticleBuffers() {
@@ -38,6 +40,12 @@ void ParticleBuffers::release() {
     s.posCl = cl::BufferGL();
     s.colorCl = cl::BufferGL();
     s.posEvent = s.colorEvent = s.releaseEvent = s.readBackEvent = cl::Event();
+    // External: the buffers own their GL names (freed OpenCL, OpenGL, Vulkan).
+    s.ready.reset();
+    s.free.reset();
+    if (s.posExt || s.colorExt) s.pos = s.color = 0;
+    s.posExt.reset();
+    s.colorExt.reset();
     for (GLuint* b : {&s.pos, &s.color}) {
       if (!*b) continue;
       if (path_ == BufferPath::HostCopyPersistent) {
@@ -64,6 +72,19 @@ void ParticleBuffers::reset(size_t capacity) {
   const GLsizeiptr posBytes = GLsizeiptr(capacity_ * 4 * sizeof(float));
   const GLsizeiptr colorBytes = GLsizeiptr(capacity_ * sizeof(float));
   try {
+    if (path_ == BufferPath::External) {
+      for (Slot& s : slots_) {
+        s.posExt = ext_->makeBuffer(size_t(posBytes));
+        s.colorExt = ext_->makeBuffer(size_t(colorBytes));
+        s.pos = s.posExt->gl();
+        s.color = s.colorExt->gl();
+        if (ext_->sync() == ExternalSync::Semaphores) {
+          s.ready = ext_->makeSemaphore();
+          s.free = ext_->makeSemaphore();
+        }
+      }
+      return;
+    }
     for (Slot& s : slots_) {
       glGenBuffers(1, &s.pos);
       glGenBuffers(1, &s.color);
@@ -126,8 +147,39 @@ void ParticleBuffers::waitEvent(const cl::Event& e) {
   waitMs_ += msSince(t0);
 }
 
+const cl::Buffer& ParticleBuffers::colorDevice(Slot& s) const {
+  if (path_ == BufferPath::External) return s.colorExt->cl();
+  return s.colorCl;
+}
+
+void ParticleBuffers::colorReadBack(Slot& s, size_t n, bool fresh) {
+  auto& q = ctx_.queue();
+  if (fresh) {
+    // A new field: the legend's range needs its values this frame. The
+    // read-back of an older field still in flight is of no use now.
+    if (readBackSlot_ >= 0) {
+      waitEvent(slots_[readBackSlot_].readBackEvent);
+      slots_[readBackSlot_].readBackEvent = cl::Event();
+      readBackSlot_ = -1;
+    }
+    readBack_.resize(n);
+    const auto t0 = std::chrono::steady_clock::now();
+    q.enqueueReadBuffer(colorDevice(s), CL_TRUE, 0, n * sizeof(float), readBack_.data());
+    waitMs_ += msSince(t0);
+  }
+  // Every 16th frame read the field back for the legend's range.
+  const bool idle = !s.readBackEvent() && readBackSlot_ < 0;
+  if (!fresh && uploads_ % 16 == 0 && idle) {
+    s.colorHost.resize(n);
+    q.enqueueReadBuffer(colorDevice(s), CL_FALSE, 0, n * sizeof(float), s.colorHost.data(), nullptr,
+                        &s.readBackEvent);
+    readBackSlot_ = write_;
+  }
+}
+
 void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof, bool fresh) {
   waitMs_ = 0;
+  syncMs_ = 0;
   const size_t n = sim.size();
   if (n > capacity_ || capacity_ == 0) reset(std::max(sim.capacity(), n));
   if (field >= int(sim.colorFields().size())) field = -1;
@@ -146,29 +198,39 @@ void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof, bool fr
       if (field >= 0) {
         s.colorEvent = sim.writeColorField(size_t(field), s.colorCl);
         prof.record("color", s.colorEvent);
-        if (fresh) {
-          // A new field: the legend's range needs its values this frame. The
-          // read-back of an older field still in flight is of no use now.
-          if (readBackSlot_ >= 0) {
-            waitEvent(slots_[readBackSlot_].readBackEvent);
-            slots_[readBackSlot_].readBackEvent = cl::Event();
-            readBackSlot_ = -1;
-          }
-          readBack_.resize(n);
-          const auto t0 = std::chrono::steady_clock::now();
-          q.enqueueReadBuffer(s.colorCl, CL_TRUE, 0, n * sizeof(float), readBack_.data());
-          waitMs_ += msSince(t0);
-        }
-        // Every 16th frame read the field back for the legend's range.
-        const bool idle = !s.readBackEvent() && readBackSlot_ < 0;
-        if (!fresh && uploads_ % 16 == 0 && idle) {
-          s.colorHost.resize(n);
-          q.enqueueReadBuffer(s.colorCl, CL_FALSE, 0, n * sizeof(float), s.colorHost.data(),
-                              nullptr, &s.readBackEvent);
-          readBackSlot_ = write_;
-        }
+        colorReadBack(s, n, fresh);
       }
       q.enqueueReleaseGLObjects(&objs, nullptr, &s.releaseEvent);
+    } else if (path_ == BufferPath::External) {
+      const ExternalSync sync = ext_->sync();
+      auto t0 = Clock::now();
+      if (sync == ExternalSync::HostWait) waitFence(s);  // OpenGL has finished drawing from this slot
+      if (sync == ExternalSync::Semaphores) {
+        // A slot written but never drawn (a fresh upload drew the other one):
+        // OpenCL consumes its own signal, so the next signal is legal.
+        if (s.readyPending) ext_->wait(*s.ready);
+        // OpenGL signalled `free` after drawing from the slot: wait for it.
+        if (s.freePending) ext_->wait(*s.free);
+        s.readyPending = s.freePending = false;
+      }
+      const std::vector<cl_mem> mems{s.posExt->cl()(), s.colorExt->cl()()};
+      ext_->acquire(mems);
+      syncMs_ += msSince(t0);
+      q.enqueueCopyBuffer(sim.positionBuffer(), s.posExt->cl(), 0, 0, n * 4 * sizeof(float), nullptr,
+                          &s.posEvent);
+      prof.record("transfer pos", s.posEvent);
+      if (field >= 0) {
+        s.colorEvent = sim.writeColorField(size_t(field), s.colorExt->cl());
+        prof.record("color", s.colorEvent);
+        colorReadBack(s, n, fresh);
+      }
+      t0 = Clock::now();
+      ext_->release(mems, &s.releaseEvent);
+      if (sync == ExternalSync::Semaphores) {
+        ext_->signal(*s.ready);
+        s.readyPending = true;
+      }
+      syncMs_ += msSince(t0);
     } else {
       waitFence(s);  // OpenGL has finished drawing from this slot
       const bool mapped = path_ == BufferPath::HostCopyPersistent;
@@ -206,8 +268,18 @@ ParticleDraw ParticleBuffers::drawSlot() {
   Slot& s = slots_[r];
   drawn_ = -1;
   if (!s.valid) return {};
-  if (path_ == BufferPath::GLSharing) {
-    if (!clGlEvent_) waitEvent(s.releaseEvent);  // OpenCL done before GL reads
+  if (onDevice()) {
+    if (path_ == BufferPath::GLSharing && !clGlEvent_) waitEvent(s.releaseEvent);  // OpenCL done before GL reads
+    if (path_ == BufferPath::External) {
+      const auto t0 = Clock::now();
+      if (ext_->sync() == ExternalSync::Semaphores && s.readyPending) {
+        ext_->glWait(*s.ready, {s.pos, s.color});  // the GPU waits for OpenCL's writes
+        s.readyPending = false;
+      } else if (ext_->sync() == ExternalSync::HostWait) {
+        waitEvent(s.releaseEvent);  // OpenCL done before GL reads
+      }
+      syncMs_ += msSince(t0);
+    }
     if (readBackSlot_ >= 0) {
       Slot& rb = slots_[readBackSlot_];
       if (rb.readBackEvent() &&
@@ -240,8 +312,22 @@ ParticleDraw ParticleBuffers::drawSlot() {
 }
 
 void ParticleBuffers::afterDraw() {
-  if (drawn_ < 0 || path_ != BufferPath::HostCopyPersistent) return;
+  if (drawn_ < 0) return;
   Slot& s = slots_[drawn_];
+  if (path_ == BufferPath::External && ext_->sync() == ExternalSync::Semaphores) {
+    const auto t0 = Clock::now();
+    // Drawn again before OpenCL took the last `free` (it was drawn twice):
+    // OpenGL consumes its own signal first, so the new one is legal.
+    if (s.freePending) ext_->glWait(*s.free, {});
+    ext_->glSignal(*s.free, {s.pos, s.color});
+    glFlush();  // the signal reaches the GPU before OpenCL's wait is submitted
+    s.freePending = true;
+    syncMs_ += msSince(t0);
+    return;
+  }
+  const bool fence = path_ == BufferPath::HostCopyPersistent ||
+                     (path_ == BufferPath::External && ext_->sync() == ExternalSync::HostWait);
+  if (!fence) return;
   if (s.fence) glDeleteSync(s.fence);
   s.fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
 }

@@ -12,13 +12,23 @@
 //    Synchronisation per the extension: glFinish before the acquire and a wait
 //    on the release event before GL draws, both replaced by the implicit
 //    synchronisation of cl_khr_gl_event where the device offers it.
+//  - External: the VBOs live in memory Vulkan exported and both OpenCL and
+//    OpenGL imported (render/external_buffers.hpp); each frame a device-side
+//    copy into the slot. Ordered by exported semaphores (OpenCL signals the
+//    slot's "ready" after writing, GL waits on it before drawing; GL signals
+//    "free" after drawing, OpenCL waits on it before writing the slot again),
+//    or by host waits (the slot's release event before GL draws, a GL fence
+//    before OpenCL writes), or not at all (ExternalSync::None: the torn-frame
+//    test's failing mode).
 #pragma once
 
 #include "buffer_path.hpp"
+#include "external_buffers.hpp"
 #include "gl.hpp"
 #include "renderer.hpp"
 #include "simulation.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +37,10 @@ namespace eddy {
 class ParticleBuffers {
  public:
   // Needs the current GL context; for GLSharing `ctx` must have been created
-  // against it. `clGlEvent`: the device offers cl_khr_gl_event.
-  ParticleBuffers(Context& ctx, BufferPath path, bool clGlEvent);
+  // against it. `clGlEvent`: the device offers cl_khr_gl_event. External
+  // needs `external` (on `ctx`, outliving these buffers); its sync() decides
+  // the ordering.
+  ParticleBuffers(Context& ctx, BufferPath path, bool clGlEvent, ExternalInterop* external = nullptr);
   ~ParticleBuffers();
   ParticleBuffers(const ParticleBuffers&) = delete;
   ParticleBuffers& operator=(const ParticleBuffers&) = delete;
@@ -60,6 +72,10 @@ class ParticleBuffers {
   bool hasColors() const { return drawn_ >= 0 && slots_[drawn_].hasColor; }
   // Host milliseconds spent waiting (fences, transfer events) this frame.
   double waitMs() const { return waitMs_; }
+  // External path: host milliseconds spent in the synchronisation calls
+  // (semaphore signal/wait, acquire/release, fences) from this frame's
+  // upload to its afterDraw.
+  double syncMs() const { return syncMs_; }
 
  private:
   struct Slot {
@@ -68,11 +84,18 @@ class ParticleBuffers {
     void* colorMap = nullptr;
     std::vector<float> posHost, colorHost;  // SubData staging / sharing read-back
     cl::BufferGL posCl, colorCl;            // sharing
+    std::unique_ptr<ExternalInterop::Buffer> posExt, colorExt;     // external
+    std::unique_ptr<ExternalInterop::Semaphore> ready, free;       // external, semaphores
+    bool readyPending = false;  // OpenCL signalled `ready`, OpenGL has not waited on it
+    bool freePending = false;   // OpenGL signalled `free`, OpenCL has not waited on it
     cl::Event posEvent, colorEvent, releaseEvent, readBackEvent;
     GLsync fence = nullptr;
     size_t count = 0;
     bool hasColor = false, valid = false, needsSubData = false;
   };
+  bool onDevice() const { return path_ == BufferPath::GLSharing || path_ == BufferPath::External; }
+  const cl::Buffer& colorDevice(Slot& s) const;
+  void colorReadBack(Slot& s, size_t n, bool fresh);
   void release();
   void waitFence(Slot& s);
   void waitEvent(const cl::Event& e);
@@ -80,6 +103,7 @@ class ParticleBuffers {
   Context& ctx_;
   BufferPath path_;
   bool clGlEvent_;
+  ExternalInterop* ext_;
   size_t capacity_ = 0;
   Slot slots_[2];
   cl::Buffer colorDev_;  // host-copy paths: the colour field on the device
@@ -89,7 +113,7 @@ class ParticleBuffers {
   std::vector<float> readBack_;  // sharing: last completed colour read-back
   int readBackSlot_ = -1;
   bool drawLatest_ = false;  // drawSlot(): this frame's upload (upload(..., fresh))
-  double waitMs_ = 0;
+  double waitMs_ = 0, syncMs_ = 0;
 };
 
 }  // namespace eddy
