@@ -38,12 +38,11 @@
 /* Morton key: bits per axis (3 x 21 = 63-bit keys) and the key width. */
 #define EDDY_TREE_AXIS_BITS 21
 #define EDDY_TREE_KEY_BITS 63
-/* method=auto takes the tree from this many bodies on (measured step-time
- * crossovers at theta 0.5): GPUs (H200: direct 9.05 ms / tree 8.87 ms at
- * 131072; direct 2.38 ms / tree ~5 ms at 65536) and CPU devices (PoCL on 2
- * shared cores, 64-body groups: about equal near 2048, tree 314 / direct
- * 485 ms at 8192). */
-#define EDDY_TREE_AUTO_MIN_GPU 131072
+/* method=auto takes the tree from this many bodies on (measured step times at
+ * theta 0.5, docs/PERFORMANCE.md): GPUs (H200: direct 0.59 ms / tree 0.73 ms
+ * at 32768, direct 2.33 ms / tree 0.87 ms at 65536) and CPU devices (PoCL on
+ * 2 shared cores: about equal at 3072, tree 55-61 / direct 79-82 ms at 4096). */
+#define EDDY_TREE_AUTO_MIN_GPU 65536
 #define EDDY_TREE_AUTO_MIN_CPU 4096
 /* The diagnostics of the tree method take the potential from the tree walk
  * from this many bodies on, where the direct sum's N^2 double-precision pair

@@ -31,7 +31,7 @@ const std::vector<ParamDesc>& nbodyParamDecl() {
        false, false, false},
       enumParam("method", "Force method", "Tree", {"direct", "tree", "auto"}, 2,
                 "How gravity is summed. direct: all pairs (exact, O(N^2)); tree: Barnes-Hut "
-                "octree walk with quadrupoles built on the device every step (O(N log N), "
+                "tree walk with quadrupoles built on the device every step (O(N log N), "
                 "error set by theta); auto: the tree from the measured crossover N on this "
                 "kind of device (docs/PERFORMANCE.md), else direct. Changes take effect at the "
                 "next step.",
