@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 using namespace eddy;
 
@@ -16,6 +17,7 @@ struct Case {
   size_t n;
   unsigned wg, bpi;
   bool native;
+  unsigned split = 1;  // source slices (nbody_gravity_split + nbody_gravity_reduce)
 };
 
 std::vector<Body> randomBodies(size_t n, unsigned seed) {
@@ -43,6 +45,7 @@ TEST_P(GravityKernel, MatchesDoubleReference) {
   cfg.wg = c.wg;
   cfg.bpi = c.bpi;
   cfg.nativeRsqrt = c.native;
+  cfg.split = c.split;
   NBodySim sim(test::context(), params, randomBodies(c.n, seed), cfg);
   const auto pos = sim.readPositions();
   const auto acc = sim.readAccelerations();
@@ -74,8 +77,8 @@ TEST_P(GravityKernel, MatchesDoubleReference) {
     EXPECT_EQ(vel[i].s[1], 0.0f);
   }
   RecordProperty("max_scaled_error", std::to_string(worstScaled));
-  std::printf("N=%zu wg=%u bpi=%u native=%d: max |da|/sum|a_j| = %.3g, max |da|/|a| = %.3g (seed %u)\n",
-              c.n, c.wg, c.bpi, int(c.native), worstScaled, worstRel, seed);
+  std::printf("N=%zu wg=%u bpi=%u split=%u native=%d: max |da|/sum|a_j| = %.3g, max |da|/|a| = %.3g (seed %u)\n",
+              c.n, c.wg, c.bpi, c.split, int(c.native), worstScaled, worstRel, seed);
   EXPECT_LT(worstScaled, 1e-5) << "seed " << seed;
 }
 
@@ -85,6 +88,13 @@ std::vector<Case> cases() {
     for (unsigned wg : {64u, 256u})
       for (unsigned bpi : {1u, 2u, 4u}) out.push_back({n, wg, bpi, true});
   for (size_t n : {1u, 257u, 1031u}) out.push_back({n, 128, 1, false});
+  // The source split: slices of whole tiles, the last one partial; more
+  // slices asked for than there are tiles.
+  for (size_t n : {1u, 2u, 65u, 97u, 257u, 1000u, 1031u})
+    for (unsigned split : {2u, 3u, 7u}) {
+      out.push_back({n, 64, 1, true, split});
+      out.push_back({n, 64, 2, true, split});
+    }
   return out;
 }
 
@@ -92,7 +102,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GravityKernel, ::testing::ValuesIn(cases()),
                          [](const auto& info) {
                            const Case& c = info.param;
                            return "n" + std::to_string(c.n) + "_wg" + std::to_string(c.wg) +
-                                  "_bpi" + std::to_string(c.bpi) + (c.native ? "_native" : "_ieee");
+                                  "_bpi" + std::to_string(c.bpi) + (c.native ? "_native" : "_ieee") +
+                                  (c.split > 1 ? "_split" + std::to_string(c.split) : "");
                          });
 
 TEST(GravityKernel, AutomaticLayoutFillsTheDevice) {
@@ -100,14 +111,48 @@ TEST(GravityKernel, AutomaticLayoutFillsTheDevice) {
   gpu.type = CL_DEVICE_TYPE_GPU;
   gpu.computeUnits = 132;
   gpu.maxWorkGroup = 1024;
-  auto big = NBodyKernelConfig::automatic(gpu, 262144);
-  EXPECT_EQ(big.wg * big.bpi, 1024u);  // 256 groups >= 132 SMs
-  auto mid = NBodyKernelConfig::automatic(gpu, 65536);
-  EXPECT_GE(65536u / (mid.wg * mid.bpi), 132u);
-  auto tiny = NBodyKernelConfig::automatic(gpu, 10);
-  EXPECT_EQ(tiny.wg, 64u);
+  // Large N: the layout measured fastest, no split.
+  for (size_t n : {size_t(262144), size_t(1) << 20}) {
+    const auto big = NBodyKernelConfig::automatic(gpu, n);
+    EXPECT_EQ(big.wg * big.bpi, 1024u) << n;
+    EXPECT_EQ(big.split, 1u) << n;
+  }
+  // Small N: the sources are split so that the groups fill the device
+  // (about 1024 resident work-items per compute unit), and the split is
+  // what the launch uses.
+  for (size_t n : {size_t(4096), size_t(8192), size_t(16384), size_t(65536)}) {
+    const auto c = NBodyKernelConfig::automatic(gpu, n);
+    const size_t blocks = (n + c.wg * c.bpi - 1) / (c.wg * c.bpi);
+    EXPECT_GT(c.split, 1u) << n;
+    EXPECT_EQ(NBodyKernelConfig::slices(n, c.wg, c.split), c.split) << n;
+    EXPECT_GE(blocks * c.split * c.wg, size_t(0.9 * 132 * 1024)) << n;
+  }
+  // The layouts measured on the H200 (docs/PERFORMANCE.md, "source split").
+  for (const auto& [n, wg, bpi, split] :
+       {std::tuple{size_t(8192), 256u, 2u, 32u}, std::tuple{size_t(16384), 512u, 2u, 16u},
+        std::tuple{size_t(32768), 512u, 2u, 8u}, std::tuple{size_t(65536), 512u, 2u, 4u},
+        std::tuple{size_t(131072), 512u, 2u, 2u}, std::tuple{size_t(1) << 20, 512u, 2u, 1u}}) {
+    const auto c = NBodyKernelConfig::automatic(gpu, n);
+    EXPECT_EQ(c.wg, wg) << n;
+    EXPECT_EQ(c.bpi, bpi) << n;
+    EXPECT_EQ(c.split, split) << n;
+  }
+  auto tiny = NBodyKernelConfig::automatic(gpu, 10);  // every body its own item, one group
+  EXPECT_EQ(tiny.bpi, 1u);
+  EXPECT_EQ(tiny.split, 1u);
   gpu.maxWorkGroup = 256;
   EXPECT_LE(NBodyKernelConfig::automatic(gpu, 1 << 24).wg, 256u);
+  // CPUs keep the plain kernel.
+  DeviceInfo cpu;
+  cpu.type = CL_DEVICE_TYPE_CPU;
+  cpu.computeUnits = 2;
+  cpu.maxWorkGroup = 4096;
+  EXPECT_EQ(NBodyKernelConfig::automatic(cpu, 8192).split, 1u);
+  // Slices are whole tiles, never empty, never more than the tiles.
+  EXPECT_EQ(NBodyKernelConfig::slices(1000, 64, 100), 16u);
+  EXPECT_EQ(NBodyKernelConfig::slices(1000, 64, 7), 6u);  // 16 tiles: 6 slices of 3
+  EXPECT_EQ(NBodyKernelConfig::slices(1, 64, 7), 1u);
+  EXPECT_EQ(NBodyKernelConfig::slices(4096, 256, 1), 1u);
 }
 
 TEST(GravityKernel, DriftKicksAndMovesExactlyOnce) {

@@ -17,7 +17,9 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -44,8 +46,8 @@ struct TreeRun {
   NBodyTree tree;
   cl::Buffer pos, vel, acc;
   Profiler prof;
-  TreeRun(const std::vector<cl_float4>& p, unsigned stackCap = 0)
-      : tree(test::context(), p.size(), stackCap) {
+  TreeRun(const std::vector<cl_float4>& p, unsigned stackCap = 0, const std::string& options = "")
+      : tree(test::context(), p.size(), stackCap, options) {
     auto& ctx = test::context();
     const size_t bytes = p.size() * sizeof(cl_float4);
     pos = ctx.createBuffer(CL_MEM_READ_WRITE, bytes, "test positions");
@@ -149,6 +151,22 @@ void checkTree(const std::vector<cl_float4>& p, const std::string& what) {
   EXPECT_EQ(visited, nodes);
   for (size_t j = 0; j < n; ++j) ASSERT_EQ(leafHits[j], 1) << "body " << j;
   EXPECT_LE(maxDepth, 64u + 32u);
+
+  // Groups: the largest nodes with at most EDDY_TREE_NCRIT bodies; every
+  // body in exactly one group.
+  auto count = [&](uint32_t node) { return cover[node].second - cover[node].first + 1; };
+  std::vector<int> groupHits(n, 0);
+  ASSERT_GE(h.groups.size(), 1u);
+  for (const uint32_t g : h.groups) {
+    ASSERT_LT(g, nodes);
+    EXPECT_LE(count(g), uint32_t(EDDY_TREE_NCRIT)) << "group node " << g;
+    if (h.parent[g] != EDDY_TREE_NONE) {
+      EXPECT_GT(count(h.parent[g]), uint32_t(EDDY_TREE_NCRIT)) << "group node " << g;
+    }
+    for (uint32_t j = cover[g].first; j <= cover[g].second; ++j) ++groupHits[j];
+  }
+  for (size_t j = 0; j < n; ++j) ASSERT_EQ(groupHits[j], 1) << "body " << j;
+  EXPECT_EQ(r.tree.groupCount(), h.groups.size());
 }
 
 double sumSquares(const std::array<double, 6>& q) {
@@ -250,14 +268,15 @@ struct Scene {
 
 // Errors of the tree forces at each theta against direct double summation.
 std::vector<test::ErrorStats> accuracyTable(const Scene& s, const std::vector<float>& thetas,
-                                            bool byMean = false) {
+                                            bool byMean = false, const std::string& options = "") {
   const auto ref = referenceAccelerations(s.pos, 1.0, s.eps);
-  TreeRun r(s.pos);
+  TreeRun r(s.pos, 0, options);
   std::vector<test::ErrorStats> out;
   for (float theta : thetas) {
     const auto st = test::forceErrors(r.forces(1.0f, float(s.eps), theta), ref, byMean);
-    std::printf("%-10s N=%6zu theta=%.1f: median %.2e  p99 %.2e  max %.2e%s\n", s.name.c_str(),
-                s.pos.size(), theta, st.median, st.p99, st.max, byMean ? " (of mean |a|)" : "");
+    std::printf("%-10s N=%6zu theta=%.2f: median %.2e  p99 %.2e  max %.2e%s %s\n",
+                s.name.c_str(), s.pos.size(), theta, st.median, st.p99, st.max,
+                byMean ? " (of mean |a|)" : "", options.c_str());
     out.push_back(st);
   }
   EXPECT_EQ(r.tree.fallbacks(), 0u) << "the walk's stack overflowed";
@@ -351,7 +370,7 @@ TEST(NBodyTree, FullStackFallsBackToExactSumsAndRerunsAreBitIdentical) {
   std::vector<std::string> rows;
   for (const auto& s : normal.prof.stats()) rows.push_back(s.name);
   for (const char* phase : {"bounds", "keys", "sort_split", "sort_histogram", "sort_scan",
-                            "sort_scatter", "sort_gather", "build", "moments", "walk"})
+                            "sort_scatter", "sort_gather", "build", "moments", "groups", "walk"})
     EXPECT_NE(std::find(rows.begin(), rows.end(), phase), rows.end()) << phase;
 }
 
@@ -360,6 +379,73 @@ TEST(NBodyTree, RejectsThetaOutsideItsRange) {
   EXPECT_THROW(r.forces(1.0f, 0.01f, 0.0f), Error);
   EXPECT_THROW(r.forces(1.0f, 0.01f, 1.5f), Error);
   EXPECT_THROW(r.forces(1.0f, 0.01f, std::nanf("")), Error);
+}
+
+TEST(NBodyTree, OtherWalkLayoutsMeetTheSameBounds) {
+  // The walk's compile-time knobs (work-group size, bodies per group and so
+  // per item, bucket size) change the order of summation and the lists:
+  // two bodies per item with 4-body buckets, and 16-item groups with
+  // one-body buckets. At theta 0.01 every node is opened, so the sums are
+  // exact on awkward sizes (the body lists and the bucket paths alone); at
+  // theta 0.5 a Plummer sphere stays within the accuracy bounds (smaller
+  // groups accept more nodes: p99 up to 0.95e-2 on the H200 with 16-body
+  // groups, so 2e-2 as for the degenerate inputs).
+  const unsigned seed = test::freshSeed();
+  for (const std::string options : {"-DTREE_W=32 -DTREE_NCRIT=64 -DTREE_NLEAF=4",
+                                    "-DTREE_W=16 -DTREE_NCRIT=16 -DTREE_NLEAF=1"}) {
+    for (const size_t n : {size_t(97), size_t(1021)}) {
+      SCOPED_TRACE(options + ", cube, n = " + std::to_string(n));
+      const auto t = accuracyTable(Scene{"cube", randomCube(n, seed + unsigned(n)), 0.01}, {0.01f},
+                                   true, options);
+      EXPECT_LE(t[0].max, 1e-5);
+    }
+    SCOPED_TRACE(options + ", plummer");
+    const auto t = accuracyTable(
+        Scene{"plummer", toFloat4(makeNBodyScene("plummer", 3001, seed)), 0.01}, {0.5f}, false,
+        options);
+    EXPECT_LE(t[0].median, 1e-3);
+    EXPECT_LE(t[0].p99, 2e-2);
+  }
+}
+
+TEST(NBodyTree, PotentialMatchesDirectDoubleSums) {
+  // The potential build of the walk (diagnostics at large N) against the
+  // double sum: per body |dphi| / |phi|, and the total W = 1/2 sum m phi.
+  const unsigned seed = test::freshSeed();
+  for (const Scene& s : {Scene{"plummer", toFloat4(makeNBodyScene("plummer", 10000, seed)), 0.01},
+                         Scene{"galaxies", toFloat4(makeNBodyScene("galaxies", 10000, seed)), 0.01},
+                         Scene{"cube", randomCube(1, seed), 0.01},
+                         Scene{"cube", randomCube(3, seed), 0.01},
+                         Scene{"cube", randomCube(131, seed), 0.01}}) {
+    SCOPED_TRACE(s.name + ", n = " + std::to_string(s.pos.size()));
+    const float eps2 = float(s.eps) * float(s.eps);
+    const auto ref = referencePotentials(s.pos, double(eps2));
+    TreeRun r(s.pos);
+    for (float theta : {0.3f, 0.5f}) {
+      const cl::Buffer& b = r.tree.potential(r.pos, eps2, theta, r.prof);
+      std::vector<float> phi(s.pos.size());
+      test::context().queue().enqueueReadBuffer(b, CL_TRUE, 0, phi.size() * sizeof(float),
+                                                phi.data());
+      std::vector<double> e(phi.size());
+      double W = 0, Wref = 0;
+      for (size_t i = 0; i < phi.size(); ++i) {
+        e[i] = ref[i] != 0 ? std::fabs(phi[i] - ref[i]) / std::fabs(ref[i]) : std::fabs(phi[i]);
+        W += 0.5 * s.pos[i].s[3] * phi[i];
+        Wref += 0.5 * s.pos[i].s[3] * ref[i];
+      }
+      std::sort(e.begin(), e.end());
+      const double median = e[e.size() / 2], p99 = e[size_t(0.99 * double(e.size() - 1))];
+      const double dW = Wref != 0 ? std::fabs(W - Wref) / std::fabs(Wref) : std::fabs(W);
+      std::printf("potential %-8s N=%6zu theta=%.1f: median %.2e p99 %.2e max %.2e, |dW/W| %.2e\n",
+                  s.name.c_str(), s.pos.size(), theta, median, p99, e.back(), dW);
+      EXPECT_LE(median, 1e-3);
+      EXPECT_LE(p99, 1e-2);
+      EXPECT_LE(dW, 1e-3);
+      if (s.pos.size() <= 3) {
+        EXPECT_LE(e.back(), 1e-5);  // every node opened: exact sums
+      }
+    }
+  }
 }
 
 // ---- NBodySim with method = tree ---------------------------------------------
@@ -389,7 +475,7 @@ TEST(NBodyTreeSim, MethodChoiceAndProfilerRows) {
   sim.profiler().collect(true);
   std::vector<std::string> rows;
   for (const auto& s : sim.profiler().stats()) rows.push_back(s.name);
-  for (const char* phase : {"drift", "keys", "sort_scatter", "build", "moments", "walk"})
+  for (const char* phase : {"drift", "keys", "sort_scatter", "build", "moments", "groups", "walk"})
     EXPECT_NE(std::find(rows.begin(), rows.end(), phase), rows.end()) << phase;
   EXPECT_EQ(std::find(rows.begin(), rows.end(), "gravity"), rows.end());
 }
@@ -417,31 +503,169 @@ TEST(NBodyTreeSim, AccelerationsMatchTheDirectMethodInTheInputOrder) {
   EXPECT_EQ(tree.readPositions().size(), bodies.size());
 }
 
+namespace {
+// A test size from the environment (the GPU runs recorded in
+// docs/PERFORMANCE.md use larger ones than CI), else the default.
+double envOr(const char* name, double def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtod(v, nullptr) : def;
+}
+}  // namespace
+
 TEST(NBodyTreeSim, PlummerStaysInVirialEquilibriumAndConservesEnergy) {
-  // N = 4096 rather than the issue's 1e4 to keep PoCL on 2 cores within the
-  // suite's time (the same bounds; docs record the GPU run at larger N).
-  const size_t n = 4096;
+  // The issue's CI check: 10^4 bodies, two crossing times, |dE/E| <= 1e-3 and
+  // 2K/|W| within 0.05 of 1. EDDY_TEST_PLUMMER_N and EDDY_TEST_PLUMMER_CROSSINGS
+  // scale it up (the H200 run: 10^5 bodies, 10 crossing times). The energies
+  // use the direct double potential (exact), not the tree's.
+  const size_t n = size_t(envOr("EDDY_TEST_PLUMMER_N", 10000));
+  const double crossings = envOr("EDDY_TEST_PLUMMER_CROSSINGS", 2);
   Params params(nbodyParamDecl());
   params.set("softening", 0.03);
   params.set("dt", 0.01);
-  NBodySim sim(test::context(), params, makeNBodyScene("plummer", n, test::freshSeed()),
-               treeConfig());
+  auto cfg = treeConfig();
+  cfg.treePotentialMin = std::numeric_limits<size_t>::max();
+  NBodySim sim(test::context(), params, makeNBodyScene("plummer", n, test::freshSeed()), cfg);
   const auto d0 = sim.diagnostics();
-  const double tCross = 2.0 * std::sqrt(2.0);
-  const int steps = int(std::ceil(2 * tCross / 0.01));  // two crossing times
+  const double tCross = 2.0 * std::sqrt(2.0);  // Henon units
+  const int steps = int(std::ceil(crossings * tCross / 0.01));
+  const int every = std::max(1, steps / 6);
   double maxAbs = 0;
   for (int s = 1; s <= steps; ++s) {
     sim.step();
-    if (s % 95 == 0 || s == steps) {
+    if (s % every == 0 || s == steps) {
       const auto d = sim.diagnostics();
       maxAbs = std::max(maxAbs, std::fabs((d.total - d0.total) / d0.total));
     }
   }
   const auto d1 = sim.diagnostics();
-  std::printf("tree Plummer N=%zu, theta %.2f, %d steps: Q0 = %.4f, Q = %.4f, max |dE/E| = %.3e\n",
-              n, params.get("theta"), steps, d0.virialRatio, d1.virialRatio, maxAbs);
+  std::printf("tree Plummer N=%zu, theta %.2f, %d steps (%.1f crossing times): Q0 = %.4f, "
+              "Q = %.4f, max |dE/E| = %.3e, nodes summed body by body: %llu\n",
+              n, params.get("theta"), steps, crossings, d0.virialRatio, d1.virialRatio, maxAbs,
+              (unsigned long long)sim.tree()->fallbacks());
   EXPECT_LT(maxAbs, 1e-3);
-  EXPECT_NEAR(d1.virialRatio, 1.0, 0.05 + 3.0 / std::sqrt(double(n)));
+  EXPECT_NEAR(d1.virialRatio, 1.0, 0.05);
+}
+
+TEST(NBodyTreeSim, DiagnosticsTakeTheTreePotentialFromTheThreshold) {
+  // From treePotentialMin bodies on, the tree method's energies come from the
+  // tree walk; they agree with the direct double sum to the tree's error.
+  auto& ctx = test::context();
+  Params params(nbodyParamDecl());
+  const auto bodies = makeNBodyScene("plummer", 3001, test::freshSeed());
+  auto viaTree = treeConfig(), viaDirect = treeConfig();
+  viaTree.treePotentialMin = 1;
+  viaDirect.treePotentialMin = std::numeric_limits<size_t>::max();
+  NBodySim a(ctx, params, bodies, viaTree), b(ctx, params, bodies, viaDirect);
+  const auto da = a.diagnostics(), db = b.diagnostics();
+  std::printf("W tree %.8f, direct %.8f: relative %.2e\n", da.potential, db.potential,
+              std::fabs(da.potential - db.potential) / std::fabs(db.potential));
+  EXPECT_NEAR(da.potential, db.potential, 1e-3 * std::fabs(db.potential));
+  EXPECT_NE(da.potential, db.potential);  // not the same code
+  EXPECT_EQ(da.kinetic, db.kinetic);
+  a.profiler().collect(true);
+  bool row = false;
+  for (const auto& st : a.profiler().stats()) row |= st.name == "tree_potential";
+  EXPECT_TRUE(row);
+  // The diagnostics' tree build leaves the next step's forces alone.
+  a.step();
+  b.step();
+  const auto pa = a.readPositions(), pb = b.readPositions();
+  EXPECT_EQ(std::memcmp(pa.data(), pb.data(), pa.size() * sizeof(cl_float4)), 0);
+}
+
+namespace {
+// Radius about the centre of mass of bodies [first, last) enclosing each
+// fraction of their mass.
+std::vector<double> lagrangianRadii(const std::vector<cl_float4>& p, size_t first, size_t last,
+                                    const std::vector<double>& fractions) {
+  double m = 0, c[3] = {0, 0, 0};
+  for (size_t i = first; i < last; ++i) {
+    m += p[i].s[3];
+    for (int k = 0; k < 3; ++k) c[k] += double(p[i].s[3]) * p[i].s[k];
+  }
+  for (double& x : c) x /= m;
+  std::vector<std::pair<double, double>> rm;
+  for (size_t i = first; i < last; ++i) {
+    double r2 = 0;
+    for (int k = 0; k < 3; ++k) r2 += (p[i].s[k] - c[k]) * (p[i].s[k] - c[k]);
+    rm.push_back({std::sqrt(r2), p[i].s[3]});
+  }
+  std::sort(rm.begin(), rm.end());
+  std::vector<double> out;
+  for (double f : fractions) {
+    double acc = 0;
+    size_t j = 0;
+    while (j + 1 < rm.size() && acc + rm[j].second < f * m) acc += rm[j++].second;
+    out.push_back(rm[j].first);
+  }
+  return out;
+}
+
+// t_cr = G M^(5/2) / (2|E|)^(3/2) of bodies [first, last) alone (their own
+// kinetic energy about their centre of mass and their own potential).
+double crossingTime(const std::vector<Body>& b, size_t first, size_t last, double eps) {
+  double m = 0, v[3] = {0, 0, 0};
+  for (size_t i = first; i < last; ++i) {
+    m += b[i].m;
+    v[0] += b[i].m * b[i].vx, v[1] += b[i].m * b[i].vy, v[2] += b[i].m * b[i].vz;
+  }
+  for (double& x : v) x /= m;
+  double K = 0, W = 0;
+  for (size_t i = first; i < last; ++i) {
+    const double dv[3] = {b[i].vx - v[0], b[i].vy - v[1], b[i].vz - v[2]};
+    K += 0.5 * b[i].m * (dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]);
+    for (size_t j = i + 1; j < last; ++j) {
+      const double dx = b[j].x - b[i].x, dy = b[j].y - b[i].y, dz = b[j].z - b[i].z;
+      W -= b[i].m * b[j].m / std::sqrt(dx * dx + dy * dy + dz * dz + eps * eps);
+    }
+  }
+  return std::pow(m, 2.5) / std::pow(2 * std::fabs(K + W), 1.5);
+}
+}  // namespace
+
+TEST(NBodyTreeSim, GalaxiesLagrangianRadiiAgreeWithTheDirectMethod) {
+  // Issue 13: the galaxies scene run with `direct` and with `tree` for two
+  // crossing times; the 10/50/90 % Lagrangian radii of each galaxy agree
+  // within 2 %. Orbits are chaotic, so the radii (mass statistics) are
+  // compared, not bodies. The issue's 16 384 bodies take minutes of direct
+  // summation on 2 PoCL cores, so CI runs 8192 (4096 per galaxy). Fewer is
+  // not faithful: at 4096 bodies the 10 % radius (from 205 bodies) already
+  // differed by 1.9 % in one run, the sampling noise of that radius.
+  // EDDY_TEST_GALAXIES_N sets the size (the H200 run in docs/PERFORMANCE.md
+  // uses 16 384).
+  auto& ctx = test::context();
+  const size_t n = size_t(envOr("EDDY_TEST_GALAXIES_N", 8192));
+  const double dt = 0.005, eps = 0.01;
+  Params params(nbodyParamDecl());
+  params.set("dt", dt);
+  params.set("softening", eps);
+  const auto bodies = makeNBodyScene("galaxies", n, test::freshSeed());
+  const size_t n1 = n / 2 + n % 2;  // makeNBodyScene: galaxy 1 first
+  const double tCross = std::max(crossingTime(bodies, 0, n1, eps), crossingTime(bodies, n1, n, eps));
+  const int steps = int(std::ceil(2 * tCross / dt));
+  NBodySim direct(ctx, params, bodies), tree(ctx, params, bodies, treeConfig());
+  for (int s = 0; s < steps; ++s) {
+    direct.step();
+    tree.step();
+  }
+  const auto pd = direct.readPositions(), pt = tree.readPositions();
+  const std::vector<double> fractions = {0.1, 0.5, 0.9};
+  double worst = 0;
+  for (const auto& [first, last] : {std::pair{size_t(0), n1}, std::pair{n1, n}}) {
+    const auto rd = lagrangianRadii(pd, first, last, fractions);
+    const auto rt = lagrangianRadii(pt, first, last, fractions);
+    const auto r0 = lagrangianRadii(toFloat4(bodies), first, last, fractions);
+    for (size_t k = 0; k < fractions.size(); ++k) {
+      const double rel = std::fabs(rt[k] - rd[k]) / rd[k];
+      worst = std::max(worst, rel);
+      std::printf("galaxy %s N=%zu, %d steps (t_cr %.3f): r%.0f%% start %.4f, direct %.4f, tree "
+                  "%.4f (%.2f%%)\n",
+                  first ? "2" : "1", n, steps, tCross, 100 * fractions[k], r0[k], rd[k], rt[k],
+                  100 * rel);
+      EXPECT_LE(rel, 0.02) << "galaxy " << (first ? 2 : 1) << ", " << fractions[k];
+    }
+  }
+  std::printf("galaxies: worst Lagrangian radius difference %.2f%%\n", 100 * worst);
 }
 
 TEST(NBodyTreeSim, RestartFromTheSavedStateIsBitIdentical) {

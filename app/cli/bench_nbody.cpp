@@ -258,7 +258,7 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
   if (!asJson) {
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
         << ctx.info().driverVersion << ")\n";
-    out << "         N    wg bpi unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
+    out << "         N    wg bpi split unroll  steps  gravity_ms   step_ms      pairs/s  cl-options\n";
   }
   size_t measured = 0;  // configurations that ran (a bad --wg skips them all)
   for (const auto n : ns) {
@@ -279,6 +279,8 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
         cfg.treeStack = treeStack;
         cfg.wg = unsigned(wg);
         cfg.bpi = unsigned(bpi);
+        // The automatic layout's source split (none for a chosen layout).
+        cfg.split = wgs.empty() && bpis.empty() ? autoCfg.split : 1;
         cfg.unroll = unsigned(unroll);
         cfg.extraOptions = clopt;
         std::unique_ptr<NBodySim> simPtr;
@@ -306,9 +308,10 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
         for (unsigned long long k = 0; k < s; ++k) sim.step();
         ctx.queue().finish();
         sim.profiler().collect(true);
+        // The force phase: the gravity kernel and, with a split, its reduction.
         double gravityMs = 0, stepMs = 0;
         for (const auto& st : sim.profiler().stats()) {
-          if (st.name == "gravity") gravityMs = st.totalMs / double(st.count);
+          if (st.name == "gravity" || st.name == "gravity_reduce") gravityMs += st.totalMs / double(s);
           stepMs += st.totalMs / double(s);
         }
         // The tree: gravity = the whole step but the drift; pairs/s is then
@@ -319,21 +322,21 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
             if (st.name == "drift") gravityMs -= st.totalMs / double(s);
           if (!asJson)
             err << "N=" << n << " tree, theta " << params.get("theta") << ", walk stack "
-                << sim.tree()->stackCap() << " entries, nodes summed body by body (stack full): "
-                << sim.tree()->fallbacks() << ":\n"
+                << sim.tree()->stackCap() << " entries, groups " << sim.tree()->groupCount()
+                << ", nodes summed body by body (stack full): " << sim.tree()->fallbacks() << ":\n"
                 << sim.profiler().table();
         }
         const double pairs = double(n) * double(n) / (gravityMs * 1e-3);
         if (asJson) {
           rows.push_back({{"n", n}, {"method", methodName(sim.method())}, {"wg", wg},
-                          {"bpi", bpi}, {"unroll", unroll},
+                          {"bpi", bpi}, {"split", cfg.split}, {"unroll", unroll},
                           {"cl_options", clopt}, {"steps", s},
                           {"gravity_ms", gravityMs}, {"step_ms", stepMs},
                           {"pair_interactions_per_s", pairs}});
         } else {
           char line[160];
-          std::snprintf(line, sizeof line, "%10llu %5llu %3llu %6llu %6llu %11.4f %9.4f %12.4e  %s\n",
-                        n, wg, bpi, unroll, s, gravityMs, stepMs, pairs, clopt.c_str());
+          std::snprintf(line, sizeof line, "%10llu %5llu %3llu %5u %6llu %6llu %11.4f %9.4f %12.4e  %s\n",
+                        n, wg, bpi, cfg.split, unroll, s, gravityMs, stepMs, pairs, clopt.c_str());
           out << line << std::flush;
         }
       }

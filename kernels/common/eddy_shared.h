@@ -21,25 +21,34 @@
 #define EDDY_NBODY_PART_LAST 2u
 
 /* N-body tree (kernels/nbody_tree.cl, sim/nbody_tree.cpp). */
-/* Work-group size of the group walk = bodies per group (one per work-item).
- * H200, 1M Plummer bodies, theta 0.5: walk 121 ms with 32, 90 ms with 64,
- * 73 ms with 128 (and a 4096-entry stack; 2048 overflowed at 128). */
-#define EDDY_TREE_WG 128
+/* The group walk (kernels/nbody/nbody_tree.cl, tree_walk): work-group size,
+ * most bodies per group (a multiple of the work-group size), the largest
+ * opened node whose bodies go to the body list instead of its children, and
+ * the entries of the node stack in local memory (ints). H200, 1M Plummer
+ * bodies, theta 0.5, walk ms: 4.33 as (64, 64, 16); 4.16 with 32 items x 2
+ * bodies; 4.73 with 32-body groups; 4.26 with 128 (64 x 2); 4.51 with 128
+ * x 1; 4.11 with buckets of 8, 5.14 of 32 (docs/PERFORMANCE.md). */
+#define EDDY_TREE_W 64
+#define EDDY_TREE_NCRIT 64
+#define EDDY_TREE_NLEAF 8
+#define EDDY_TREE_STACK 2048
 /* Work-group size and number of work-groups of the bounding-box reduction. */
 #define EDDY_TREE_BOUNDS_WG 256
 #define EDDY_TREE_BOUNDS_GROUPS 256
 /* Morton key: bits per axis (3 x 21 = 63-bit keys) and the key width. */
 #define EDDY_TREE_AXIS_BITS 21
 #define EDDY_TREE_KEY_BITS 63
-/* Default entries of the walk's node stack in local memory (ints). */
-#define EDDY_TREE_STACK 4096
-/* method=auto takes the tree from this many bodies on (measured step-time
- * crossovers at theta 0.5): GPUs (H200: direct 9.05 ms / tree 8.87 ms at
- * 131072; direct 2.38 ms / tree ~5 ms at 65536) and CPU devices (PoCL on 2
- * shared cores, 64-body groups: about equal near 2048, tree 314 / direct
- * 485 ms at 8192). */
-#define EDDY_TREE_AUTO_MIN_GPU 131072
+/* method=auto takes the tree from this many bodies on (measured step times at
+ * theta 0.5, docs/PERFORMANCE.md): GPUs (H200: direct 0.59 ms / tree 0.73 ms
+ * at 32768, direct 2.33 ms / tree 0.87 ms at 65536) and CPU devices (PoCL on
+ * 2 shared cores: about equal at 3072, tree 55-61 / direct 79-82 ms at 4096). */
+#define EDDY_TREE_AUTO_MIN_GPU 65536
 #define EDDY_TREE_AUTO_MIN_CPU 4096
+/* The diagnostics of the tree method take the potential from the tree walk
+ * from this many bodies on, where the direct sum's N^2 double-precision pair
+ * terms get too slow for a diagnostics row (host only; docs/PERFORMANCE.md). */
+#define EDDY_TREE_PHI_MIN_GPU 262144
+#define EDDY_TREE_PHI_MIN_CPU 16384
 /* parent[] of the root. */
 #define EDDY_TREE_NONE 0xffffffffu
 

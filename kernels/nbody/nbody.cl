@@ -13,8 +13,8 @@
  *   NBODY_WG   work-group size = tile length
  *   NBODY_BPI  bodies per work-item (each tile entry read once, used NBODY_BPI times)
  *   NBODY_UNROLL  unroll factor of the loop over a tile (0 = full)
- *   EDDY_NATIVE_RSQRT  use native_rsqrt (fast, implementation-defined accuracy)
- *   NBODY_PTX_RSQRT    NVIDIA: inline PTX rsqrt.approx.ftz.f32 (see below)
+ *   EDDY_NATIVE_RSQRT, NBODY_PTX_RSQRT  the reciprocal square root
+ *                      (kernels/nbody/nbody_common.cl)
  */
 #ifndef NBODY_WG
 #define NBODY_WG EDDY_NBODY_DEFAULT_WG
@@ -32,23 +32,7 @@
 #else
 #define NBODY_PRAGMA_UNROLL _Pragma(NBODY_STR(unroll NBODY_UNROLL))
 #endif
-#if defined(NBODY_PTX_RSQRT)
-/* NVIDIA only: the OpenCL front end emits rsqrt.approx.f32 without .ftz, which
- * ptxas guards with a denormal fix-up (compare, two scalings) costing three
- * issue slots per interaction. r^2 >= eps^2 > 0 is never denormal for any
- * sensible softening, so the flush-to-zero form is exact here. */
-inline float nbody_rsqrt(float x)
-{
-    float r;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-#define NBODY_RSQRT nbody_rsqrt
-#elif defined(EDDY_NATIVE_RSQRT)
-#define NBODY_RSQRT native_rsqrt
-#else
-#define NBODY_RSQRT rsqrt
-#endif
+/* NBODY_RSQRT: kernels/nbody/nbody_common.cl (built in front of this file). */
 
 /* The force loop shared by every gravity kernel: accumulates the pull of the
  * sources src[j0 .. j1) on this work-item's NBODY_BPI bodies at (px, py, pz)
@@ -121,6 +105,62 @@ void nbody_gravity(__global const float4* restrict pos,
             vel[i] = v;
         }
     }
+}
+
+/* Phase "gravity" at small N, where one work-group per NBODY_WG * NBODY_BPI
+ * bodies leaves most of a GPU idle: the sources are split into slices of
+ * `slice` bodies (a multiple of NBODY_WG), and work-group (g, s) sums slice s
+ * of the sources on the bodies of block g (the same loop as nbody_gravity),
+ * storing the raw sum in partial[s * n + i]. nbody_gravity_reduce then adds
+ * the slices in order: a fixed summation order, so reruns are bit-identical. */
+__kernel __attribute__((reqd_work_group_size(NBODY_WG, 1, 1)))
+void nbody_gravity_split(__global const float4* restrict pos,
+                         __global float4* restrict partial,
+                         const uint n, const float eps2, const uint slice)
+{
+    __local float4 tile[NBODY_WG];
+    const uint lid = get_local_id(0);
+    const uint first = get_group_id(0) * (NBODY_WG * NBODY_BPI) + lid;
+    const uint s = get_group_id(1);
+    const uint j0 = s * slice, j1 = min(n, j0 + slice);
+
+    float px[NBODY_BPI], py[NBODY_BPI], pz[NBODY_BPI];
+    float ax[NBODY_BPI], ay[NBODY_BPI], az[NBODY_BPI];
+#pragma unroll
+    for (int k = 0; k < NBODY_BPI; ++k) {
+        const uint i = first + (uint)k * NBODY_WG;
+        const float4 p = i < n ? pos[i] : (float4)(0.0f);
+        px[k] = p.x; py[k] = p.y; pz[k] = p.z;
+        ax[k] = 0.0f; ay[k] = 0.0f; az[k] = 0.0f;
+    }
+
+    nbody_accumulate(pos, j0, j1, tile, eps2, px, py, pz, ax, ay, az);
+
+#pragma unroll
+    for (int k = 0; k < NBODY_BPI; ++k) {
+        const uint i = first + (uint)k * NBODY_WG;
+        if (i < n) partial[(size_t)s * n + i] = (float4)(ax[k], ay[k], az[k], 0.0f);
+    }
+}
+
+/* Phase "gravity_reduce": a_i = G * sum over the `slices` partial sums of
+ * nbody_gravity_split (slice 0 first), then the closing half kick as in
+ * nbody_gravity. */
+__kernel void nbody_gravity_reduce(__global const float4* restrict partial,
+                                   __global float4* restrict vel,
+                                   __global float4* restrict acc,
+                                   const uint n, const uint slices,
+                                   const float G, const float half_dt)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    float3 sum = partial[i].xyz;
+    for (uint s = 1; s < slices; ++s) sum += partial[(size_t)s * n + i].xyz;
+    const float4 a = (float4)(G * sum, 0.0f);
+    acc[i] = a;
+    float4 v = vel[i];
+    v.xyz += half_dt * a.xyz;
+    vel[i] = v;
 }
 
 /* Phase "gravity@P:D" of the multi-device N-body (sim/nbody_multi.cpp): the

@@ -15,10 +15,12 @@
  *                 bounds and opening radius of every node (Karras 2012 sec. 4:
  *                 one work-item per leaf climbs, an atomic counter per node
  *                 lets only the second child to finish compute the parent)
- *   tree_walk     one work-group per EDDY_TREE_WG consecutive bodies in curve
- *                 order walks the tree once for the whole group (Bonsai-style
- *                 group walk, Bedorf, Gaburov & Portegies Zwart 2012), builds
- *                 an interaction list in local memory and evaluates it
+ *   tree_groups   the walk's groups: the largest nodes with at most
+ *                 TREE_NCRIT bodies
+ *   tree_walk     one walk per group (Bonsai-style group walk, Bedorf,
+ *                 Gaburov & Portegies Zwart 2012): interaction lists of nodes
+ *                 and bodies in local memory, evaluated by the whole
+ *                 work-group
  *
  * Node numbering: internal nodes 0 .. n-2 (node 0 is the root), leaf j (the
  * j-th body in curve order) is node n-1+j; with n = 1 the root is the leaf.
@@ -37,9 +39,32 @@
  * coordinates spanning 1e-6 .. 1e6 lose no accuracy (bodies closer than a
  * cell share a key and are split by index), only walk efficiency.
  */
-#define TW EDDY_TREE_WG
-#ifndef TREE_STACK  /* entries of the walk's stack (host: -DTREE_STACK=...) */
+/* Compile-time knobs (the host passes -D; defaults in eddy_shared.h):
+ *   TREE_W      work-group size of the walk
+ *   TREE_NCRIT  most bodies in a group (a multiple of TREE_W: each item holds
+ *               TREE_BPI = TREE_NCRIT / TREE_W of them)
+ *   TREE_NLEAF  an opened node with at most this many bodies hands them to
+ *               the walk's body list instead of opening its children
+ *   TREE_STACK  entries of the walk's node stack
+ *   TREE_PHI    1: the walk computes the potential instead of the forces */
+#ifndef TREE_W
+#define TREE_W EDDY_TREE_W
+#endif
+#ifndef TREE_NCRIT
+#define TREE_NCRIT EDDY_TREE_NCRIT
+#endif
+#ifndef TREE_NLEAF
+#define TREE_NLEAF EDDY_TREE_NLEAF
+#endif
+#ifndef TREE_STACK
 #define TREE_STACK EDDY_TREE_STACK
+#endif
+#ifndef TREE_PHI
+#define TREE_PHI 0
+#endif
+#define TREE_BPI (TREE_NCRIT / TREE_W)
+#if TREE_BPI * TREE_W != TREE_NCRIT || TREE_BPI < 1
+#error "TREE_NCRIT must be a positive multiple of TREE_W"
 #endif
 #define NONE EDDY_TREE_NONE
 #define AXIS_MAX ((1u << EDDY_TREE_AXIS_BITS) - 1u)
@@ -163,12 +188,16 @@ __kernel void tree_build(__global const ulong* restrict keys,
                          __global int2* restrict children,
                          __global uint2* restrict range,
                          __global uint* restrict parent,
-                         __global uint* restrict counters)
+                         __global uint* restrict counters,
+                         __global uint* restrict stats)
 {
     const long i = get_global_id(0);
     if (i >= n) return;
     spos[i] = pos[perm[i]];
-    if (i == 0) parent[0] = NONE;
+    if (i == 0) {
+        parent[0] = NONE;
+        stats[1] = 0;  /* tree_groups counts the groups from here */
+    }
     if (i >= (long)n - 1) return;
     const long nn = n;
     /* direction of the range: towards the neighbour with the longer prefix */
@@ -267,53 +296,149 @@ __kernel void tree_moments(__global const float4* restrict spos,
     }
 }
 
+/* ---- groups ------------------------------------------------------------- */
+
+/* Phase "groups": the walk's groups are the largest nodes with at most
+ * TREE_NCRIT bodies (a node qualifies when its parent has more, or it is the
+ * root), so every body is in exactly one group, and a group's bodies are
+ * consecutive on the curve and share a Morton prefix: a spatially tight box
+ * (Bedorf, Gaburov & Portegies Zwart 2012, sec. 3.3, groups from tree cells
+ * with at most N_crit bodies). groups[0 .. stats[1]) lists them; the order of
+ * the atomic appends varies, what a group computes does not. Also resets the
+ * walk's queue head stats[2] (stats[1] was reset by tree_build). */
+__kernel void tree_groups(__global const uint2* restrict range,
+                          __global const uint* restrict parent, const uint n,
+                          __global uint* restrict groups,
+                          __global volatile uint* restrict stats)
+{
+    const uint v = get_global_id(0);
+    if (v == 0) stats[2] = 0;
+    if (v >= 2u * n - 1u) return;
+    const uint count = v >= n - 1 ? 1u : range[v].y - range[v].x + 1u;
+    if (count > TREE_NCRIT) return;
+    const uint p = parent[v];
+    if (p != NONE && range[p].y - range[p].x + 1u <= TREE_NCRIT) return;
+    groups[atomic_inc(&stats[1])] = v;
+}
+
 /* ---- walk --------------------------------------------------------------- */
 
-/* TREE_EVAL(cnt) adds the pull of `cnt` list entries on the body at p
- * (to ax, ay, az): monopole with the
- * direct kernel's Plummer softening, a = m d / (|d|^2 + eps^2)^(3/2) with
- * d = com - p, plus for internal nodes the quadrupole term of the potential
- * phi = -m/r - d^T Q d / (2 r^5), i.e. a += -Q d / r^5 + 5/2 (d^T Q d) d / r^7,
- * with r^2 = |d|^2 + eps^2 (the same softened distance, as in Bonsai). */
-/* (A macro, not a function: PoCL 3.1 returned NaN from this loop as a
- * function called after the walk's barriers, but not when written inline.) */
-#define TREE_EVAL(cnt)                                                          \
-    for (uint k_ = 0; k_ < (cnt); ++k_) {                                       \
-        const float4 c_ = lcom[k_];                                             \
-        const float dx = c_.x - p.x, dy = c_.y - p.y, dz = c_.z - p.z;          \
-        const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));           \
-        const float inv = rsqrt(r2);                                            \
-        const float inv2 = inv * inv;                                           \
-        const float s = c_.w * inv * inv2;                                      \
-        /* quadrupole: q1.w = 0 for leaves (Q = 0) zeroes it without a         \
-         * branch; the products stay finite for r >= 1e-6 */                    \
-        const float4 qa = lq0[k_], qb = lq1[k_];                                \
-        const float qx = qa.x * dx + qa.w * dy + qb.x * dz;                     \
-        const float qy = qa.w * dx + qa.y * dy + qb.y * dz;                     \
-        const float qz = qb.x * dx + qb.y * dy + qa.z * dz;                     \
-        const float inv5 = qb.w * (inv2 * inv2 * inv);                          \
-        const float f = (2.5f * (dx * qx + dy * qy + dz * qz) * inv2) * inv5;   \
-        ax = fma(dx, s, ax) + (f * dx - qx * inv5);                             \
-        ay = fma(dy, s, ay) + (f * dy - qy * inv5);                             \
-        az = fma(dz, s, az) + (f * dz - qz * inv5);                             \
-    }
+/* The walk's force terms, on the TREE_BPI bodies of this work-item at
+ * (px, py, pz): accelerations (ax, ay, az) as raw sums without G and, in the
+ * potential build (TREE_PHI = 1), phi = -sum m / r.
+ *
+ * TREE_CELL(c, qa, qb): an accepted node, centre of mass and mass c,
+ * traceless quadrupole qa = (Qxx, Qyy, Qzz, Qxy), qb = (Qxz, Qyz, ..): the
+ * monopole with the direct kernel's Plummer softening, a = m d / r^3 with
+ * d = com - x, r^2 = |d|^2 + eps^2, plus the quadrupole term of the potential
+ * phi = -m/r - d^T Q d / (2 r^5), i.e. a += -Q d / r^5 + 5/2 (d^T Q d) d / r^7
+ * (the same softened r, as in Bonsai).
+ * TREE_BODY(q, j): body j (on the curve) at q = (x, y, z, m), the monopole
+ * alone.
+ * (Macros, not functions: PoCL 3.1 returned NaN from such a loop written as a
+ * function called after the walk's barriers.) */
+#if TREE_PHI
+#define TREE_PHI_CELL(b) phi[b] -= fma(c_.w, inv, 0.5f * dqd * inv5);
+/* j: the source's index on the curve; a body does not count itself */
+#define TREE_PHI_BODY(b, j) if ((j) != mine[b]) phi[b] = fma(-q_.w, inv, phi[b]);
+#define TREE_PHI_INDEX(k, j) tidx[k] = (j);
+#else
+#define TREE_PHI_CELL(b)
+#define TREE_PHI_BODY(b, j)
+#define TREE_PHI_INDEX(k, j)
+#endif
+#define TREE_CELL(c, qa, qb)                                                    \
+    do {                                                                        \
+        const float4 c_ = (c), qa_ = (qa), qb_ = (qb);                          \
+        _Pragma("unroll")                                                       \
+        for (int b = 0; b < TREE_BPI; ++b) {                                    \
+            const float dx = c_.x - px[b], dy = c_.y - py[b], dz = c_.z - pz[b]; \
+            const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));       \
+            const float inv = NBODY_RSQRT(r2);                                  \
+            const float inv2 = inv * inv;                                       \
+            const float qx = fma(qa_.x, dx, fma(qa_.w, dy, qb_.x * dz));        \
+            const float qy = fma(qa_.w, dx, fma(qa_.y, dy, qb_.y * dz));        \
+            const float qz = fma(qb_.x, dx, fma(qb_.y, dy, qa_.z * dz));        \
+            const float inv5 = inv2 * inv2 * inv;                               \
+            const float dqd = fma(dx, qx, fma(dy, qy, dz * qz));                \
+            const float f = fma(2.5f * dqd * inv2, inv5, c_.w * inv * inv2);    \
+            ax[b] = fma(dx, f, fma(-qx, inv5, ax[b]));                          \
+            ay[b] = fma(dy, f, fma(-qy, inv5, ay[b]));                          \
+            az[b] = fma(dz, f, fma(-qz, inv5, az[b]));                          \
+            TREE_PHI_CELL(b)                                                    \
+        }                                                                       \
+    } while (0)
+#define TREE_BODY(q, j)                                                         \
+    do {                                                                        \
+        const float4 q_ = (q);                                                  \
+        _Pragma("unroll")                                                       \
+        for (int b = 0; b < TREE_BPI; ++b) {                                    \
+            const float dx = q_.x - px[b], dy = q_.y - py[b], dz = q_.z - pz[b]; \
+            const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));       \
+            const float inv = NBODY_RSQRT(r2);                                  \
+            const float s = q_.w * inv * inv * inv;                             \
+            ax[b] = fma(dx, s, ax[b]);                                          \
+            ay[b] = fma(dy, s, ay[b]);                                          \
+            az[b] = fma(dz, s, az[b]);                                          \
+            TREE_PHI_BODY(b, j)                                                 \
+        }                                                                       \
+    } while (0)
 
-/* Phase "walk": work-group g takes the bodies g*TW .. g*TW+TW-1 in curve
- * order (spatially close), finds their bounding box, and walks the tree once
- * for all of them. Nodes to test sit on a stack in local memory; each round
- * pops up to TW of them, one per work-item, and tests the node against the
- * group's box: it is opened when the box comes closer to its centre of mass
- * than r_crit (so a node holding one of the group's bodies is always
- * opened), else it (or a leaf, i.e. a body) joins the interaction list in
- * local memory. Children and list slots are placed by a prefix sum, so the
- * order of summation is fixed (bit-identical reruns). When the list holds TW
- * or more entries every work-item adds them all to its own body.
+/* The accepted nodes clist[from .. from+cnt) (cnt <= TREE_W), loaded into
+ * local memory by one work-item each, then summed by every work-item. */
+#define TREE_CELLS(from, cnt)                                                   \
+    do {                                                                        \
+        if (lid < (cnt)) {                                                      \
+            const int c_ = clist[(from) + lid];                                 \
+            tile[lid] = com[c_];                                                \
+            tile[TREE_W + lid] = q0[c_];                                        \
+            tile[2 * TREE_W + lid] = q1[c_];                                    \
+        }                                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                           \
+        for (uint k_ = 0; k_ < (cnt); ++k_)                                     \
+            TREE_CELL(tile[k_], tile[TREE_W + k_], tile[2 * TREE_W + k_]);      \
+        barrier(CLK_LOCAL_MEM_FENCE);                                           \
+    } while (0)
+/* The bodies blist[from .. from+cnt) (cnt <= TREE_W), likewise. */
+#define TREE_BODIES(from, cnt)                                                  \
+    do {                                                                        \
+        if (lid < (cnt)) {                                                      \
+            const uint j_ = blist[(from) + lid];                                \
+            tile[lid] = spos[j_];                                               \
+            TREE_PHI_INDEX(lid, j_)                                             \
+        }                                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                           \
+        for (uint k_ = 0; k_ < (cnt); ++k_) TREE_BODY(tile[k_], tidx[k_]);      \
+        barrier(CLK_LOCAL_MEM_FENCE);                                           \
+    } while (0)
+
+/* Phase "walk" (and "tree_potential" in the TREE_PHI = 1 build).
+ *
+ * Persistent work-groups of TREE_W items take groups from the queue
+ * (stats[2], an atomic counter) until all stats[1] groups are done; a group's
+ * result depends only on the group, never on which work-group ran it or when,
+ * so reruns are bit-identical. Item l holds the group's bodies first + l +
+ * b * TREE_W, b < TREE_BPI (TREE_NCRIT = TREE_W * TREE_BPI bodies at most).
+ *
+ * One walk per group (Bonsai-style, Bedorf et al. 2012): a stack of node
+ * indices in local memory; each round pops up to TREE_W nodes, one per item,
+ * and tests it against the group's box (the node's bounds): a node is opened
+ * when the box comes closer to its centre of mass than r_crit = b_max / theta
+ * (tree_moments), so a node holding one of the group's bodies is always
+ * opened. An opened node with at most TREE_NLEAF bodies adds its bodies to the
+ * body list, a larger one pushes its children; a leaf adds its body; an
+ * accepted node joins the cell list. A scan of the packed counts places the
+ * entries, so the order of summation is fixed. Whenever a list holds TREE_W
+ * entries they are loaded into local memory and every item sums them for its
+ * bodies (cells: monopole + quadrupole; bodies: monopole).
  *
  * If a round could overflow the stack (TREE_STACK entries, host-chosen), the
- * nodes opened in it are summed body by body over their ranges instead
- * (exact, slower); stats[0] counts such nodes. Results go back to the input
- * order: acc[perm[i]] = G a, vel[perm[i]] += half_dt G a (as nbody_gravity). */
-__kernel __attribute__((reqd_work_group_size(TW, 1, 1)))
+ * nodes it opens are summed body by body over their ranges instead (exact,
+ * slower); stats[0] counts such nodes. Results go back to the input order:
+ * acc[perm[i]] = G a, vel[perm[i]] += half_dt G a (as nbody_gravity); the
+ * potential build writes phiOut[perm[i]] = -sum_{j != i} m_j / r_ij (without
+ * G, as nbody_potential) and leaves acc and vel alone. */
+__kernel __attribute__((reqd_work_group_size(TREE_W, 1, 1)))
 void tree_walk(__global const float4* restrict spos,
                __global const uint* restrict perm,
                __global const int2* restrict children,
@@ -321,114 +446,166 @@ void tree_walk(__global const float4* restrict spos,
                __global const float4* restrict com,
                __global const float4* restrict q0,
                __global const float4* restrict q1,
+               __global const float4* restrict bmin,
+               __global const float4* restrict bmax,
+               __global const uint* restrict groups,
                const uint n, const float G, const float eps2, const float half_dt,
                __global float4* restrict vel, __global float4* restrict acc,
-               __global uint* restrict stats)
+               __global float* restrict phiOut,
+               __global volatile uint* restrict stats)
 {
     __local int stack[TREE_STACK];
-    const uint stackCap = TREE_STACK;
-    __local float4 lcom[2 * TW], lq0[2 * TW], lq1[2 * TW];
-    __local float4 tmin[TW], tmax[TW];
-    __local uint scan[TW];
-    __local int direct[TW];
+    __local int clist[2 * TREE_W];
+    __local uint blist[TREE_W * (TREE_NLEAF + 1)];
+    __local ulong scan[2 * TREE_W];
+    __local float4 tile[3 * TREE_W];
+    __local int direct[TREE_W];
+    __local uint next;
+#if TREE_PHI
+    __local uint tidx[TREE_W];
+#endif
     const uint lid = get_local_id(0);
-    const uint first = get_group_id(0) * TW;
-    const uint i = first + lid;
-    const bool valid = i < n;
-    const float4 p = spos[valid ? i : first];
-
-    /* the group's bounding box */
-    float4 gmin = (float4)(p.xyz, 0.0f), gmax = gmin;
-    TREE_REDUCE_BOX(TW, lid, gmin, gmax, tmin, tmax);
-    const float3 gc = 0.5f * (gmin.xyz + gmax.xyz), gh = 0.5f * (gmax.xyz - gmin.xyz);
-
-    float ax = 0.0f, ay = 0.0f, az = 0.0f;
-    uint size = 1, listCount = 0, fallbacks = 0;
-    if (lid == 0) stack[0] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    while (size > 0) {
-        const uint k = min(size, (uint)TW);
-        const uint base = size - k;
-        const bool overflow = size + k > stackCap;
-        const int node = lid < k ? stack[base + lid] : -1;
+    const uint ngroups = stats[1];
+    uint fallbacks = 0;
+    for (;;) {
+        if (lid == 0) next = atomic_inc(&stats[2]);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint push = 0, add = 0, dir = 0;
-        if (node >= 0) {
-            if ((uint)node >= n - 1) {
-                add = 1;  /* leaf: one body */
-            } else {
-                const float3 c = com[node].xyz;
-                const float3 dd = fmax(fabs(c - gc) - gh, (float3)(0.0f));
-                if (dot(dd, dd) < q1[node].z) {
-                    if (overflow) dir = 1;
-                    else push = 2;
+        const uint g = next;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (g >= ngroups) break;
+        const uint gnode = groups[g];
+        uint first, last;
+        if (gnode >= n - 1) {
+            first = last = gnode - (n - 1);
+        } else {
+            const uint2 r = range[gnode];
+            first = r.x;
+            last = r.y;
+        }
+        const float3 lo = bmin[gnode].xyz, hi = bmax[gnode].xyz;
+        const float3 gc = 0.5f * (lo + hi), gh = 0.5f * (hi - lo);
+
+        float px[TREE_BPI], py[TREE_BPI], pz[TREE_BPI];
+        float ax[TREE_BPI], ay[TREE_BPI], az[TREE_BPI];
+#if TREE_PHI
+        float phi[TREE_BPI];
+        uint mine[TREE_BPI];
+#endif
+#pragma unroll
+        for (int b = 0; b < TREE_BPI; ++b) {
+            const uint i = first + lid + (uint)b * TREE_W;
+            const float4 p = spos[i <= last ? i : first];
+            px[b] = p.x; py[b] = p.y; pz[b] = p.z;
+            ax[b] = 0.0f; ay[b] = 0.0f; az[b] = 0.0f;
+#if TREE_PHI
+            phi[b] = 0.0f;
+            mine[b] = i;
+#endif
+        }
+
+        uint size = 1, ccount = 0, bcount = 0;
+        if (lid == 0) stack[0] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        while (size > 0) {
+            const uint k = min(size, (uint)TREE_W);
+            const uint base = size - k;
+            const bool overflow = size + k > TREE_STACK;
+            const int node = lid < k ? stack[base + lid] : -1;
+            uint push = 0, cell = 0, nb = 0, dir = 0, bfirst = 0;
+            if (node >= 0) {
+                if ((uint)node >= n - 1) {
+                    nb = 1;  /* a leaf: one body */
+                    bfirst = (uint)node - (n - 1);
                 } else {
-                    add = 1;
+                    const float3 c = com[node].xyz;
+                    const float3 dd = fmax(fabs(c - gc) - gh, (float3)(0.0f));
+                    /* <=: a point-like node (b_max = 0) holding a group body opens too */
+                    if (dot(dd, dd) <= q1[node].z) {
+                        const uint2 r = range[node];
+                        if (r.y - r.x < TREE_NLEAF) {
+                            nb = r.y - r.x + 1;
+                            bfirst = r.x;
+                        } else if (overflow) {
+                            dir = 1;
+                        } else {
+                            push = 2;
+                        }
+                    } else {
+                        cell = 1;
+                    }
                 }
             }
-        }
-        /* inclusive prefix sum of the packed counts (Hillis-Steele) */
-        const uint own = push | (add << 10) | (dir << 20);
-        scan[lid] = own;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint off = 1; off < TW; off <<= 1) {
-            const uint t = lid >= off ? scan[lid - off] : 0u;
+            /* inclusive scan of the packed counts (16 bits each), double
+             * buffered: one barrier per step */
+            const ulong own = (ulong)push | ((ulong)cell << 16) | ((ulong)nb << 32) |
+                              ((ulong)dir << 48);
+            scan[lid] = own;
             barrier(CLK_LOCAL_MEM_FENCE);
-            scan[lid] += t;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        const uint total = scan[TW - 1];
-        const uint excl = scan[lid] - own;
-        if (push) {
-            const int2 ch = children[node];
-            stack[base + (excl & 1023u)] = ch.y;
-            stack[base + (excl & 1023u) + 1] = ch.x;
-        }
-        if (add) {
-            const uint slot = listCount + ((excl >> 10) & 1023u);
-            lcom[slot] = com[node];
-            lq0[slot] = q0[node];
-            lq1[slot] = q1[node];
-        }
-        if (dir) direct[excl >> 20] = node;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        size = base + (total & 1023u);
-        listCount += (total >> 10) & 1023u;
-        const uint ndirect = total >> 20;
-        fallbacks += ndirect;
-        for (uint d = 0; d < ndirect; ++d) {
-            const uint2 r = range[direct[d]];
-            for (uint t = r.x; t <= r.y; t += TW) {
-                const uint jj = t + lid;
-                tmin[lid] = jj <= r.y ? spos[jj] : (float4)(0.0f);  /* mass 0: no pull */
-                barrier(CLK_LOCAL_MEM_FENCE);
-                for (uint m = 0; m < TW; ++m) {
-                    const float4 q = tmin[m];
-                    const float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
-                    const float r2 = fma(dx, dx, fma(dy, dy, fma(dz, dz, eps2)));
-                    const float inv = rsqrt(r2);
-                    const float s = q.w * inv * inv * inv;
-                    ax = fma(dx, s, ax);
-                    ay = fma(dy, s, ay);
-                    az = fma(dz, s, az);
-                }
+            uint pin = 0;
+            for (uint off = 1; off < TREE_W; off <<= 1) {
+                const ulong v = scan[pin + lid] + (lid >= off ? scan[pin + lid - off] : 0ul);
+                pin ^= TREE_W;
+                scan[pin + lid] = v;
                 barrier(CLK_LOCAL_MEM_FENCE);
             }
-        }
-        if (listCount >= TW) {
-            TREE_EVAL(listCount);
-            listCount = 0;
+            const ulong tot = scan[pin + TREE_W - 1];
+            const ulong ex = scan[pin + lid] - own;
+            if (push) {
+                const int2 ch = children[node];
+                const uint at = base + (uint)(ex & 0xffffu);
+                stack[at] = ch.y;
+                stack[at + 1] = ch.x;
+            }
+            if (cell) clist[ccount + (uint)((ex >> 16) & 0xffffu)] = node;
+            if (nb) {
+                const uint at = bcount + (uint)((ex >> 32) & 0xffffu);
+                for (uint q = 0; q < nb; ++q) blist[at + q] = bfirst + q;
+            }
+            if (dir) direct[(uint)(ex >> 48)] = node;
             barrier(CLK_LOCAL_MEM_FENCE);
+            size = base + (uint)(tot & 0xffffu);
+            ccount += (uint)((tot >> 16) & 0xffffu);
+            bcount += (uint)((tot >> 32) & 0xffffu);
+            const uint ndirect = (uint)(tot >> 48);
+            fallbacks += ndirect;
+            for (uint d = 0; d < ndirect; ++d) {
+                const uint2 r = range[direct[d]];
+                for (uint t = r.x; t <= r.y; t += TREE_W) {
+                    const uint jj = t + lid;
+                    tile[lid] = jj <= r.y ? spos[jj] : (float4)(0.0f);  /* mass 0: no pull */
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    for (uint m = 0; m < TREE_W; ++m) TREE_BODY(tile[m], t + m);
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+            }
+            while (ccount >= TREE_W) {
+                ccount -= TREE_W;
+                TREE_CELLS(ccount, TREE_W);
+            }
+            while (bcount >= TREE_W) {
+                bcount -= TREE_W;
+                TREE_BODIES(bcount, TREE_W);
+            }
+        }
+        if (ccount) TREE_CELLS(0, ccount);
+        if (bcount) TREE_BODIES(0, bcount);
+
+#pragma unroll
+        for (int b = 0; b < TREE_BPI; ++b) {
+            const uint i = first + lid + (uint)b * TREE_W;
+            if (i <= last) {
+                const uint o = perm[i];
+#if TREE_PHI
+                phiOut[o] = phi[b];
+#else
+                const float3 a = (float3)(G * ax[b], G * ay[b], G * az[b]);
+                acc[o] = (float4)(a, 0.0f);
+                float4 v = vel[o];
+                v.xyz += half_dt * a;
+                vel[o] = v;
+#endif
+            }
         }
     }
-    TREE_EVAL(listCount);
-    const float3 a = (float3)(G * ax, G * ay, G * az);
     if (lid == 0 && fallbacks) atomic_add(&stats[0], fallbacks);
-    if (valid) {
-        const uint o = perm[i];
-        acc[o] = (float4)(a, 0.0f);
-        float4 v = vel[o];
-        v.xyz += half_dt * a;
-        vel[o] = v;
-    }
 }

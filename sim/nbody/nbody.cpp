@@ -31,7 +31,7 @@ const std::vector<ParamDesc>& nbodyParamDecl() {
        false, false, false},
       enumParam("method", "Force method", "Tree", {"direct", "tree", "auto"}, 2,
                 "How gravity is summed. direct: all pairs (exact, O(N^2)); tree: Barnes-Hut "
-                "octree walk with quadrupoles built on the device every step (O(N log N), "
+                "tree walk with quadrupoles built on the device every step (O(N log N), "
                 "error set by theta); auto: the tree from the measured crossover N on this "
                 "kind of device (docs/PERFORMANCE.md), else direct. Changes take effect at the "
                 "next step.",
@@ -50,17 +50,41 @@ using eddy::makeFloat4;
 cl_float4 f4(double x, double y, double z, double w) { return makeFloat4(x, y, z, w); }
 }  // namespace
 
+unsigned NBodyKernelConfig::slices(size_t n, unsigned wg, unsigned split) {
+  const size_t tiles = std::max<size_t>(1, (n + wg - 1) / wg);
+  const size_t s = std::clamp<size_t>(split, 1, tiles);
+  // slices of whole tiles: s slices of ceil(tiles / s) tiles leave no slice empty
+  const size_t per = (tiles + s - 1) / s;
+  return unsigned((tiles + per - 1) / per);
+}
+
 NBodyKernelConfig NBodyKernelConfig::automatic(const DeviceInfo& device, size_t n) {
   NBodyKernelConfig cfg;
   if (!(device.type & CL_DEVICE_TYPE_GPU)) return cfg;  // CPUs: 256 x 1
-  // Largest tile first, as long as every compute unit still gets a group
-  // (the measurements behind the list: docs/PERFORMANCE.md, "N-body gravity").
+  // The force loop keeps about 1024 work-items resident per compute unit (64
+  // registers each at 512 x 2 on the H200: docs/PERFORMANCE.md, "N-body
+  // gravity"). Each layout gets the source split that brings its groups
+  // closest to filling that (a slice at least one tile long). The first
+  // layout, largest tiles first, that fills >= 90 % of it wins, else the one
+  // that fills most. At large N this is 512 x 2 without a split, the layout
+  // measured fastest there.
+  const size_t target = size_t(device.computeUnits) * 1024;
   const std::pair<unsigned, unsigned> layouts[] = {{512, 2}, {256, 2}, {256, 1}, {128, 1}, {64, 1}};
+  size_t best = 0;
   for (const auto& [wg, bpi] : layouts) {
     if (wg > device.maxWorkGroup) continue;
-    cfg.wg = wg;
-    cfg.bpi = bpi;
-    if (n / (size_t(wg) * bpi) >= device.computeUnits) break;
+    const size_t blocks = (n + size_t(wg) * bpi - 1) / (size_t(wg) * bpi);
+    const size_t want = std::max<size_t>(1, target / wg / blocks);
+    const unsigned split = slices(n, wg, unsigned(std::min<size_t>(want, 1u << 16)));
+    const size_t busy = std::min<size_t>(wg, (n + bpi - 1) / bpi);  // items with a body, per group
+    const size_t filled = std::min(blocks * split, std::max<size_t>(1, target / wg)) * busy;
+    if (filled > best) {
+      best = filled;
+      cfg.wg = wg;
+      cfg.bpi = bpi;
+      cfg.split = split;
+    }
+    if (10 * filled >= 9 * target) break;
   }
   return cfg;
 }
@@ -80,6 +104,10 @@ size_t NBodyKernelConfig::treeCrossover(const DeviceInfo& device) {
   return (device.type & CL_DEVICE_TYPE_GPU) ? EDDY_TREE_AUTO_MIN_GPU : EDDY_TREE_AUTO_MIN_CPU;
 }
 
+size_t NBodyKernelConfig::treePotentialDefault(const DeviceInfo& device) {
+  return (device.type & CL_DEVICE_TYPE_GPU) ? EDDY_TREE_PHI_MIN_GPU : EDDY_TREE_PHI_MIN_CPU;
+}
+
 NBodyMethod NBodyKernelConfig::resolve(const DeviceInfo& device, size_t n) const {
   if (method != NBodyMethod::Auto) return method;
   return n >= treeCrossover(device) ? NBodyMethod::Tree : NBodyMethod::Direct;
@@ -90,19 +118,25 @@ static bool isNvidia(const DeviceInfo& d) {
          d.vendor.find("NVIDIA") != std::string::npos;
 }
 
+std::string NBodySim::rsqrtOptions(const DeviceInfo& device, bool native) {
+  if (!native) return "";
+  // Faster than native_rsqrt on NVIDIA (docs/PERFORMANCE.md, "What moved it").
+  return isNvidia(device) ? "-DEDDY_NATIVE_RSQRT -DNBODY_PTX_RSQRT" : "-DEDDY_NATIVE_RSQRT";
+}
+
 cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
   if (cfg.wg == 0 || (cfg.wg & (cfg.wg - 1)) || cfg.wg > ctx.info().maxWorkGroup)
     throw Error("N-body: work-group size " + std::to_string(cfg.wg) +
                 " must be a power of two <= " + std::to_string(ctx.info().maxWorkGroup));
   if (cfg.bpi == 0 || cfg.bpi > 16) throw Error("N-body: bodies per work-item must be 1..16");
   if (cfg.unroll > 1024) throw Error("N-body: unroll factor must be 0 (full) .. 1024");
+  if (cfg.split == 0 || cfg.split > 65536)
+    throw Error("N-body: the source split must be 1 .. 65536, got " + std::to_string(cfg.split));
   std::string opts = "-DNBODY_WG=" + std::to_string(cfg.wg) +
                      " -DNBODY_BPI=" + std::to_string(cfg.bpi) +
-                     " -DNBODY_UNROLL=" + std::to_string(cfg.unroll) + " " + cfg.extraOptions;
-  if (cfg.nativeRsqrt) opts += " -DEDDY_NATIVE_RSQRT";
-  // Faster than native_rsqrt on NVIDIA (docs/PERFORMANCE.md, "What moved it").
-  if (cfg.nativeRsqrt && isNvidia(ctx.info())) opts += " -DNBODY_PTX_RSQRT";
-  return ctx.buildProgram("nbody.cl", opts);
+                     " -DNBODY_UNROLL=" + std::to_string(cfg.unroll) + " " + cfg.extraOptions +
+                     " " + rsqrtOptions(ctx.info(), cfg.nativeRsqrt);
+  return ctx.buildProgram(std::vector<std::string>{"nbody_common.cl", "nbody.cl"}, opts);
 }
 
 void NBodySim::checkFits(const DeviceInfo& info, size_t n, bool tree) {
@@ -121,7 +155,7 @@ NBodySim::NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConf
   params_ = params;
   const bool tree = cfg_.resolve(ctx.info(), n_) == NBodyMethod::Tree;
   checkFits(ctx.info(), n_, tree);
-  if (tree) tree_ = std::make_unique<NBodyTree>(ctx, n_, cfg_.treeStack);
+  if (tree) tree_ = makeTree();
   const size_t vecBytes = n_ * sizeof(cl_float4);
   const size_t phiBytes = n_ * (ctx.info().fp64 ? sizeof(double) : sizeof(float));
   pos_[0] = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body positions");
@@ -129,6 +163,8 @@ NBodySim::NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConf
   vel_ = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body velocities");
   acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, vecBytes, "N-body accelerations");
   phi_ = ctx.createBuffer(CL_MEM_READ_WRITE, phiBytes, "N-body potentials");
+  if (const unsigned s = NBodyKernelConfig::slices(n_, cfg_.wg, cfg_.split); s > 1)
+    partial_ = ctx.createBuffer(CL_MEM_READ_WRITE, size_t(s) * vecBytes, "N-body partial sums");
 }
 
 void NBodySim::upload(const std::vector<cl_float4>& p, const std::vector<cl_float4>& v) {
@@ -207,11 +243,17 @@ bool NBodySim::useMethod(NBodyMethod m) {
   if (want == bool(tree_)) return false;
   if (want) {
     checkFits(ctx_.info(), n_, true);
-    tree_ = std::make_unique<NBodyTree>(ctx_, n_, cfg_.treeStack);
+    tree_ = makeTree();
   } else {
     tree_.reset();
   }
   return true;
+}
+
+std::unique_ptr<NBodyTree> NBodySim::makeTree() {
+  return std::make_unique<NBodyTree>(
+      ctx_, n_, cfg_.treeStack,
+      rsqrtOptions(ctx_.info(), cfg_.nativeRsqrt) + " " + cfg_.extraOptions);
 }
 
 void NBodySim::computeAccelerations() { gravity(cur_, 0.0f); }
@@ -224,9 +266,25 @@ void NBodySim::gravity(int posIndex, float halfDt) {
     return;
   }
   const size_t groups = (n_ + size_t(cfg_.wg) * cfg_.bpi - 1) / (size_t(cfg_.wg) * cfg_.bpi);
+  const unsigned slices = NBodyKernelConfig::slices(n_, cfg_.wg, cfg_.split);
   try {
-    cl::Event e = gravity_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(groups * cfg_.wg),
-                                           cl::NDRange(cfg_.wg)),
+    auto& q = ctx_.queue();
+    if (slices > 1) {
+      // A slice is a whole number of tiles (NBodyKernelConfig::slices).
+      const size_t tiles = (n_ + cfg_.wg - 1) / cfg_.wg;
+      const cl_uint slice = cl_uint(((tiles + slices - 1) / slices) * cfg_.wg);
+      profiler_.record("gravity",
+                       gravitySplit_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg, slices),
+                                                     cl::NDRange(cfg_.wg, 1)),
+                                     pos_[posIndex], partial_, cl_uint(n_), kp_.eps2, slice));
+      profiler_.record("gravity_reduce",
+                       gravityReduce_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+                                                      cl::NDRange(EDDY_LINEAR_WG)),
+                                      partial_, vel_, acc_, cl_uint(n_), cl_uint(slices), kp_.G,
+                                      halfDt));
+      return;
+    }
+    cl::Event e = gravity_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg), cl::NDRange(cfg_.wg)),
                            pos_[posIndex], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, halfDt);
     profiler_.record("gravity", e);
   } catch (const cl::Error& e) {
@@ -286,15 +344,26 @@ NBodyDiagnostics NBodySim::diagnostics() {
   const auto v = readVelocities();
   std::vector<double> phi(n_);
   try {
-    cl::Event e = potential_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+    auto& q = ctx_.queue();
+    const size_t treeFrom = cfg_.treePotentialMin ? cfg_.treePotentialMin
+                                                  : NBodyKernelConfig::treePotentialDefault(ctx_.info());
+    if (tree_ && n_ >= treeFrom) {
+      // Too many bodies for the direct double sum: the tree's potential.
+      const cl::Buffer& b = tree_->potential(pos_[cur_], kp_.eps2, kp_.theta, profiler_);
+      std::vector<float> f(n_);
+      q.enqueueReadBuffer(b, CL_TRUE, 0, n_ * sizeof(float), f.data());
+      for (size_t i = 0; i < n_; ++i) phi[i] = f[i];
+      return nbodyDiagnostics(p, v, phi, double(kp_.G));
+    }
+    cl::Event e = potential_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
                                              cl::NDRange(EDDY_LINEAR_WG)),
                              pos_[cur_], phi_, cl_uint(n_), kp_.eps2);
     profiler_.record("potential", e);
     if (ctx_.info().fp64) {
-      ctx_.queue().enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(double), phi.data());
+      q.enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(double), phi.data());
     } else {
       std::vector<float> f(n_);
-      ctx_.queue().enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(float), f.data());
+      q.enqueueReadBuffer(phi_, CL_TRUE, 0, n_ * sizeof(float), f.data());
       for (size_t i = 0; i < n_; ++i) phi[i] = f[i];
     }
   } catch (const cl::Error& e) {

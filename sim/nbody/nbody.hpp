@@ -70,19 +70,31 @@ const char* methodName(NBodyMethod m);
 struct NBodyKernelConfig {
   NBodyMethod method = NBodyMethod::Direct;  // see NBodyMethod
   unsigned treeStack = 0;   // tree walk's stack entries (0 = default; tests)
+  // Tree method: from this many bodies on, the diagnostics take the potential
+  // from the tree walk (NBodyTree::potential, float, with the tree's error)
+  // instead of the direct O(N^2) double sum; 0 = treePotentialDefault(device).
+  size_t treePotentialMin = 0;
   unsigned wg = 256;        // work-group size = tile length
   unsigned bpi = 1;         // bodies per work-item
   bool nativeRsqrt = true;  // fast rsqrt in the force loop (on NVIDIA: PTX rsqrt.approx.ftz)
   unsigned unroll = 8;      // unroll factor of the tile loop (0 = full)
-  std::string extraOptions; // more OpenCL compiler options
+  // Slices of the sources summed by separate work-groups and then added by
+  // nbody_gravity_reduce (1 = the plain kernel; more fills a GPU at small N).
+  unsigned split = 1;
+  std::string extraOptions; // more OpenCL compiler options (direct and tree programs)
 
-  // The layout measured fastest for n bodies on this device (docs/PERFORMANCE.md):
-  // the largest tile x bodies-per-item that still gives every compute unit a group.
+  // The layout for n bodies on this device (docs/PERFORMANCE.md): on GPUs the
+  // tile x bodies-per-item and source split that fill the device (the most
+  // resident work-items, larger tiles first); on CPUs 256 x 1, no split.
   static NBodyKernelConfig automatic(const DeviceInfo& device, size_t n);
+  // Source slices of `split` requested for n bodies with tiles of wg, as
+  // launched: at most one slice per tile of sources (>= 1).
+  static unsigned slices(size_t n, unsigned wg, unsigned split);
   // Direct or Tree for n bodies on this device: `method` itself unless Auto,
   // which takes the tree from the measured crossover N on (treeCrossover).
   NBodyMethod resolve(const DeviceInfo& device, size_t n) const;
   static size_t treeCrossover(const DeviceInfo& device);
+  static size_t treePotentialDefault(const DeviceInfo& device);
 };
 
 struct NBodyDiagnostics {
@@ -147,6 +159,9 @@ class NBodySim : public Simulation {
   // Checks the configuration against the device and builds kernels/nbody.cl
   // with it (also used by the multi-device sim, one program per device).
   static cl::Program buildProgram(Context& ctx, const NBodyKernelConfig& cfg);
+  // Compiler options that select the force loops' reciprocal square root
+  // (kernels/nbody/nbody_common.cl) on this device.
+  static std::string rsqrtOptions(const DeviceInfo& device, bool native);
 
  private:
   NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConfig cfg);
@@ -154,6 +169,7 @@ class NBodySim : public Simulation {
   void syncParams();
   // Direct or tree from now on; true when that changed which one runs.
   bool useMethod(NBodyMethod m);
+  std::unique_ptr<NBodyTree> makeTree();
   int methodParam_ = -1;  // the `method` parameter as last synced (-1: not yet)
   void gravity(int posIndex, float halfDt);
   InteractKernels& interact();
@@ -161,13 +177,17 @@ class NBodySim : public Simulation {
   size_t n_;
   NBodyKernelConfig cfg_;
   cl::Program program_;
-  cl::Buffer pos_[2], vel_, acc_, phi_;
+  cl::Buffer pos_[2], vel_, acc_, phi_, partial_;  // partial_: split > 1 only
   std::unique_ptr<InteractKernels> interact_;  // built on first use
   std::unique_ptr<NBodyTree> tree_;            // method == Tree only
   int cur_ = 0;
   NBodyKernelParams kp_;  // G, eps^2, dt as the kernels see them
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float, cl_float>
       gravity_{program_, "nbody_gravity"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_uint> gravitySplit_{
+      program_, "nbody_gravity_split"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_float, cl_float>
+      gravityReduce_{program_, "nbody_gravity_reduce"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float> drift_{
       program_, "nbody_drift"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float> potential_{program_,

@@ -3,21 +3,24 @@
 #include "eddy_shared.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 namespace eddy {
 
 namespace {
-// Static local memory of tree_walk (lcom, lq0, lq1, tmin, tmax, scan, direct)
-// plus a margin for the implementation's own use.
-constexpr size_t kWalkLocalBytes =
-    (3 * 2 * EDDY_TREE_WG + 2 * EDDY_TREE_WG) * 16 + 2 * EDDY_TREE_WG * 4 + 1024;
+// Local memory of tree_walk without its stack (clist, blist, scan, tile,
+// direct, next; kernels/nbody/nbody_tree.cl) at the default sizes, plus a
+// margin for the implementation's own use.
+constexpr size_t kWalkLocalBytes = 2 * EDDY_TREE_W * 4 + EDDY_TREE_W * (EDDY_TREE_NLEAF + 1) * 4 +
+                                   2 * EDDY_TREE_W * 8 + 3 * EDDY_TREE_W * 16 + EDDY_TREE_W * 4 +
+                                   4 + 1024;
 
 unsigned chooseStack(const DeviceInfo& info, unsigned requested) {
-  if (info.localMem < kWalkLocalBytes + 4 * 64)
+  if (info.localMem < kWalkLocalBytes + 4 * 2 * EDDY_TREE_W)
     throw Error("N-body tree: the device has " + std::to_string(info.localMem) +
                 " bytes of local memory; the tree walk needs at least " +
-                std::to_string(kWalkLocalBytes + 4 * 64));
+                std::to_string(kWalkLocalBytes + 4 * 2 * EDDY_TREE_W));
   const size_t fit = (info.localMem - kWalkLocalBytes) / sizeof(cl_int);
   const size_t want = requested ? requested : EDDY_TREE_STACK;
   return unsigned(std::min(fit, want));
@@ -26,8 +29,9 @@ unsigned chooseStack(const DeviceInfo& info, unsigned requested) {
 
 size_t NBodyTree::deviceBytes(size_t n) {
   const size_t nodes = 2 * n - 1, internal = std::max<size_t>(1, n - 1);
-  // keys, sorted keys, permutation, curve-ordered positions, sort scratch (3 words)
-  const size_t perBody = 8 + 8 + 4 + 16 + 3 * 4;
+  // keys, sorted keys, permutation, curve-ordered positions, sort scratch (3
+  // words), groups, potential
+  const size_t perBody = 8 + 8 + 4 + 16 + 3 * 4 + 4 + 4;
   // parent, com, q0, q1, bmin, bmax
   const size_t perNode = 4 + 5 * 16;
   // children, range, counter
@@ -35,11 +39,12 @@ size_t NBodyTree::deviceBytes(size_t n) {
   return n * perBody + nodes * perNode + internal * perInternal;
 }
 
-NBodyTree::NBodyTree(Context& ctx, size_t n, unsigned stackCap)
+NBodyTree::NBodyTree(Context& ctx, size_t n, unsigned stackCap, const std::string& options)
     : ctx_(ctx),
       n_(n),
       stackCap_(chooseStack(ctx.info(), stackCap)),
-      program_(ctx.buildProgram("nbody_tree.cl", "-DTREE_STACK=" + std::to_string(stackCap_))),
+      options_("-DTREE_STACK=" + std::to_string(stackCap_) + " " + options),
+      program_(ctx.buildProgram(std::vector<std::string>{"nbody_common.cl", "nbody_tree.cl"}, options_)),
       sort_(ctx) {
   if (n == 0) throw Error("N-body tree: no bodies");
   if (n > 0x7fffffffu) throw Error("N-body tree: at most 2^31 - 1 bodies");
@@ -65,13 +70,27 @@ NBodyTree::NBodyTree(Context& ctx, size_t n, unsigned stackCap)
   q1_ = buf(nodes * sizeof(cl_float4), "tree quadrupoles");
   bmin_ = buf(nodes * sizeof(cl_float4), "tree bounds");
   bmax_ = buf(nodes * sizeof(cl_float4), "tree bounds");
+  groups_ = buf(n * sizeof(cl_uint), "tree groups");
+  // [0] nodes summed body by body (since construction), [1] groups of the
+  // last build, [2] the walk's queue head
   stats_ = buf(sizeof(cl_uint) * 4, "tree statistics");
   try {
     const cl_uint zero[4] = {0, 0, 0, 0};
     ctx.queue().enqueueWriteBuffer(stats_, CL_TRUE, 0, sizeof zero, zero);
+    // The walk's work-group size is compiled in (reqd_work_group_size).
+    const auto wg = walk_.getKernel().getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(
+        ctx.device());
+    walkW_ = wg[0];
   } catch (const cl::Error& e) {
     throw Error("N-body tree setup: " + describe(e));
   }
+  if (walkW_ == 0 || walkW_ > ctx.info().maxWorkGroup)
+    throw Error("N-body tree: the walk needs work-groups of " + std::to_string(walkW_) +
+                " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));
+  // Persistent work-groups that take the groups from a queue: enough to fill
+  // every compute unit (the surplus finds the queue empty and ends at once).
+  const size_t perUnit = (ctx.info().type & CL_DEVICE_TYPE_GPU) ? 32 : 4;
+  walkGroups_ = std::max<size_t>(1, std::min(n, size_t(ctx.info().computeUnits) * perUnit));
 }
 
 void NBodyTree::build(const cl::Buffer& pos, float theta, Profiler& prof) {
@@ -92,26 +111,48 @@ void NBodyTree::build(const cl::Buffer& pos, float theta, Profiler& prof) {
     sort_.sort64(keys_, perm_, sortedKeys_, n_, EDDY_TREE_KEY_BITS, prof);
     const cl::NDRange lwg(EDDY_LINEAR_WG), lglob(roundUp(n_, EDDY_LINEAR_WG));
     prof.record("build", buildK_(cl::EnqueueArgs(q, lglob, lwg), sortedKeys_, perm_, pos, n, spos_,
-                                 children_, range_, parent_, counters_));
+                                 children_, range_, parent_, counters_, stats_));
     prof.record("moments", moments_(cl::EnqueueArgs(q, lglob, lwg), spos_, parent_, children_, n,
                                     1.0f / (theta * theta), com_, q0_, q1_, bmin_, bmax_,
                                     counters_));
+    const cl::NDRange nglob(roundUp(2 * n_ - 1, EDDY_LINEAR_WG));
+    prof.record("groups", groupsK_(cl::EnqueueArgs(q, nglob, lwg), range_, parent_, n, groups_,
+                                   stats_));
   } catch (const cl::Error& e) {
     throw Error("N-body tree build: " + describe(e));
   }
 }
 
+void NBodyTree::launchWalk(WalkKernel& k, const char* row, float G, float eps2, float halfDt,
+                           cl::Buffer& vel, cl::Buffer& acc, cl::Buffer& phi, Profiler& prof) {
+  try {
+    prof.record(row, k(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(walkGroups_ * walkW_),
+                                       cl::NDRange(walkW_)),
+                       spos_, perm_, children_, range_, com_, q0_, q1_, bmin_, bmax_, groups_,
+                       cl_uint(n_), G, eps2, halfDt, vel, acc, phi, stats_));
+  } catch (const cl::Error& e) {
+    throw Error(std::string("N-body tree ") + row + ": " + describe(e));
+  }
+}
+
 void NBodyTree::walk(float G, float eps2, cl::Buffer& vel, cl::Buffer& acc, float halfDt,
                      Profiler& prof) {
-  try {
-    const size_t groups = (n_ + EDDY_TREE_WG - 1) / EDDY_TREE_WG;
-    prof.record("walk", walk_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(groups * EDDY_TREE_WG),
-                                              cl::NDRange(EDDY_TREE_WG)),
-                              spos_, perm_, children_, range_, com_, q0_, q1_, cl_uint(n_), G, eps2,
-                              halfDt, vel, acc, stats_));
-  } catch (const cl::Error& e) {
-    throw Error("N-body tree walk: " + describe(e));
+  // The force build never touches phi: any buffer will do.
+  launchWalk(walk_, "walk", G, eps2, halfDt, vel, acc, stats_, prof);
+}
+
+const cl::Buffer& NBodyTree::potential(const cl::Buffer& pos, float eps2, float theta,
+                                       Profiler& prof) {
+  if (!phiWalk_) {
+    phiProgram_ = ctx_.buildProgram(std::vector<std::string>{"nbody_common.cl", "nbody_tree.cl"},
+                                    options_ + " -DTREE_PHI=1");
+    phi_ = ctx_.createBuffer(CL_MEM_READ_WRITE, n_ * sizeof(cl_float), "tree potential");
+    phiWalk_ = std::make_unique<WalkKernel>(phiProgram_, "tree_walk");
   }
+  build(pos, theta, prof);
+  // The potential build never touches vel and acc: any buffers will do.
+  launchWalk(*phiWalk_, "tree_potential", 1.0f, eps2, 0.0f, spos_, spos_, phi_, prof);
+  return phi_;
 }
 
 void NBodyTree::computeAccelerations(const cl::Buffer& pos, float G, float eps2, float theta,
@@ -146,20 +187,27 @@ NBodyTree::Host NBodyTree::read() {
     get(q1_, h.q1, nodes);
     get(bmin_, h.bmin, nodes);
     get(bmax_, h.bmax, nodes);
+    cl_uint stats[4];
+    q.enqueueReadBuffer(stats_, CL_TRUE, 0, sizeof stats, stats);
+    get(groups_, h.groups, std::min<size_t>(stats[1], n));
   } catch (const cl::Error& e) {
     throw Error("N-body tree read-back: " + describe(e));
   }
   return h;
 }
 
-uint64_t NBodyTree::fallbacks() {
-  cl_uint v[4] = {0, 0, 0, 0};
+std::array<cl_uint, 4> NBodyTree::readStats() {
+  std::array<cl_uint, 4> v{};
   try {
-    ctx_.queue().enqueueReadBuffer(stats_, CL_TRUE, 0, sizeof v, v);
+    ctx_.queue().enqueueReadBuffer(stats_, CL_TRUE, 0, sizeof(cl_uint) * v.size(), v.data());
   } catch (const cl::Error& e) {
     throw Error("N-body tree read-back: " + describe(e));
   }
-  return v[0];
+  return v;
 }
+
+uint64_t NBodyTree::fallbacks() { return readStats()[0]; }
+
+size_t NBodyTree::groupCount() { return readStats()[1]; }
 
 }  // namespace eddy

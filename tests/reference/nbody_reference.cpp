@@ -24,4 +24,18 @@ std::vector<std::array<double, 3>> referenceAccelerations(const std::vector<cl_f
   return a;
 }
 
+std::vector<double> referencePotentials(const std::vector<cl_float4>& pos, double eps2) {
+  const size_t n = pos.size();
+  std::vector<double> phi(n, 0.0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const double dx = double(pos[j].s[0]) - pos[i].s[0];
+      const double dy = double(pos[j].s[1]) - pos[i].s[1];
+      const double dz = double(pos[j].s[2]) - pos[i].s[2];
+      phi[i] -= double(pos[j].s[3]) / std::sqrt(dx * dx + dy * dy + dz * dz + eps2);
+    }
+  return phi;
+}
+
 }  // namespace eddy
