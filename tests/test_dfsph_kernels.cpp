@@ -20,6 +20,9 @@ using namespace eddy;
 namespace {
 
 const std::vector<size_t> kSizes = {1, 13, 127, 1009, 2003};
+// Work-items per particle of the neighbour sums (sph_common.cl, "Lanes"):
+// 1, 4 and 32 (more lanes than most particles have neighbours).
+const std::vector<unsigned> kLaneBits = {0, 2, 5};
 
 struct Fixture {
   size_t n = 0;
@@ -27,6 +30,7 @@ struct Fixture {
   std::vector<cl_uint> nlist, nbcount;
   cl::Buffer pos, vel, nlistB, nbcountB, rhop, acc, clock, counters;
   DfsphParams params;
+  unsigned laneBits = 0;
   DfsphBuffers buffers() const {
     DfsphBuffers b;
     b.pos = &pos;
@@ -39,6 +43,7 @@ struct Fixture {
     b.counters = &counters;
     b.n = n;
     b.tank = ref.tank;
+    b.laneBits = laneBits;
     return b;
   }
 };
@@ -172,9 +177,12 @@ double gradCondition(const Fixture& f, size_t i) {
 
 TEST(DfsphKernels, DensityAndFactorMatchTheReference) {
   const unsigned seed = test::freshSeed();
+  for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
-    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
+                 std::to_string(seed));
     Fixture f = makeFixture(n, seed + unsigned(n), 1e-3f);
+    f.laneBits = lb;
     Profiler prof;
     DfsphKernels s(test::context(), n, prof, true);
     const auto d = runDensity(f, s);
@@ -211,10 +219,13 @@ TEST(DfsphKernels, DivergenceRateUpdateAndErrorMatchTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
-    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
+                 std::to_string(seed));
     const float dt = 2.5e-4f;
     Fixture f = makeFixture(n, seed + 7 * unsigned(n), dt);
+    f.laneBits = lb;
     Profiler prof;
     DfsphKernels s(test::context(), n, prof, true);
     const auto d = runDensity(f, s);
@@ -237,7 +248,6 @@ TEST(DfsphKernels, DivergenceRateUpdateAndErrorMatchTheReference) {
       errSum += std::max(r, 0.0);
       errScale += deficient ? 0.0 : scale[i];
     }
-    s.runCheck(EDDY_DFSPH_SLOT_DIV, f.buffers(), f.params);
     const auto st = s.readState();
     const double err = errSum / double(n) * 100.0 * dt / f.ref.rho0;
     const double tol = 1e-5 * errScale / double(n) * 100.0 * dt / f.ref.rho0 + 1e-12;
@@ -249,10 +259,13 @@ TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
-    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
+                 std::to_string(seed));
     const float dt = 1e-3f;
     Fixture f = makeFixture(n, seed + 11 * unsigned(n), dt);
+    f.laneBits = lb;
     Profiler prof;
     DfsphKernels s(test::context(), n, prof, true);
     const auto d = runDensity(f, s);
@@ -275,7 +288,6 @@ TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
       errSum += std::max(e, 0.0);
       errScale += eScale;
     }
-    s.runCheck(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
     const auto st = s.readState();
     const double err = errSum / double(n) * 100.0 / f.ref.rho0;
     EXPECT_NEAR(asFloat(st[EDDY_DFSPH_ST_DEN_ERR]), err,
@@ -287,12 +299,14 @@ TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
     for (unsigned slot : {unsigned(EDDY_DFSPH_SLOT_DIV), unsigned(EDDY_DFSPH_SLOT_DEN)}) {
-      SCOPED_TRACE("n = " + std::to_string(n) + ", slot " + std::to_string(slot) + ", seed " +
-                   std::to_string(seed));
+      SCOPED_TRACE("n = " + std::to_string(n) + ", slot " + std::to_string(slot) + ", lanes " +
+                   std::to_string(1u << lb) + ", seed " + std::to_string(seed));
       const float dt = 7e-4f;
       Fixture f = makeFixture(n, seed + 13 * unsigned(n), dt);
+      f.laneBits = lb;
       Profiler prof;
       DfsphKernels s(test::context(), n, prof, true);
       runDensity(f, s);  // the solve is not done: a fresh state
@@ -326,8 +340,13 @@ TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
 }
 
 TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
+  // The check runs in the rate kernel's last work-group (n = 257: 3 groups at
+  // one lane, 65 at 32 lanes): every launch counts one iteration or sets done.
   const size_t n = 257;
+  for (unsigned lb : kLaneBits) {
+  SCOPED_TRACE("lanes " + std::to_string(1u << lb));
   Fixture f = makeFixture(n, test::freshSeed(), 1e-3f);
+  f.laneBits = lb;
   Profiler prof;
   DfsphKernels s(test::context(), n, prof, true);
   runDensity(f, s);
@@ -337,7 +356,6 @@ TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
   f.params.densityTolerance = 1e30;  // always within tolerance: stops at min_iterations
   for (int k = 0; k < 5; ++k) {
     s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
-    s.runCheck(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
     const auto st = s.readState();
     EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_ITER], unsigned(std::min(k + 1, 2))) << k;
     EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_DONE], k >= 2 ? 1u : 0u) << k;
@@ -357,10 +375,115 @@ TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
   f.params.densityTolerance = -1;
   for (int k = 0; k < 6; ++k) {
     s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
-    s.runCheck(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
   }
   const auto st = s.readState();
   EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_ITER], 3u);
   EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_DONE], 1u);
   EXPECT_EQ(st[EDDY_DFSPH_ST_DIV_DONE], 0u);  // the other solve is untouched
+  }
+}
+
+TEST(DfsphKernels, PredictMatchesTheReference) {
+  // v* = v + dt (a - s sum_j m (k_i + k_j) grad_i W_ij): the non-pressure
+  // accelerations and the density solve's warm-start pressure.
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : kLaneBits)
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
+                 std::to_string(seed));
+    const float dt = 9e-4f;
+    Fixture f = makeFixture(n, seed + 17 * unsigned(n), dt);
+    f.laneBits = lb;
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    std::vector<cl_float> k(n), zero(n, 0.0f);
+    std::vector<double> kd(n);
+    std::vector<cl_float4> acc(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = u(rng) < 0.2 ? 0.0f : float(1e-3 * u(rng));
+      kd[i] = k[i];
+      acc[i] = makeFloat4(20 * (u(rng) - 0.5), 20 * (u(rng) - 0.5) - 9.81, 20 * (u(rng) - 0.5));
+    }
+    s.writePressures(zero, k);
+    test::context().queue().enqueueWriteBuffer(f.acc, CL_TRUE, 0, n * sizeof(cl_float4),
+                                               acc.data());
+    s.runPredict(f.buffers(), f.params);
+    const auto v = read<cl_float4>(f.vel, n);
+    std::vector<std::array<double, 3>> pa;
+    std::vector<double> scale;
+    dfsphReferencePressureAccel(f.ref, kd, pa, scale);
+    for (size_t i = 0; i < n; ++i)
+      for (int a = 0; a < 3; ++a) {
+        const double want =
+            double(f.ref.vel[i].s[a]) + double(dt) * (double(acc[i].s[a]) + pa[i][a]);
+        const double tol = 1e-5 * (double(dt) * (scale[i] + std::fabs(acc[i].s[a])) +
+                                   std::fabs(f.ref.vel[i].s[a])) + 1e-12;
+        EXPECT_NEAR(v[i].s[a], want, tol) << "i = " << i << " axis " << a;
+      }
+  }
+}
+
+TEST(DfsphKernels, IntegrateMovesBouncesOffTheWallsAndStoresThePressure) {
+  // x += dt v with the walls of sph_integrate (mirrored back, normal velocity
+  // times -restitution; a non-finite particle put back and counted), and the
+  // pressure (k + kv / dt) rho^2 of the device's density into rhop.
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    const float dt = 0.004f;
+    Fixture f = makeFixture(n, seed + 19 * unsigned(n), dt);
+    f.params.restitution = 0.3;
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    const auto d = runDensity(f, s);
+    std::vector<cl_float> k(n), kv(n);
+    std::vector<cl_float4> vel(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = float(1e-3 * std::fabs(u(rng)));
+      kv[i] = float(1e-6 * std::fabs(u(rng)));
+      vel[i] = makeFloat4(3 * u(rng), 3 * u(rng), 3 * u(rng));  // far enough to cross walls
+    }
+    if (n > 1) vel[n / 2].s[1] = NAN;
+    s.writePressures(kv, k);
+    test::context().queue().enqueueWriteBuffer(f.vel, CL_TRUE, 0, n * sizeof(cl_float4),
+                                               vel.data());
+    s.runIntegrate(f.buffers(), f.params);
+    const auto p1 = read<cl_float4>(f.pos, n), v1 = read<cl_float4>(f.vel, n);
+    const auto rp = read<cl_float2>(f.rhop, n);
+    const auto cnt = read<cl_uint>(f.counters, EDDY_SPH_NUM_COUNTERS);
+    const double e = double(float(f.params.restitution));
+    size_t crossed = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double rho = d.rhop[i].s[0];
+      const double p = (double(k[i]) + double(kv[i]) / double(dt)) * rho * rho;
+      EXPECT_NEAR(rp[i].s[1], p, 1e-5 * p) << "i = " << i;
+      EXPECT_EQ(rp[i].s[0], d.rhop[i].s[0]);
+      if (n > 1 && i == n / 2) {
+        for (int a = 0; a < 3; ++a) {
+          EXPECT_GE(p1[i].s[a], 0.0f);
+          EXPECT_LE(p1[i].s[a], float(f.ref.tank[a]));
+          EXPECT_EQ(v1[i].s[a], 0.0f);
+        }
+        continue;
+      }
+      for (int a = 0; a < 3; ++a) {
+        const double L = f.ref.tank[a];
+        double v = vel[i].s[a];
+        double x = f.ref.pos[i].s[a] + double(dt) * v;
+        if (x < 0) { x = -x; v = -e * v; ++crossed; }
+        else if (x > L) { x = 2 * L - x; v = -e * v; ++crossed; }
+        if (x < 0 || x > L) continue;  // crossed the tank: put back, checked by the count
+        EXPECT_NEAR(p1[i].s[a], x, 1e-5 * (L + 1e-3)) << "i = " << i << " axis " << a;
+        EXPECT_NEAR(v1[i].s[a], v, 1e-5 * (std::fabs(v) + 1.0)) << "i = " << i;
+      }
+    }
+    if (n > 100) {
+      EXPECT_GT(crossed, 0u);
+    }
+    EXPECT_EQ(cnt[EDDY_SPH_CNT_ESCAPED], n > 1 ? 1u : 0u);
+  }
 }

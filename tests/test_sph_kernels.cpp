@@ -196,14 +196,16 @@ TEST(SphKernels, HashSortReorderCellsMatchTheCpu) {
 
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
   const unsigned seed = test::freshSeed();
+  for (int lb : {0, 2, 5})  // 1, 4 and 32 work-items per particle (sph_common.cl, "Lanes")
   for (size_t n : kSizes) {
     for (unsigned cap : {96u, 8u}) {
-      SCOPED_TRACE("n = " + std::to_string(n) + ", cap " + std::to_string(cap) + ", seed " +
-                   std::to_string(seed));
+      SCOPED_TRACE("n = " + std::to_string(n) + ", cap " + std::to_string(cap) + ", lanes " +
+                   std::to_string(1 << lb) + ", seed " + std::to_string(seed));
       const SphSetup s = randomSetup(n, seed + unsigned(n));
       SphKernelConfig cfg;
       cfg.neighbourList = true;
       cfg.listCapacity = cap;
+      cfg.laneBits = lb;
       SphSim sim(test::context(), physicsParams(), s, cfg);
       sim.writeState(toF4(s, false), toF4(s, true));
       const auto before = sim.readCounters().overflow;
@@ -243,12 +245,14 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
 TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
   const unsigned seed = test::freshSeed();
   for (bool list : {false, true})
+    for (int lb : {0, 3})  // 1 and 8 work-items per particle (sph_common.cl, "Lanes")
     for (size_t n : kSizes) {
       SCOPED_TRACE(std::string(list ? "list" : "cells") + " mode, n = " + std::to_string(n) +
-                   ", seed " + std::to_string(seed));
+                   ", lanes " + std::to_string(1 << lb) + ", seed " + std::to_string(seed));
       const SphSetup s = randomSetup(n, seed + unsigned(n));
       SphKernelConfig cfg;
       cfg.neighbourList = list;
+      cfg.laneBits = lb;
       cfg.listCapacity = 1024;  // random clusters can exceed the default 96 (tested above)
       SphSim sim(test::context(), physicsParams(), s, cfg);
       sim.writeState(toF4(s, false), toF4(s, true));
@@ -287,8 +291,9 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
         for (int k = 0; k < 3; ++k)
           maxA = std::max(maxA, std::fabs(a[i].s[k] - acc[i][k]) / scale[i]);
       EXPECT_LT(maxA, 1e-5);
-      std::printf("SPH kernels %s n=%zu: density rel err %.2e, pressure %.2e, acceleration %.2e\n",
-                  list ? "list " : "cells", n, maxRho, maxP, maxA);
+      std::printf("SPH kernels %s lanes %d n=%zu: density rel err %.2e, pressure %.2e, "
+                  "acceleration %.2e\n",
+                  list ? "list " : "cells", 1 << lb, n, maxRho, maxP, maxA);
     }
 }
 

@@ -86,21 +86,26 @@
  * floor(x / cell) can never put two particles closer than h two cells apart. */
 #define EDDY_SPH_CELL_SLACK 1.0001f
 
-/* ---- DFSPH (kernels/sph_dfsph.cl) ----------------------------------------- */
+/* ---- DFSPH (kernels/sph/sph_dfsph.cl) ----------------------------------- */
 /* Solver state (uint each): per solve (slot DIV or DEN) the iterations applied,
- * the "done" flag that turns the rest of the solve's launches into no-ops, and
- * the last average error in percent (float bits). */
+ * the "done" flag that turns the rest of the solve's launches into no-ops, the
+ * last average error in percent (float bits), and the iterations the solve
+ * applied in the step before (the host sizes a step's batches from the state
+ * of two steps back: it never waits for the step just enqueued). */
 #define EDDY_DFSPH_ST_ITER 0
 #define EDDY_DFSPH_ST_DONE 1
 #define EDDY_DFSPH_ST_ERR 2
+#define EDDY_DFSPH_ST_PREV 3
 #define EDDY_DFSPH_SLOT_DIV 0
 #define EDDY_DFSPH_SLOT_DEN 4
 #define EDDY_DFSPH_ST_DIV_ITER (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_ITER)
 #define EDDY_DFSPH_ST_DIV_DONE (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_DONE)
 #define EDDY_DFSPH_ST_DIV_ERR (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_ERR)
+#define EDDY_DFSPH_ST_DIV_PREV (EDDY_DFSPH_SLOT_DIV + EDDY_DFSPH_ST_PREV)
 #define EDDY_DFSPH_ST_DEN_ITER (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_ITER)
 #define EDDY_DFSPH_ST_DEN_DONE (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_DONE)
 #define EDDY_DFSPH_ST_DEN_ERR (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_ERR)
+#define EDDY_DFSPH_ST_DEN_PREV (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_PREV)
 #define EDDY_DFSPH_STATE_SIZE 8
 /* Iteration count before the first step (the host then gives a solve
  * max_iterations rounds). */
@@ -113,10 +118,33 @@
 #define EDDY_DFSPH_MIN_NEIGHBOURS 20
 /* Warm start: the fraction of last step's k each solve starts from (the error
  * only counts compression, so an over-pressure carried over would go unseen:
- * SPlisHSPlasH also starts from half). */
+ * SPlisHSPlasH also starts from half). Measured (PoCL, the hydrostatic tank of
+ * tests/test_sph_physics.cpp): a density fraction of 0.8 or 1 halves the
+ * iterations of a dam break but keeps the settled column oscillating (the
+ * carried k integrates the compression step after step, an undamped loop),
+ * also with an error that counts expansion where k > 0; 0.5 damps it.
+ * (#ifndef: a developer may try others with EDDY_CL_OPTIONS=-D..., which the
+ * kernels see; the host's tests then disagree.) */
+#ifndef EDDY_DFSPH_WARM_DIV
 #define EDDY_DFSPH_WARM_DIV 0.5f
+#endif
+#ifndef EDDY_DFSPH_WARM_DENSITY
 #define EDDY_DFSPH_WARM_DENSITY 0.5f
+#endif
 /* Relaxation of the Jacobi updates (SPlisHSPlasH and IISPH use 0.5). */
+#ifndef EDDY_DFSPH_OMEGA
 #define EDDY_DFSPH_OMEGA 0.5f
+#endif
+
+/* ---- Lanes (kernels/sph/sph_common.cl) ----------------------------------- */
+/* Neighbour-sum kernels give a particle up to 2^EDDY_SPH_MAX_LANE_BITS
+ * work-items on GPUs while fewer than EDDY_SPH_LANE_ITEMS_PER_CU work-items
+ * per compute unit would otherwise run (sim/sph/particles.cpp, sphLaneBits).
+ * H200, 2026-12-01 (docs/PERFORMANCE.md): 4 lanes beat 1 at 6 750 - 101 306
+ * particles (WCSPH and DFSPH); 8 and 16 were slower than 1 for WCSPH. */
+#define EDDY_SPH_MAX_LANE_BITS 2
+#define EDDY_SPH_LANE_ITEMS_PER_CU 2048
+/* The most lanes any launch uses (the developer aid EDDY_SPH_LANES included). */
+#define EDDY_SPH_LANE_BITS_LIMIT 5
 
 #endif /* EDDY_SHARED_H */

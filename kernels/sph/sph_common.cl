@@ -1,14 +1,8 @@
 /*
  * sph_common.cl: device functions shared by the SPH kernels (prepended to
- * them when the SPH program is built; see SphSim::buildProgram).
- *
- * Smoothing kernel: Wendland C2 in 3-D (H. Wendland 1995, "Piecewise
- * polynomial, positive definite and compactly supported radial functions of
- * minimal degree", Adv. Comput. Math. 4:389; normalisation as in Dehnen & Aly
- * 2012, MNRAS 425:1068), with h the SUPPORT radius (W = 0 for r >= h):
- *     W(r) = 21 / (2 pi h^3) (1 - q)^4 (1 + 4 q),   q = r / h
- *     grad_i W(r_ij) = -20 * 21 / (2 pi h^3) (1 - q)^3 / h^2 * r_ij
- * (the gradient needs no division by r).
+ * them when an SPH program is built, after kernels/common/sph_kernel.h, the
+ * smoothing kernel sph_w / sph_gradw shared with the host; see
+ * sphProgramFiles in sim/sph/particles.hpp).
  *
  * Walls: the tank [0,L] x [0,H] x [0,D] has plane walls. A particle i closer
  * than h to a wall sees mirror images ("ghosts") of its neighbours across that
@@ -19,6 +13,14 @@
  * (up to 7 images). A ghost is never closer than its original, so ghosts are
  * looked for only among the real neighbours within h.
  *
+ * Lanes: a neighbour-sum kernel may give each particle 2^lane_bits
+ * work-items ("lanes", lane_bits a kernel argument, uniform): the
+ * work-group then holds SPH_WG >> lane_bits particles, lane l walks the
+ * neighbours l, l + lanes, l + 2 lanes, ... and the lanes' partial sums are
+ * added in lane order through local memory (sph_lane_sum), the same order on
+ * every run. At small N a particle's serial chain of ~40 dependent loads is
+ * what a step waits for; lanes shorten it (docs/PERFORMANCE.md).
+ *
  * Compile-time: SPH_WG (work-group size), SPH_NLIST (1 = neighbour list,
  * 0 = direct iteration over the 27 cells).
  */
@@ -28,7 +30,6 @@
 #ifndef SPH_NLIST
 #define SPH_NLIST 0
 #endif
-#define SPH_PI 3.14159265358979f
 
 /* Squared distance, evaluated exactly as written (no FMA contraction), so the
  * CPU reference reproduces the neighbour test r^2 < h^2 bit for bit. */
@@ -39,20 +40,6 @@ inline float sph_r2(const float3 d)
     const float yy = d.y * d.y;
     const float zz = d.z * d.z;
     return (xx + yy) + zz;
-}
-
-inline float sph_w(const float r, const float h)
-{
-    const float q = r / h, t = 1.0f - q;
-    const float t2 = t * t;
-    return (21.0f / (2.0f * SPH_PI * h * h * h)) * t2 * t2 * (1.0f + 4.0f * q);
-}
-
-/* grad_i W(r_ij) = sph_gradw(r, h) * r_ij */
-inline float sph_gradw(const float r, const float h)
-{
-    const float t = 1.0f - r / h;
-    return (-20.0f * 21.0f / (2.0f * SPH_PI)) * t * t * t / (h * h * h * h * h);
 }
 
 /* Cohesion spline C(r) of Akinci, Akinci & Teschner 2013, "Versatile surface
@@ -104,15 +91,39 @@ inline float3 sph_mirror_v(const float3 v, const uint s)
     return (float3)((s & 1u) ? -v.x : v.x, (s & 2u) ? -v.y : v.y, (s & 4u) ? -v.z : v.z);
 }
 
+/* The particle i and lane of this work-item (see "Lanes" above); kernels
+ * using lanes have an argument `const uint lane_bits`. */
+#define SPH_LANE_ID(i, lane)                                                    \
+    const uint lane = get_local_id(0) & ((1u << lane_bits) - 1u);               \
+    const uint i = get_group_id(0) * (SPH_WG >> lane_bits) + (get_local_id(0) >> lane_bits)
+
+/* The sum of x over the lanes of this work-item's particle, added in lane
+ * order, for lane 0 (the other lanes get their own x back). Every work-item
+ * of the group must call it (barriers, also with one lane: PoCL mishandles a
+ * return before a barrier even when it is uniform); red holds SPH_WG entries. */
+inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_bits)
+{
+    const uint lid = get_local_id(0);
+    const uint lanes = 1u << lane_bits;
+    barrier(CLK_LOCAL_MEM_FENCE); /* red may still be read by an earlier sum */
+    red[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float4 s = x;
+    if ((lid & (lanes - 1u)) == 0u)
+        for (uint l = 1; l < lanes; ++l) s += red[lid + l];
+    return s;
+}
+
 /* Neighbour loop: j runs over every particle in the 3 x 3 x 3 cells around p
  * (cells mode; each row of 3 cells is one contiguous range of the sorted
- * arrays) or over the neighbour list of i (list mode). Kernels using it have
- * arguments named cells, nlist, nbcount, n, dims, inv_cell. */
+ * arrays) or over the neighbour list of i (list mode); each lane takes every
+ * (1 << lane_bits)-th one. Kernels using it have arguments named cells,
+ * nlist, nbcount, n, dims, inv_cell, lane_bits and a `lane` (SPH_LANE_ID). */
 #if SPH_NLIST
 #define SPH_NEIGHBOURS_BEGIN(i, p)                                              \
     {                                                                           \
         const uint nb_cnt_ = nbcount[i];                                        \
-        for (uint k_ = 0; k_ < nb_cnt_; ++k_) {                                 \
+        for (uint k_ = lane; k_ < nb_cnt_; k_ += 1u << lane_bits) {             \
             const uint j = nlist[(size_t)k_ * n + (i)];
 #define SPH_NEIGHBOURS_END }}
 #else
@@ -129,6 +140,6 @@ inline float3 sph_mirror_v(const float3 v, const uint s)
                 s_ = min(s_, r_.x);                                             \
                 e_ = max(e_, r_.y);                                             \
             }                                                                   \
-            for (uint j = s_; j < e_; ++j) {
+            for (uint j = s_ + lane; j < e_; j += 1u << lane_bits) {
 #define SPH_NEIGHBOURS_END }}}
 #endif

@@ -1,6 +1,7 @@
 /* Phase "density": rho_i = sum_j m W(|x_i - x_j|) over the real neighbours
  * (self included) and their wall images; Tait pressure. In cells mode the
- * number of real neighbours within h (self included) is written to nbcount. */
+ * number of real neighbours within h (self included) is written to nbcount.
+ * 2^lane_bits work-items per particle (sph_common.cl, "Lanes"). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_density(__global const float4* restrict pos,
                  __global const uint2* restrict cells,
@@ -8,33 +9,37 @@ void sph_density(__global const float4* restrict pos,
                  __global uint* restrict nbcount,
                  __global float2* restrict rhop,
                  const uint n, const int4 dims, const float inv_cell, const float4 tank,
-                 const float h, const float mass, const float rho0, const float B)
+                 const float h, const float mass, const float rho0, const float B,
+                 const uint lane_bits)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    const float3 p = pos[i].xyz;
-    const float h2 = h * h;
-    float3 w;
-    const uint mask = sph_walls(p, tank, h, &w);
+    __local float4 red[SPH_WG];
+    SPH_LANE_ID(i, lane);
     float sum = 0.0f;
     uint cnt = 0;
-    SPH_NEIGHBOURS_BEGIN(i, p)
-        const float3 q = pos[j].xyz;
-        const float r2 = sph_r2(p - q);
-        if (r2 < h2) {
-            ++cnt;
-            sum += sph_w(sqrt(r2), h);
-            for (uint s = mask; s != 0u; s = (s - 1u) & mask) {
-                const float g2 = sph_r2(p - sph_mirror(q, s, w));
-                if (g2 < h2) sum += sph_w(sqrt(g2), h);
+    if (i < n) {
+        const float3 p = pos[i].xyz;
+        const float h2 = h * h;
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        const float inv_h = 1.0f / h;
+        SPH_NEIGHBOURS_BEGIN(i, p)
+            const float3 q = pos[j].xyz;
+            const float r2 = sph_r2(p - q);
+            if (r2 < h2) {
+                ++cnt;
+                sum += sph_w_q(sqrt(r2) * inv_h);
+                for (uint s = mask; s != 0u; s = (s - 1u) & mask) {
+                    const float g2 = sph_r2(p - sph_mirror(q, s, w));
+                    if (g2 < h2) sum += sph_w_q(sqrt(g2) * inv_h);
+                }
             }
-        }
-    SPH_NEIGHBOURS_END
-    const float rho = mass * sum;
+        SPH_NEIGHBOURS_END
+    }
+    const float4 t = sph_lane_sum(red, (float4)(sum, (float)cnt, 0.0f, 0.0f), lane_bits);
+    if (i >= n || lane != 0u) return;
+    const float rho = mass * sph_w_sigma(h) * t.x;
     rhop[i] = (float2)(rho, sph_pressure(rho, rho0, B));
 #if !SPH_NLIST
-    nbcount[i] = cnt;
-#else
-    (void)cnt;
+    nbcount[i] = (uint)t.y;
 #endif
 }

@@ -30,21 +30,24 @@
  * the wall-normal component reversed, so the wall is impermeable in (2) and
  * pushes back with the fluid's own pressure in (1).
  *
- * Convergence without host reads: each rate kernel writes per-work-group sums
- * of the error; sph_dfsph_check (one work-group) adds them in a fixed order
- * (bit-reproducible), stores the average and the iteration count in the
- * solver state and sets its "done" flag once the error is within tolerance
- * (after min_iterations) or max_iterations were applied. Every later kernel of
- * that solve reads the flag and returns at once.
+ * Convergence without host reads: the rate kernel writes per-work-group sums
+ * of the error, and the work-group that finishes last (a ticket counter)
+ * adds them in a fixed order (bit-reproducible: the same sum whichever group
+ * is last), stores the average and the iteration count in the solver state
+ * and sets its "done" flag once the error is within tolerance (after
+ * min_iterations) or max_iterations were applied. Every later kernel of that
+ * solve reads the flag and does nothing.
+ *
+ * The two solves are one rate kernel and one velocity kernel, told apart by
+ * the slot (EDDY_DFSPH_SLOT_DIV / _DEN). Every neighbour sum may run on
+ * 2^lane_bits work-items per particle (sph_common.cl, "Lanes").
  */
 
-/* Sum over the real neighbours of i (list) and their wall images. BODY sees:
- * j, d (x_i - x_image), r2, s (image mask, 0 = the real particle). */
+/* Sum over the real neighbours of i (list) and their wall images, this
+ * work-item's lane's share. BODY sees: j, d (x_i - x_image), r2, s (image
+ * mask, 0 = the real particle). */
 #define DFSPH_PAIRS_BEGIN(i, p, mask, w)                                        \
-    {                                                                           \
-        const uint nb_cnt_ = nbcount[i];                                        \
-        for (uint k_ = 0; k_ < nb_cnt_; ++k_) {                                 \
-            const uint j = nlist[(size_t)k_ * n + (i)];                         \
+    SPH_NEIGHBOURS_BEGIN(i, p)                                                  \
             const float3 q_ = pos[j].xyz;                                       \
             for (uint s = (mask);; s = (s - 1u) & (mask)) {                     \
                 const float3 d = (p) - (s ? sph_mirror(q_, s, (w)) : q_);       \
@@ -54,8 +57,7 @@
                 }                                                               \
                 if (s == 0u) break;                                             \
             }                                                                   \
-        }                                                                       \
-    }
+    SPH_NEIGHBOURS_END
 
 /* Work-group sum of x (fixed tree: bit-reproducible); lane 0 stores it. */
 inline void dfsph_group_sum(__local float* red, const float x, __global float* out)
@@ -71,9 +73,7 @@ inline void dfsph_group_sum(__local float* red, const float x, __global float* o
 }
 
 /* The pressure of particle i: both solves act as a pressure over the step,
- * p_i = (k_i + kv_i / dt) rho_i^2 (the divergence solve's unknown holds dt). At
- * rest the density solve alone would carry rho g d; within its tolerance part
- * of the load is left to the next step's divergence solve. */
+ * p_i = (k_i + kv_i / dt) rho_i^2 (the divergence solve's unknown holds dt). */
 inline float dfsph_pressure(const float k, const float kv, __global const float* clock,
                             const float rho)
 {
@@ -100,25 +100,31 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        __global const float* restrict clock,
                        const uint with_pressure,
                        const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale)
+                       const float grad_scale, const uint lane_bits)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    const float3 p = pos[i].xyz;
-    float3 w;
-    const uint mask = sph_walls(p, tank, h, &w);
+    __local float4 red[SPH_WG];
+    SPH_LANE_ID(i, lane);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f;
     float3 g = (float3)(0.0f);
-    DFSPH_PAIRS_BEGIN(i, p, mask, w)
-        const float r = sqrt(r2);
-        sw += sph_w(r, h);
-        const float3 gj = (mass * sph_gradw(r, h)) * d;
-        g += gj;
-        g2 += dot(gj, gj);
-        if (r2 > 0.0f) cnt += 1.0f;
-    DFSPH_PAIRS_END
-    const float D = dot(g, g) + g2;
-    const float rho = mass * sw;
+    if (i < n) {
+        const float3 p = pos[i].xyz;
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
+        DFSPH_PAIRS_BEGIN(i, p, mask, w)
+            const float q = sqrt(r2) * inv_h;
+            sw += sph_w_q(q);
+            const float3 gj = (gc * sph_gradw_q(q)) * d;
+            g += gj;
+            g2 += dot(gj, gj);
+            if (r2 > 0.0f) cnt += 1.0f;
+        DFSPH_PAIRS_END
+    }
+    const float4 s1 = sph_lane_sum(red, (float4)(g, sw), lane_bits);
+    const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, 0.0f, 0.0f), lane_bits);
+    if (i >= n || lane != 0u) return;
+    const float D = dot(s1.xyz, s1.xyz) + s2.x;
+    const float rho = mass * sph_w_sigma(h) * s1.w;
     if (with_pressure) {
         rhop[i] = (float2)(rho, dfsph_pressure(kden[i], kdiv[i], clock, rho));
     } else {
@@ -127,114 +133,22 @@ void sph_dfsph_density(__global const float4* restrict pos,
         kdiv[i] *= EDDY_DFSPH_WARM_DIV;
         kden[i] *= EDDY_DFSPH_WARM_DENSITY;
     }
-    aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, cnt);
+    aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, s2.y);
 }
 
-/* Drho_i/Dt, eq. (2), with the images' mirrored velocities. */
-#define DFSPH_RATE(rate)                                                        \
-    float rate = 0.0f;                                                          \
-    {                                                                           \
-        const float3 v_ = vel[i].xyz;                                           \
-        DFSPH_PAIRS_BEGIN(i, p, mask, w)                                        \
-            const float3 vj_ = s ? sph_mirror_v(vel[j].xyz, s) : vel[j].xyz;    \
-            rate += mass * sph_gradw(sqrt(r2), h) * dot(v_ - vj_, d);           \
-        DFSPH_PAIRS_END                                                         \
-    }
-
-/* Phase "divergence_rate": one Jacobi update of the divergence solve,
- *     kv_i <- max(kv_i + omega Drho_i/Dt / (s D_i), 0),
- * the change into dk (committed by sph_dfsph_velocity), and the work-group
- * sum of max(Drho_i/Dt, 0) (compression only, as SPlisHSPlasH). Particles with
- * fewer than EDDY_DFSPH_MIN_NEIGHBOURS neighbours (a free surface, a spray
- * droplet) are left out, as in SPlisHSPlasH: their divergence is physical. */
-__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
-void sph_dfsph_divergence_rate(__global const float4* restrict pos,
-                               __global const float4* restrict vel,
-                               __global const uint* restrict nlist,
-                               __global const uint* restrict nbcount,
-                               __global const float2* restrict aux,
-                               __global const float* restrict kdiv,
-                               __global float* restrict dk,
-                               __global float* restrict partial,
-                               __global const uint* restrict state,
-                               const uint n, const float4 tank, const float h,
-                               const float mass, const float omega)
+/* The check of a solve (slot), by the work-group of sph_dfsph_rate that
+ * finished last: the average error in percent, sum / n * scale (divergence:
+ * scale = 100 dt / rho0 with the dt of the last step, as SPlisHSPlasH;
+ * density: 100 / rho0), the group sums added in a fixed tree; stores it,
+ * counts an iteration or sets the done flag. The sums were written by other
+ * work-groups of the same launch: read through volatile (past any cache that
+ * is not coherent across compute units). */
+inline void dfsph_check(__local float* red, volatile __global const float* partial,
+                        __global uint* restrict state, __global const float* restrict clock,
+                        const uint slot, const uint done, const uint n, const float rho0,
+                        const float tolerance, const uint min_iter, const uint max_iter)
 {
-    __local float red[SPH_WG];
-    /* Done: a no-op. Uniform, but no return before the barrier (PoCL). */
-    const uint done = state[EDDY_DFSPH_ST_DIV_DONE];
-    const uint i = get_global_id(0);
-    float err = 0.0f;
-    if (i < n && !done) {
-        const float3 p = pos[i].xyz;
-        float3 w;
-        const uint mask = sph_walls(p, tank, h, &w);
-        DFSPH_RATE(rate)
-        const float2 a = aux[i];
-        if (a.y < (float)EDDY_DFSPH_MIN_NEIGHBOURS) rate = 0.0f;
-        const float k0 = kdiv[i];
-        dk[i] = fmax(k0 + omega * rate * a.x, 0.0f) - k0;
-        err = fmax(rate, 0.0f);
-    }
-    dfsph_group_sum(red, err, partial);
-}
-
-/* Phase "density_rate": one Jacobi update of the density solve with the
- * predicted density rho*_i = rho_i + dt Drho_i/Dt:
- *     k_i <- max(k_i + omega (rho*_i - rho0) / (dt^2 s D_i), 0),
- * the change into dk, and the work-group sum of max(rho*_i - rho0, 0). */
-__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
-void sph_dfsph_density_rate(__global const float4* restrict pos,
-                            __global const float4* restrict vel,
-                            __global const uint* restrict nlist,
-                            __global const uint* restrict nbcount,
-                            __global const float2* restrict rhop,
-                            __global const float2* restrict aux,
-                            __global const float* restrict kden,
-                            __global float* restrict dk,
-                            __global float* restrict partial,
-                            __global const uint* restrict state,
-                            __global const float* restrict clock,
-                            const uint n, const float4 tank, const float h,
-                            const float mass, const float rho0, const float omega)
-{
-    __local float red[SPH_WG];
-    /* Done: a no-op. Uniform, but no return before the barrier (PoCL). */
-    const uint done = state[EDDY_DFSPH_ST_DEN_DONE];
-    const uint i = get_global_id(0);
-    float err = 0.0f;
-    if (i < n && !done) {
-        const float dt = clock[EDDY_SPH_CLOCK_DT];
-        const float3 p = pos[i].xyz;
-        float3 w;
-        const uint mask = sph_walls(p, tank, h, &w);
-        DFSPH_RATE(rate)
-        const float e = rhop[i].x + dt * rate - rho0;
-        const float k0 = kden[i];
-        const float inv = dt > 0.0f ? aux[i].x / (dt * dt) : 0.0f;
-        dk[i] = fmax(k0 + omega * e * inv, 0.0f) - k0;
-        err = fmax(e, 0.0f);
-    }
-    dfsph_group_sum(red, err, partial);
-}
-
-/* Phases "divergence_check" / "density_check" (one work-group): the average
- * error of the solve in slot (EDDY_DFSPH_ST_DIV_* or _DEN_*), in percent:
- * sum / n * scale (divergence: scale = 100 dt / rho0 with the dt of the last
- * step, as SPlisHSPlasH; density: 100 / rho0). Stores it; counts an iteration
- * or sets the done flag. */
-__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
-void sph_dfsph_check(__global const float* restrict partial,
-                     __global uint* restrict state,
-                     __global const float* restrict clock,
-                     const uint slot, const uint groups, const uint n,
-                     const float rho0, const float tolerance,
-                     const uint min_iter, const uint max_iter)
-{
-    __local float red[SPH_WG];
-    /* Uniform, but read once and no return before the barriers (PoCL). */
-    const uint done = state[slot + EDDY_DFSPH_ST_DONE];
-    const uint lid = get_local_id(0);
+    const uint lid = get_local_id(0), groups = get_num_groups(0);
     float x = 0.0f;
     for (uint g = lid; g < groups; g += SPH_WG) x += partial[g];
     red[lid] = x;
@@ -256,10 +170,93 @@ void sph_dfsph_check(__global const float* restrict partial,
     }
 }
 
+/* Phases "divergence_rate" / "density_rate": one relaxed Jacobi update of
+ * the solve in slot, from the density change rate Drho_i/Dt (eq. 2, the
+ * images with mirrored velocities):
+ *  - divergence (slot EDDY_DFSPH_SLOT_DIV), error e_i = Drho_i/Dt (0 for a
+ *    particle with fewer than EDDY_DFSPH_MIN_NEIGHBOURS neighbours: a free
+ *    surface or a spray droplet, whose divergence is physical, as in
+ *    SPlisHSPlasH), kv_i <- max(kv_i + omega e_i / (s D_i), 0);
+ *  - density (EDDY_DFSPH_SLOT_DEN), the predicted compression
+ *    e_i = rho_i + dt Drho_i/Dt - rho0, k_i <- max(k_i + omega e_i / (dt^2 s D_i), 0);
+ * the change into dk (applied by sph_dfsph_velocity), the work-group sum of
+ * max(e_i, 0) (compression only, as SPlisHSPlasH), and, in the work-group
+ * that finishes last, the check (dfsph_check). ticket[slot != DIV] counts the
+ * finished work-groups (the last one resets it). */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_dfsph_rate(__global const float4* restrict pos,
+                    __global const float4* restrict vel,
+                    __global const uint* restrict nlist,
+                    __global const uint* restrict nbcount,
+                    __global const float2* restrict rhop,
+                    __global const float2* restrict aux,
+                    __global const float* restrict k,
+                    __global float* restrict dk,
+                    __global float* partial,
+                    __global uint* restrict state,
+                    __global uint* restrict ticket,
+                    __global const float* restrict clock,
+                    const uint slot, const uint n, const float4 tank, const float h,
+                    const float mass, const float rho0, const float tolerance,
+                    const uint min_iter, const uint max_iter, const uint lane_bits)
+{
+    __local float4 red[SPH_WG];
+    __local float redf[SPH_WG];
+    __local uint last;
+    /* Done: a no-op. Uniform, but no return before the barriers (PoCL). */
+    const uint done = state[slot + EDDY_DFSPH_ST_DONE];
+    SPH_LANE_ID(i, lane);
+    const bool active = i < n && !done;
+    float rate = 0.0f;
+    if (active) {
+        const float3 p = pos[i].xyz;
+        const float3 vi = vel[i].xyz;
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        const float inv_h = 1.0f / h;
+        DFSPH_PAIRS_BEGIN(i, p, mask, w)
+            const float3 vj = s ? sph_mirror_v(vel[j].xyz, s) : vel[j].xyz;
+            rate += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - vj, d);
+        DFSPH_PAIRS_END
+        rate *= mass * sph_gradw_coef(h);
+    }
+    rate = sph_lane_sum(red, (float4)(rate, 0.0f, 0.0f, 0.0f), lane_bits).x;
+    float err = 0.0f;
+    if (active && lane == 0u) {
+        const float2 a = aux[i];
+        float e, inv;
+        if (slot == EDDY_DFSPH_SLOT_DIV) {
+            e = a.y < (float)EDDY_DFSPH_MIN_NEIGHBOURS ? 0.0f : rate;
+            inv = a.x;
+        } else {
+            const float dt = clock[EDDY_SPH_CLOCK_DT];
+            e = rhop[i].x + dt * rate - rho0;
+            inv = dt > 0.0f ? a.x / (dt * dt) : 0.0f;
+        }
+        const float k0 = k[i];
+        dk[i] = fmax(k0 + EDDY_DFSPH_OMEGA * e * inv, 0.0f) - k0;
+        err = fmax(e, 0.0f);
+    }
+    dfsph_group_sum(redf, err, partial);
+    /* The last work-group to finish: its sum was made visible (fence) before
+     * its ticket, as every other group's. */
+    __global uint* t = &ticket[slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1];
+    if (get_local_id(0) == 0) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        last = atomic_inc(t) == get_num_groups(0) - 1u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (last) { /* uniform in the group */
+        dfsph_check(redf, partial, state, clock, slot, done, n, rho0, tolerance, min_iter,
+                    max_iter);
+        if (get_local_id(0) == 0) *t = 0u;
+    }
+}
+
 /* Phases "divergence_velocity" / "density_velocity" / "divergence_warm":
  * the velocity change of eq. (1) for the pressure changes dk (the warm start:
  * dk = the stored kv itself, which also starts the step: both solves' state is
- * reset),
+ * reset, the iterations of the step before kept in EDDY_DFSPH_ST_PREV),
  *     v_i -= f s sum_j m (dk_i + dk_j) grad_i W_ij
  * (f = dt for the density solve, 1 for the divergence solve, whose unknown
  * already holds dt), and k_i += dk_i when commit is set. Skipped once the solve
@@ -275,28 +272,39 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         __global const float* restrict clock,
                         const uint slot, const uint use_dt, const uint commit,
                         const uint n, const float4 tank, const float h, const float mass,
-                        const float grad_scale)
+                        const float grad_scale, const uint lane_bits)
 {
-    const uint i = get_global_id(0);
+    __local float4 red[SPH_WG];
+    uint done = 0u;
     if (slot == EDDY_DFSPH_NO_SLOT) {
-        if (i == 0) {
+        if (get_global_id(0) == 0) {
+            state[EDDY_DFSPH_ST_DIV_PREV] = state[EDDY_DFSPH_ST_DIV_ITER];
+            state[EDDY_DFSPH_ST_DEN_PREV] = state[EDDY_DFSPH_ST_DEN_ITER];
             state[EDDY_DFSPH_ST_DIV_ITER] = 0u;
             state[EDDY_DFSPH_ST_DIV_DONE] = 0u;
             state[EDDY_DFSPH_ST_DEN_ITER] = 0u;
             state[EDDY_DFSPH_ST_DEN_DONE] = 0u;
         }
-    } else if (state[slot + EDDY_DFSPH_ST_DONE]) {
-        return;
+    } else {
+        done = state[slot + EDDY_DFSPH_ST_DONE];
     }
-    if (i >= n) return;
-    const float3 p = pos[i].xyz;
-    float3 w;
-    const uint mask = sph_walls(p, tank, h, &w);
-    const float dki = dk[i];
+    SPH_LANE_ID(i, lane);
+    const bool active = i < n && !done;
     float3 a = (float3)(0.0f);
-    DFSPH_PAIRS_BEGIN(i, p, mask, w)
-        a += (mass * (dki + dk[j]) * sph_gradw(sqrt(r2), h)) * d;
-    DFSPH_PAIRS_END
+    float dki = 0.0f;
+    if (active) {
+        const float3 p = pos[i].xyz;
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        dki = dk[i];
+        const float inv_h = 1.0f / h;
+        DFSPH_PAIRS_BEGIN(i, p, mask, w)
+            a += ((dki + dk[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
+        DFSPH_PAIRS_END
+        a *= mass * sph_gradw_coef(h);
+    }
+    a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
+    if (!active || lane != 0u) return;
     const float f = (use_dt ? clock[EDDY_SPH_CLOCK_DT] : 1.0f) * grad_scale;
     vel[i].xyz -= f * a;
     if (commit) k[i] += dki;
@@ -306,7 +314,7 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
  * v = |v|max + |a|max dt_last (the largest speed the step can reach from the
  * non-pressure forces, sph_forces' maxima), clamped to [min_dt, max_dt]
  * (max_dt while nothing moves); no speed of sound. Advances the device clock
- * as sph_dt does and resets the maxima. */
+ * (sph_clock_advance). */
 __kernel void sph_dfsph_dt(__global float* restrict clock,
                            __global uint* restrict counters,
                            const float spacing, const float cfl, const float min_dt,
@@ -317,14 +325,7 @@ __kernel void sph_dfsph_dt(__global float* restrict clock,
     const float v = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_V2])) + a * clock[EDDY_SPH_CLOCK_DT];
     float dt = v > 0.0f ? clamp(cfl * spacing / v, min_dt, max_dt) : max_dt;
     if (!(dt > 0.0f) || !isfinite(v)) dt = 0.0f; /* NaN: stop the clock */
-    clock[EDDY_SPH_CLOCK_DT] = dt;
-    const float hi = clock[EDDY_SPH_CLOCK_T_HI], lo = clock[EDDY_SPH_CLOCK_T_LO];
-    const float y = dt - lo;
-    const float t = hi + y;
-    clock[EDDY_SPH_CLOCK_T_LO] = (t - hi) - y;
-    clock[EDDY_SPH_CLOCK_T_HI] = t;
-    counters[EDDY_SPH_CNT_MAX_A2] = 0u;
-    counters[EDDY_SPH_CNT_MAX_V2] = 0u;
+    sph_clock_advance(clock, counters, dt);
 }
 
 /* Phase "predict": v*_i = v_i + dt (a_i - s sum_j m (k_i + k_j) grad_i W_ij):
@@ -338,25 +339,31 @@ void sph_dfsph_predict(__global const float4* restrict pos,
                        __global const float* restrict kden,
                        __global const float* restrict clock,
                        const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale)
+                       const float grad_scale, const uint lane_bits)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    const float3 p = pos[i].xyz;
-    float3 w;
-    const uint mask = sph_walls(p, tank, h, &w);
-    const float ki = kden[i];
+    __local float4 red[SPH_WG];
+    SPH_LANE_ID(i, lane);
     float3 a = (float3)(0.0f);
-    DFSPH_PAIRS_BEGIN(i, p, mask, w)
-        a += (mass * (ki + kden[j]) * sph_gradw(sqrt(r2), h)) * d;
-    DFSPH_PAIRS_END
+    if (i < n) {
+        const float3 p = pos[i].xyz;
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        const float ki = kden[i];
+        const float inv_h = 1.0f / h;
+        DFSPH_PAIRS_BEGIN(i, p, mask, w)
+            a += ((ki + kden[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
+        DFSPH_PAIRS_END
+        a *= mass * sph_gradw_coef(h);
+    }
+    a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
+    if (i >= n || lane != 0u) return;
     const float dt = clock[EDDY_SPH_CLOCK_DT];
     vel[i].xyz += dt * (acc[i].xyz - grad_scale * a);
 }
 
 /* Phase "integrate" (DFSPH): x += dt v (the velocities are final), the walls
- * and escape counting of sph_integrate; the pressure (dfsph_pressure) into
- * rhop for the colour field. */
+ * and escape counting of sph_integrate (sph_walls_after_move); the pressure
+ * (dfsph_pressure) into rhop for the colour field. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_integrate(__global float4* restrict pos,
                          __global float4* restrict vel,
@@ -372,20 +379,7 @@ void sph_dfsph_integrate(__global float4* restrict pos,
     const float dt = clock[EDDY_SPH_CLOCK_DT];
     float4 p = pos[i], v = vel[i];
     p.xyz += dt * v.xyz;
-    const float2 wx = sph_wall_axis(p.x, v.x, tank.x, restitution);
-    const float2 wy = sph_wall_axis(p.y, v.y, tank.y, restitution);
-    const float2 wz = sph_wall_axis(p.z, v.z, tank.z, restitution);
-    p.x = wx.x; v.x = wx.y;
-    p.y = wy.x; v.y = wy.y;
-    p.z = wz.x; v.z = wz.y;
-    const bool finite = all(isfinite(p.xyz)) && all(isfinite(v.xyz));
-    const bool inside = p.x >= 0.0f && p.x <= tank.x && p.y >= 0.0f && p.y <= tank.y &&
-                        p.z >= 0.0f && p.z <= tank.z;
-    if (!finite || !inside) {
-        atomic_inc(&counters[EDDY_SPH_CNT_ESCAPED]);
-        p.xyz = isfinite(p.xyz) ? clamp(p.xyz, (float3)(0.0f), tank.xyz) : 0.5f * tank.xyz;
-        v.xyz = (float3)(0.0f);
-    }
+    sph_walls_after_move(&p, &v, tank, restitution, counters);
     pos[i] = p;
     vel[i] = v;
     rhop[i].y = dfsph_pressure(kden[i], kdiv[i], clock, rhop[i].x);

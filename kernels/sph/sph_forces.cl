@@ -14,7 +14,8 @@
  * Every pair term is antisymmetric in (i, j): momentum is conserved pairwise.
  * Wall images contribute pressure and viscosity (not cohesion).
  * The work-group maxima of |a|^2 and |v|^2 go into counters (atomic max of
- * the float bits, valid for non-negative floats) for the time-step kernel. */
+ * the float bits, valid for non-negative floats) for the time-step kernel.
+ * 2^lane_bits work-items per particle (sph_common.cl, "Lanes"). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_forces(__global const float4* restrict pos,
                 __global const float4* restrict vel,
@@ -27,20 +28,24 @@ void sph_forces(__global const float4* restrict pos,
                 const uint n, const int4 dims, const float inv_cell, const float4 tank,
                 const float h, const float mass, const float c0, const float alpha,
                 const float gravity, const float gamma, const float rho0,
-                const float grad_scale)
+                const float grad_scale, const uint lane_bits)
 {
     __local float red_a[SPH_WG], red_v[SPH_WG];
-    const uint i = get_global_id(0), lid = get_local_id(0);
+    __local float4 red[SPH_WG];
+    const uint lid = get_local_id(0);
+    SPH_LANE_ID(i, lane);
     const bool valid = i < n;
-    float a2 = 0.0f, v2 = 0.0f;
+    float3 a = (float3)(0.0f);
+    float3 v = (float3)(0.0f);
     if (valid) {
-        const float3 p = pos[i].xyz, v = vel[i].xyz;
+        const float3 p = pos[i].xyz;
+        v = vel[i].xyz;
         const float2 di = rhop[i];
         const float pri = grad_scale * di.y / (di.x * di.x);
         const float h2 = h * h, hs = 0.5f * h, eta2 = 0.01f * hs * hs;
+        const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
         float3 w;
         const uint mask = sph_walls(p, tank, h, &w);
-        float3 a = (float3)(0.0f);
         SPH_NEIGHBOURS_BEGIN(i, p)
             const float3 q = pos[j].xyz;
             const float3 d = p - q;
@@ -53,7 +58,7 @@ void sph_forces(__global const float4* restrict pos,
                 {
                     const float vr = dot(v - vj, d);
                     const float pi_ij = vr < 0.0f ? -cvis * vr / (r2 + eta2) : 0.0f;
-                    a -= (mass * (pri + prj + pi_ij) * sph_gradw(sqrt(r2), h)) * d;
+                    a -= ((pri + prj + pi_ij) * gc * sph_gradw_q(sqrt(r2) * inv_h)) * d;
                     if (gamma > 0.0f && r2 > 0.0f) {
                         const float r = sqrt(r2);
                         const float kij = 2.0f * rho0 / (di.x + dj.x);
@@ -66,11 +71,15 @@ void sph_forces(__global const float4* restrict pos,
                     if (g2 < h2) {
                         const float vr = dot(v - sph_mirror_v(vj, s), dg);
                         const float pi_ij = vr < 0.0f ? -cvis * vr / (g2 + eta2) : 0.0f;
-                        a -= (mass * (pri + prj + pi_ij) * sph_gradw(sqrt(g2), h)) * dg;
+                        a -= ((pri + prj + pi_ij) * gc * sph_gradw_q(sqrt(g2) * inv_h)) * dg;
                     }
                 }
             }
         SPH_NEIGHBOURS_END
+    }
+    a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
+    float a2 = 0.0f, v2 = 0.0f;
+    if (valid && lane == 0u) {
         a.y -= gravity;
         acc[i] = (float4)(a, 0.0f);
         a2 = dot(a, a);

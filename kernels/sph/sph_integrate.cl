@@ -1,20 +1,10 @@
-/* Phase "dt" (one work-item): the adaptive time step from this step's maxima,
- *   dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max))
- * (Courant condition on the sound speed plus the force criterion of
- * Monaghan 1992 / Morris et al. 1997, with h the support radius), written to
- * clock[DT] for the integrator, added to the device clock (Kahan-compensated
- * float sum), and the maxima reset for the next step. The host never waits
- * for it; it reads the clock only for diagnostics. */
-__kernel void sph_dt(__global float* restrict clock,
-                     __global uint* restrict counters,
-                     const float h, const float c0, const float cfl, const float max_dt)
+/* The device clock: dt of this step into clock[DT] for the integrator, added
+ * to the time (Kahan-compensated float sum hi + lo), and the maxima the
+ * forces left in counters reset for the next step. Shared by sph_dt and
+ * sph_dfsph_dt (one work-item). */
+inline void sph_clock_advance(__global float* restrict clock, __global uint* restrict counters,
+                              const float dt)
 {
-    if (get_global_id(0) != 0) return;
-    const float a = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_A2]));
-    const float v = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_V2]));
-    float dt = fmin(max_dt, cfl * h / (c0 + v));
-    if (a > 0.0f) dt = fmin(dt, cfl * sqrt(h / a));
-    if (!(dt > 0.0f)) dt = 0.0f; /* NaN: stop the clock; the integrator counts the damage */
     clock[EDDY_SPH_CLOCK_DT] = dt;
     const float hi = clock[EDDY_SPH_CLOCK_T_HI], lo = clock[EDDY_SPH_CLOCK_T_LO];
     const float y = dt - lo;
@@ -25,11 +15,31 @@ __kernel void sph_dt(__global float* restrict clock,
     counters[EDDY_SPH_CNT_MAX_V2] = 0u;
 }
 
-/* Phase "integrate": semi-implicit (symplectic) Euler, v += a dt; x += v dt.
- * Walls: a particle that crossed a wall plane is mirrored back inside and its
- * normal velocity reversed and scaled by the restitution e (free slip along
- * the wall). Anything still outside the tank or non-finite after that is put
- * inside, stopped and counted in counters[EDDY_SPH_CNT_ESCAPED]. */
+/* Phase "dt" (one work-item): the adaptive time step from this step's maxima,
+ *   dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max))
+ * (Courant condition on the sound speed plus the force criterion of
+ * Monaghan 1992 / Morris et al. 1997, with h the support radius), advancing
+ * the device clock. The host never waits for it; it reads the clock only for
+ * diagnostics. */
+__kernel void sph_dt(__global float* restrict clock,
+                     __global uint* restrict counters,
+                     const float h, const float c0, const float cfl, const float max_dt)
+{
+    if (get_global_id(0) != 0) return;
+    const float a = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_A2]));
+    const float v = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_V2]));
+    float dt = fmin(max_dt, cfl * h / (c0 + v));
+    if (a > 0.0f) dt = fmin(dt, cfl * sqrt(h / a));
+    if (!(dt > 0.0f)) dt = 0.0f; /* NaN: stop the clock; the integrator counts the damage */
+    sph_clock_advance(clock, counters, dt);
+}
+
+/* The walls after x += v dt: a particle that crossed a wall plane is mirrored
+ * back inside and its normal velocity reversed and scaled by the restitution
+ * e (free slip along the wall). Anything still outside the tank or
+ * non-finite after that is put inside, stopped and counted in
+ * counters[EDDY_SPH_CNT_ESCAPED]. Shared by sph_integrate and
+ * sph_dfsph_integrate. */
 inline float2 sph_wall_axis(float x, float v, const float len, const float e)
 {
     if (x < 0.0f) { x = -x; v = -e * v; }
@@ -37,6 +47,27 @@ inline float2 sph_wall_axis(float x, float v, const float len, const float e)
     return (float2)(x, v);
 }
 
+inline void sph_walls_after_move(float4* restrict p, float4* restrict v, const float4 tank,
+                                 const float restitution, __global uint* restrict counters)
+{
+    const float2 wx = sph_wall_axis(p->x, v->x, tank.x, restitution);
+    const float2 wy = sph_wall_axis(p->y, v->y, tank.y, restitution);
+    const float2 wz = sph_wall_axis(p->z, v->z, tank.z, restitution);
+    p->x = wx.x; v->x = wx.y;
+    p->y = wy.x; v->y = wy.y;
+    p->z = wz.x; v->z = wz.y;
+    const bool finite = all(isfinite(p->xyz)) && all(isfinite(v->xyz));
+    const bool inside = p->x >= 0.0f && p->x <= tank.x && p->y >= 0.0f && p->y <= tank.y &&
+                        p->z >= 0.0f && p->z <= tank.z;
+    if (!finite || !inside) {
+        atomic_inc(&counters[EDDY_SPH_CNT_ESCAPED]);
+        p->xyz = isfinite(p->xyz) ? clamp(p->xyz, (float3)(0.0f), tank.xyz) : 0.5f * tank.xyz;
+        v->xyz = (float3)(0.0f);
+    }
+}
+
+/* Phase "integrate": semi-implicit (symplectic) Euler, v += a dt; x += v dt,
+ * then the walls (sph_walls_after_move). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_integrate(__global float4* restrict pos,
                    __global float4* restrict vel,
@@ -51,20 +82,7 @@ void sph_integrate(__global float4* restrict pos,
     float4 p = pos[i], v = vel[i];
     v.xyz += dt * acc[i].xyz;
     p.xyz += dt * v.xyz;
-    const float2 wx = sph_wall_axis(p.x, v.x, tank.x, restitution);
-    const float2 wy = sph_wall_axis(p.y, v.y, tank.y, restitution);
-    const float2 wz = sph_wall_axis(p.z, v.z, tank.z, restitution);
-    p.x = wx.x; v.x = wx.y;
-    p.y = wy.x; v.y = wy.y;
-    p.z = wz.x; v.z = wz.y;
-    const bool finite = all(isfinite(p.xyz)) && all(isfinite(v.xyz));
-    const bool inside = p.x >= 0.0f && p.x <= tank.x && p.y >= 0.0f && p.y <= tank.y &&
-                        p.z >= 0.0f && p.z <= tank.z;
-    if (!finite || !inside) {
-        atomic_inc(&counters[EDDY_SPH_CNT_ESCAPED]);
-        p.xyz = isfinite(p.xyz) ? clamp(p.xyz, (float3)(0.0f), tank.xyz) : 0.5f * tank.xyz;
-        v.xyz = (float3)(0.0f);
-    }
+    sph_walls_after_move(&p, &v, tank, restitution, counters);
     pos[i] = p;
     vel[i] = v;
 }

@@ -6,13 +6,16 @@
 // buffers (DfsphBuffers), so the kernel tests drive it without a pipeline.
 // DfsphSolver plugs it into SphSim (solver.hpp): non-pressure forces are
 // sph_forces with zero pressure. Nothing waits on the device except the
-// read-backs and, once per step, the previous step's 8-word state (batches).
+// read-backs: a step's batches come from the 8-word solver state of the step
+// two before, read without blocking (normally long complete).
 // Design, buffers and costs: docs/ARCHITECTURE.md ("DFSPH").
 #pragma once
 
 #include "cl.hpp"
+#include "kernel_args.hpp"
 #include "profiler.hpp"
 #include "solver.hpp"
+#include "wcsph.hpp"
 
 #include "eddy_shared.h"
 
@@ -28,7 +31,7 @@ struct DfsphParams {
   double velocityCfl = 0.4, minDt = 1e-6, maxDt = 1e-3, restitution = 0.5;
   double densityTolerance = 0.05, divergenceTolerance = 0.1;  // percent
   unsigned minIterations = 2, maxIterations = 100;
-  // true: every solve gets max_iterations rounds (no batch from the last step).
+  // true: every solve gets max_iterations rounds (no batch from earlier steps).
   bool exactSolves = false;
 };
 
@@ -44,6 +47,74 @@ struct DfsphBuffers {
   const cl::Buffer* counters = nullptr;  // uint, EDDY_SPH_CNT_*
   size_t n = 0;
   std::array<double, 3> tank{};
+  cl_uint laneBits = 0;  // 2^laneBits work-items per particle (sph_common.cl, "Lanes")
+};
+
+// Arguments of the kernels of kernels/sph/sph_dfsph.cl, in their order
+// (kernel_args.hpp).
+struct DfsphDensityArgs {
+  const cl::Buffer &pos, &nlist, &nbcount, &rhop, &aux, &kden, &kdiv, &clock;
+  cl_uint withPressure, n;
+  cl_float4 tank;
+  cl_float h, mass, gradScale;
+  cl_uint laneBits;
+  auto args() const {
+    return std::tie(pos, nlist, nbcount, rhop, aux, kden, kdiv, clock, withPressure, n, tank, h,
+                    mass, gradScale, laneBits);
+  }
+};
+struct DfsphRateArgs {
+  const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &aux, &k, &dk, &partial, &state,
+      &ticket, &clock;
+  cl_uint slot, n;
+  cl_float4 tank;
+  cl_float h, mass, rho0, tolerance;
+  cl_uint minIter, maxIter, laneBits;
+  auto args() const {
+    return std::tie(pos, vel, nlist, nbcount, rhop, aux, k, dk, partial, state, ticket, clock,
+                    slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter, laneBits);
+  }
+};
+struct DfsphVelocityArgs {
+  const cl::Buffer &pos, &vel, &nlist, &nbcount, &dk, &k, &state, &clock;
+  cl_uint slot, useDt, commit, n;
+  cl_float4 tank;
+  cl_float h, mass, gradScale;
+  cl_uint laneBits;
+  auto args() const {
+    return std::tie(pos, vel, nlist, nbcount, dk, k, state, clock, slot, useDt, commit, n, tank,
+                    h, mass, gradScale, laneBits);
+  }
+};
+struct DfsphDtArgs {
+  const cl::Buffer &clock, &counters;
+  cl_float spacing, cfl, minDt, maxDt;
+  auto args() const { return std::tie(clock, counters, spacing, cfl, minDt, maxDt); }
+};
+struct DfsphPredictArgs {
+  const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kden, &clock;
+  cl_uint n;
+  cl_float4 tank;
+  cl_float h, mass, gradScale;
+  cl_uint laneBits;
+  auto args() const {
+    return std::tie(pos, vel, acc, nlist, nbcount, kden, clock, n, tank, h, mass, gradScale,
+                    laneBits);
+  }
+};
+struct DfsphIntegrateArgs {
+  const cl::Buffer &pos, &vel, &rhop, &kden, &kdiv, &clock, &counters;
+  cl_uint n;
+  cl_float4 tank;
+  cl_float restitution;
+  auto args() const {
+    return std::tie(pos, vel, rhop, kden, kdiv, clock, counters, n, tank, restitution);
+  }
+};
+struct DfsphReorderArgs {
+  const cl::Buffer &order, &kdivIn, &kdenIn, &kdivOut, &kdenOut;
+  cl_uint n;
+  auto args() const { return std::tie(order, kdivIn, kdenIn, kdivOut, kdenOut, n); }
 };
 
 // Iterations and final average errors (percent, see sph_dfsph.cl) of the two
@@ -73,15 +144,15 @@ class DfsphKernels {
   void runDensitySolve(const DfsphBuffers& b, const DfsphParams& p);
   void runIntegrate(const DfsphBuffers& b, const DfsphParams& p);
   // Single launches (tests): one rate kernel (slot EDDY_DFSPH_SLOT_DIV or
-  // _DEN), its check, one velocity update of dk (commit: k += dk).
+  // _DEN) with its check, one velocity update of dk (commit: k += dk).
   void runRate(unsigned slot, const DfsphBuffers& b, const DfsphParams& p);
-  void runCheck(unsigned slot, const DfsphBuffers& b, const DfsphParams& p);
   void runVelocity(unsigned slot, bool commit, const DfsphBuffers& b, const DfsphParams& p);
   // The pipeline's reorder: the warm-start values follow the permutation
   // `order` (source slot of each sorted slot) of n particles.
   void reorder(const cl::Buffer& order, size_t n);
 
-  // Rounds the solve in slot gets this step (from the last step's state).
+  // Rounds the solve in slot gets this step (from the state of two steps
+  // before, see beginStep).
   unsigned batch(unsigned slot, const DfsphParams& p) const;
 
   // Read-backs / uploads (blocking; tests, snapshots). The state (8 uints,
@@ -96,59 +167,45 @@ class DfsphKernels {
   void writeState(const std::vector<cl_uint>& state);
   DfsphStats stats();  // blocking: the last step's solves
 
-  // The latest stats read without waiting (polled every step; diagnostics).
+  // The latest stats read without waiting (diagnostics).
   DfsphStats polledStats();
 
  private:
+  // A non-blocking read of the solver state at the end of a step.
+  struct StateRead {
+    std::vector<cl_uint> host;
+    cl::Event event;
+    bool pending = false, accounted = true;
+  };
   static cl::Program buildProgram(Context& ctx, bool crDivSqrt);
   cl::NDRange global(size_t n) const;
-  size_t groups(size_t n) const;
-  void pollState();
+  cl::EnqueueArgs lanes(const DfsphBuffers& b) const;
+  bool collect(StateRead& r, bool wait);
   void solve(unsigned slot, unsigned rounds, const DfsphBuffers& b, const DfsphParams& p);
   static DfsphStats decode(const std::vector<cl_uint>& s);
+  void account(const std::vector<cl_uint>& st);  // adds a step's counts to the means
 
   Context& ctx_;
   Profiler& prof_;
   size_t cap_;
   cl::Program program_;
-  cl::Buffer aux_, kdiv_[2], kden_[2], dk_, partial_, state_;
+  cl::Buffer aux_, kdiv_[2], kden_[2], dk_, partial_, state_, ticket_;
   int cur_ = 0;
-  std::vector<cl_uint> stateHost_;  // target of the per-step non-blocking read
-  std::vector<cl_uint> lastState_;  // the last step's state, once read
-  void account(const std::vector<cl_uint>& st);  // adds a step's counts to the means
+  // The state reads of the last two steps: beginStep takes reads_[next_]
+  // (two steps old) for the batches, finishStep reads into it again.
+  StateRead reads_[2];
+  int next_ = 0;
+  std::vector<cl_uint> batchState_;   // the state this step's batches come from
+  std::vector<cl_uint> latestState_;  // the newest state read (stats)
   double sumDen_ = 0, sumDiv_ = 0, stepsRead_ = 0;
-  cl::Event stateRead_;
-  bool statePending_ = false;
 
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_float4, cl_float, cl_float,
-                    cl_float>
-      density_{program_, "sph_dfsph_density"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4, cl_float, cl_float,
-                    cl_float>
-      divRate_{program_, "sph_dfsph_divergence_rate"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4,
-                    cl_float, cl_float, cl_float, cl_float>
-      denRate_{program_, "sph_dfsph_density_rate"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint, cl_float,
-                    cl_float, cl_uint, cl_uint>
-      check_{program_, "sph_dfsph_check"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint, cl_uint, cl_float4,
-                    cl_float, cl_float, cl_float>
-      velocity_{program_, "sph_dfsph_velocity"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{
-      program_, "sph_dfsph_dt"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl_uint, cl_float4, cl_float, cl_float, cl_float>
-      predict_{program_, "sph_dfsph_predict"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl_uint, cl_float4, cl_float>
-      integrate_{program_, "sph_dfsph_integrate"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint>
-      reorder_{program_, "sph_dfsph_reorder"};
+  KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
+  KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};
+  KernelFunctorOf<DfsphVelocityArgs> velocity_{program_, "sph_dfsph_velocity"};
+  KernelFunctorOf<DfsphDtArgs> dt_{program_, "sph_dfsph_dt"};
+  KernelFunctorOf<DfsphPredictArgs> predict_{program_, "sph_dfsph_predict"};
+  KernelFunctorOf<DfsphIntegrateArgs> integrate_{program_, "sph_dfsph_integrate"};
+  KernelFunctorOf<DfsphReorderArgs> reorder_{program_, "sph_dfsph_reorder"};
 };
 
 // The SphSolver: DfsphKernels around sph_forces (non-pressure forces).
@@ -176,10 +233,7 @@ class DfsphSolver : public SphSolver {
   cl::Program forcesProgram_;
   cl::Buffer rhop_, acc_;
   DfsphKernels kernels_;
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
-                    cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float, cl_float4, cl_float,
-                    cl_float, cl_float, cl_float, cl_float, cl_float, cl_float, cl_float>
-      forces_{forcesProgram_, "sph_forces"};
+  KernelFunctorOf<SphForcesArgs> forces_{forcesProgram_, "sph_forces"};
 };
 
 }  // namespace eddy

@@ -1,7 +1,11 @@
 #include "particles.hpp"
 
+#include "io.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 
 namespace eddy {
 
@@ -11,21 +15,57 @@ cl_float4 f4(double x, double y, double z, double w = 0) { return makeFloat4(x, 
 
 SphGrid sphGrid(const std::array<double, 3>& tank, double h) {
   // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
+  constexpr double kMaxCells = double(1u << 30);
   SphGrid g;
   g.cell = h * double(EDDY_SPH_CELL_SLACK);
   double cells = 1;
   for (int a = 0; a < 3; ++a) {
     const double d = std::max(1.0, std::ceil(tank[a] / g.cell));  // double: no int overflow
     cells *= d;
-    g.dims[a] = d <= double(1u << 30) ? int(d) : 0;
+    g.dims[a] = d <= kMaxCells ? int(d) : 0;
   }
-  if (!(cells <= double(1u << 30)))
-    throw Error("SPH: the grid would have " + std::to_string(size_t(cells)) +
-                " cells (tank / support radius); more than 2^30: make the tank smaller or the "
-                "spacing larger");
+  if (!(cells <= kMaxCells)) {
+    std::ostringstream o;
+    o << "SPH: the grid would have " << formatNumber(cells) << " cells (tank "
+      << formatNumber(tank[0]) << " x " << formatNumber(tank[1]) << " x " << formatNumber(tank[2])
+      << " m / cell " << formatNumber(g.cell) << " m); more than the limit 2^30 = "
+      << size_t(kMaxCells) << ": make the tank smaller or the spacing larger";
+    throw Error(o.str());
+  }
   g.numCells = size_t(cells);
   while ((size_t(1) << g.keyBits) < g.numCells) ++g.keyBits;
   return g;
+}
+
+std::vector<std::string> sphProgramFiles(std::initializer_list<std::string> files) {
+  std::vector<std::string> out{"sph_kernel.h", "sph_common.cl"};
+  out.insert(out.end(), files.begin(), files.end());
+  return out;
+}
+
+unsigned sphLaneBits(const DeviceInfo& device, size_t n, int override) {
+  if (override >= 0) return unsigned(std::min(override, EDDY_SPH_LANE_BITS_LIMIT));
+  if (!(device.type & CL_DEVICE_TYPE_GPU) || n == 0) return 0;
+  const double want = double(std::max(device.computeUnits, 1u)) * EDDY_SPH_LANE_ITEMS_PER_CU;
+  unsigned bits = 0;
+  while (bits < EDDY_SPH_MAX_LANE_BITS && double(n << bits) < want) ++bits;
+  return bits;
+}
+
+int sphLaneOverride() {
+  // Developer aid (docs/PERFORMANCE.md): EDDY_SPH_LANES=1|2|4|..|32.
+  const char* env = std::getenv("EDDY_SPH_LANES");
+  if (!env || !*env) return -1;
+  const int lanes = std::atoi(env);
+  for (int b = 0; b <= EDDY_SPH_LANE_BITS_LIMIT; ++b)
+    if (lanes == (1 << b)) return b;
+  throw Error("EDDY_SPH_LANES='" + std::string(env) + "': expected 1, 2, 4, 8, 16 or 32");
+}
+
+cl::EnqueueArgs sphLaneLaunch(cl::CommandQueue& queue, size_t n, unsigned laneBits) {
+  const size_t perGroup = size_t(EDDY_SPH_WG) >> laneBits;
+  const size_t groups = std::max<size_t>((n + perGroup - 1) / perGroup, 1);
+  return cl::EnqueueArgs(queue, cl::NDRange(groups * EDDY_SPH_WG), cl::NDRange(EDDY_SPH_WG));
 }
 
 std::string SphParticles::buildOptions(const Context& ctx, const SphKernelConfig& cfg) {
@@ -48,8 +88,10 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
       cap_(capacity),
       h_(h),
       tank_(setup.tank),
-      program_(ctx.buildProgram({"sph_common.cl", "sph_hash.cl", "sph_reorder.cl", "sph_cells.cl",
-                                 "sph_neighbours.cl", "sph_integrate.cl"},
+      laneOverride_(cfg.laneBits >= 0 ? std::min(cfg.laneBits, EDDY_SPH_LANE_BITS_LIMIT)
+                                      : sphLaneOverride()),
+      program_(ctx.buildProgram(sphProgramFiles({"sph_hash.cl", "sph_reorder.cl", "sph_cells.cl",
+                                                 "sph_neighbours.cl", "sph_integrate.cl"}),
                                 buildOptions(ctx, cfg))),
       sorter_(ctx) {
   const SphGrid grid = sphGrid(tank_, h);
@@ -159,9 +201,9 @@ void SphParticles::runNeighbours() {
   if (!cfg_.neighbourList) return;
   try {
     profiler_.record("neighbours",
-                     neighbours_(launch(), pos_[cur_], cells_, nlist_, nbcount_, counters_,
+                     neighbours_(laneLaunch(), pos_[cur_], cells_, nlist_, nbcount_, counters_,
                                  cl_uint(n_), dims4(), invCell(), cl_float(h_),
-                                 cl_uint(cfg_.listCapacity)));
+                                 cl_uint(cfg_.listCapacity), laneBits()));
   } catch (const cl::Error& e) {
     throw Error("SPH neighbour list kernel: " + describe(e));
   }

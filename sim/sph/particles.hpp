@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct SphKernelConfig {
   // the forces further from the double reference than the tests allow (figures
   // and cost: docs/PERFORMANCE.md).
   bool correctlyRoundedDivSqrt = true;
+  // log2 of the work-items per particle of the neighbour sums (lanes,
+  // kernels/sph/sph_common.cl); -1 = automatic (sphLaneBits, or the developer
+  // aid EDDY_SPH_LANES). Tests set it to check every lane count on any device.
+  int laneBits = -1;
 };
 
 // Values the kernels see (float on the device), derived from the parameters.
@@ -68,8 +73,26 @@ struct SphGrid {
   size_t numCells = 0;
   unsigned keyBits = 1;  // bits of the largest cell key (radix sort passes)
 };
-// Throws eddy::Error when the grid would exceed 2^30 cells.
+// Throws eddy::Error when the grid would exceed 2^30 cells (in double: the
+// tank may come from a crafted snapshot).
 SphGrid sphGrid(const std::array<double, 3>& tank, double h);
+
+// The kernel sources of an SPH program: the shared smoothing kernel
+// (kernels/common/sph_kernel.h) and sph_common.cl, then `files`.
+std::vector<std::string> sphProgramFiles(std::initializer_list<std::string> files);
+
+// Lanes (kernels/sph/sph_common.cl): log2 of the work-items per particle of
+// the neighbour-sum kernels for n particles. GPUs: enough lanes to give each
+// compute unit EDDY_SPH_LANE_ITEMS_PER_CU work-items, at most
+// 2^EDDY_SPH_MAX_LANE_BITS; other devices: 0 (one work-item per particle).
+// `override` >= 0 (SphKernelConfig::laneBits or the developer aid
+// EDDY_SPH_LANES, see sphLaneOverride) replaces the choice.
+unsigned sphLaneBits(const DeviceInfo& device, size_t n, int override = -1);
+// EDDY_SPH_LANES = 1, 2, 4, .. 32 in the environment: that many lanes for
+// every SPH neighbour sum (measurements); else -1 (automatic).
+int sphLaneOverride();
+// The launch of n particles at 2^laneBits work-items each (whole work-groups).
+cl::EnqueueArgs sphLaneLaunch(cl::CommandQueue& queue, size_t n, unsigned laneBits);
 
 class SphParticles {
  public:
@@ -119,6 +142,9 @@ class SphParticles {
   cl_float invCell() const { return cl_float(1.0 / cell_); }
   cl_float4 tank4() const;
   cl::EnqueueArgs launch() const;  // n items rounded up to work-groups of EDDY_SPH_WG
+  // Neighbour sums: 2^laneBits() work-items per particle (sphLaneBits).
+  cl_uint laneBits() const { return cl_uint(sphLaneBits(ctx_.info(), n_, laneOverride_)); }
+  cl::EnqueueArgs laneLaunch() const { return sphLaneLaunch(ctx_.queue(), n_, laneBits()); }
 
   std::array<int, 3> gridDims() const { return dims_; }
   double cellSize() const { return cell_; }
@@ -140,6 +166,7 @@ class SphParticles {
   double cell_ = 0;
   size_t numCells_ = 0;
   unsigned keyBits_ = 1;
+  int laneOverride_ = -1;
   cl::Program program_;
   RadixSort sorter_;
   cl::Buffer pos_[2], vel_[2], id_[2];
@@ -155,7 +182,7 @@ class SphParticles {
   cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
-                    cl_float, cl_float, cl_uint>
+                    cl_float, cl_float, cl_uint, cl_uint>
       neighbours_{program_, "sph_neighbours"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
                                                                                       "sph_dt"};

@@ -4,6 +4,7 @@
 #include "snapshot.hpp"
 
 #include "eddy_shared.h"
+#include "sph_kernel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -121,7 +122,6 @@ cl_float4 f4(double x, double y, double z, double w = 0) { return makeFloat4(x, 
 double fl(double x) { return double(float(x)); }  // the value the device sees
 
 constexpr size_t kMaxSphParticles = 0x7fffffffu;  // 2^31 - 1 (cl_uint ids, int kernels)
-constexpr double kMaxSphCells = double(1u << 30);
 
 // Every size of a simulation of n particles, checked against the limits in
 // double / 64-bit arithmetic (the inputs may come from a crafted snapshot).
@@ -154,23 +154,11 @@ SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const P
   if (z.cap < n || z.cap > kMaxSphParticles)
     throw Error("SPH: capacity " + std::to_string(z.cap) + " must lie in [" + std::to_string(n) +
                 " (the particle count), 2^31 - 1]");
-  // The grid covers the tank; cell size slightly above h (EDDY_SPH_CELL_SLACK).
-  z.cell = h * double(EDDY_SPH_CELL_SLACK);
-  double cells = 1;
-  for (int a = 0; a < 3; ++a) {
-    const double d = std::max(1.0, std::ceil(tank[a] / z.cell));  // double: no int overflow
-    cells *= d;
-    z.dims[a] = d <= kMaxSphCells ? int(d) : 0;
-  }
-  if (!(cells <= kMaxSphCells)) {
-    std::ostringstream o;
-    o << "SPH: the grid would have " << formatNumber(cells) << " cells (tank "
-      << formatNumber(tank[0]) << " x " << formatNumber(tank[1]) << " x " << formatNumber(tank[2])
-      << " m / cell " << formatNumber(z.cell) << " m); more than the limit 2^30 = "
-      << size_t(kMaxSphCells) << ": make the tank smaller or the spacing larger";
-    throw Error(o.str());
-  }
-  z.cells = size_t(cells);
+  // The grid (the pipeline's own sizing; throws beyond 2^30 cells).
+  const SphGrid grid = sphGrid(tank, h);
+  z.cell = grid.cell;
+  z.dims = grid.dims;
+  z.cells = grid.numCells;
   // Every per-particle buffer is allocated for cap particles; kernels use n.
   const size_t v4 = z.cap * sizeof(cl_float4), u = z.cap * sizeof(cl_uint);
   const size_t listBytes = cfg.neighbourList ? u * cfg.listCapacity : sizeof(cl_uint);
@@ -185,17 +173,9 @@ SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const P
 
 }  // namespace
 
-double sphKernelW(double r, double h) {
-  if (r >= h) return 0;
-  const double q = r / h, t = 1 - q;
-  return 21.0 / (2.0 * M_PI * h * h * h) * t * t * t * t * (1 + 4 * q);
-}
-
-double sphKernelDW(double r, double h) {
-  if (r >= h) return 0;
-  const double q = r / h, t = 1 - q;
-  return 21.0 / (2.0 * M_PI * h * h * h) * (-20.0 * q * t * t * t) / h;
-}
+// The device's definition (kernels/common/sph_kernel.h), in double.
+double sphKernelW(double r, double h) { return r >= h ? 0.0 : sph_w(r, h); }
+double sphKernelDW(double r, double h) { return r >= h ? 0.0 : sph_gradw(r, h) * r; }
 
 double sphLatticeMass(double rho0, double dx, double h) {
   const int k = int(std::ceil(h / dx)) + 1;

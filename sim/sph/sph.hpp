@@ -240,8 +240,8 @@ class SphSim : public Simulation {
 
 // ---- Host maths of the smoothing kernel (double) ----------------------------
 
-// Wendland C2 (3-D, support h): W(r) and dW/dr. The device's float version is
-// sph_w / sph_gradw in kernels/sph/sph_common.cl (same formula and citation).
+// Wendland C2 (3-D, support h): W(r) and dW/dr, 0 for r >= h: the one
+// definition the kernels use too (kernels/common/sph_kernel.h), in double.
 double sphKernelW(double r, double h);
 double sphKernelDW(double r, double h);
 // Mass that gives density rho0 on a cubic lattice of spacing dx (h = support).

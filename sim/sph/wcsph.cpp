@@ -3,7 +3,7 @@
 namespace eddy {
 
 WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-    : program_(ctx.buildProgram({"sph_common.cl", "sph_density.cl", "sph_forces.cl"},
+    : program_(ctx.buildProgram(sphProgramFiles({"sph_density.cl", "sph_forces.cl"}),
                                 SphParticles::buildOptions(ctx, cfg))) {
   const size_t cap = p.capacity();
   try {
@@ -29,37 +29,44 @@ void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
                          .h = cl_float(phys.h),
                          .mass = cl_float(phys.mass),
                          .rho0 = cl_float(phys.rho0),
-                         .B = cl_float(phys.B)};
+                         .B = cl_float(phys.B),
+                         .laneBits = p.laneBits()};
   try {
-    p.profiler().record("density", launch(density_, p.launch(), a));
+    p.profiler().record("density", launch(density_, p.laneLaunch(), a));
   } catch (const cl::Error& e) {
     throw Error("SPH density kernel: " + describe(e));
   }
 }
 
+SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
+                                const cl::Buffer& acc, const SphPhysics& phys) {
+  return SphForcesArgs{.pos = p.positions(),
+                       .vel = p.velocities(),
+                       .rhop = rhop,
+                       .cells = p.cells(),
+                       .nlist = p.neighbourList(),
+                       .nbcount = p.neighbourCounts(),
+                       .acc = acc,
+                       .counters = p.counters(),
+                       .n = p.count(),
+                       .dims = p.dims4(),
+                       .invCell = p.invCell(),
+                       .tank = p.tank4(),
+                       .h = cl_float(phys.h),
+                       .mass = cl_float(phys.mass),
+                       .c0 = cl_float(phys.c0),
+                       .alpha = cl_float(phys.alpha),
+                       .gravity = cl_float(phys.gravity),
+                       .gamma = cl_float(phys.gamma),
+                       .rho0 = cl_float(phys.rho0),
+                       .gradScale = cl_float(phys.gradScale),
+                       .laneBits = p.laneBits()};
+}
+
 void WcsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
-  const SphForcesArgs a{.pos = p.positions(),
-                        .vel = p.velocities(),
-                        .rhop = rhop_,
-                        .cells = p.cells(),
-                        .nlist = p.neighbourList(),
-                        .nbcount = p.neighbourCounts(),
-                        .acc = acc_,
-                        .counters = p.counters(),
-                        .n = p.count(),
-                        .dims = p.dims4(),
-                        .invCell = p.invCell(),
-                        .tank = p.tank4(),
-                        .h = cl_float(phys.h),
-                        .mass = cl_float(phys.mass),
-                        .c0 = cl_float(phys.c0),
-                        .alpha = cl_float(phys.alpha),
-                        .gravity = cl_float(phys.gravity),
-                        .gamma = cl_float(phys.gamma),
-                        .rho0 = cl_float(phys.rho0),
-                        .gradScale = cl_float(phys.gradScale)};
   try {
-    p.profiler().record("forces", launch(forces_, p.launch(), a));
+    p.profiler().record("forces",
+                        launch(forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys)));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }

@@ -19,8 +19,10 @@ struct SphDensityArgs {
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, rho0, B;
+  cl_uint laneBits;
   auto args() const {
-    return std::tie(pos, cells, nlist, nbcount, rhop, n, dims, invCell, tank, h, mass, rho0, B);
+    return std::tie(pos, cells, nlist, nbcount, rhop, n, dims, invCell, tank, h, mass, rho0, B,
+                    laneBits);
   }
 };
 
@@ -32,10 +34,15 @@ struct SphForcesArgs {
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, c0, alpha, gravity, gamma, rho0, gradScale;
+  cl_uint laneBits;
   auto args() const {
     return std::tie(pos, vel, rhop, cells, nlist, nbcount, acc, counters, n, dims, invCell, tank,
-                    h, mass, c0, alpha, gravity, gamma, rho0, gradScale);
+                    h, mass, c0, alpha, gravity, gamma, rho0, gradScale, laneBits);
   }
+  // The arguments of the particles' current state (sph_forces without the
+  // pressure term when rhop's pressures are 0, as DFSPH's non-pressure forces).
+  static SphForcesArgs of(const SphParticles& p, const cl::Buffer& rhop, const cl::Buffer& acc,
+                          const SphPhysics& phys);
 };
 
 class WcsphSolver : public SphSolver {
