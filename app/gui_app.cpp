@@ -523,7 +523,14 @@ int App::run() {
     if (imguiReady_) handleMouse(frameDt);
 
     // ---- simulate: this frame's changes at the step boundary, then its steps ----
-    const FrameReport rep = ctl_->frame(frameProf_, double(frameDt));
+    // While recording, a drawn frame is 1/(K F) s of the video (every K-th
+    // frame kept, F frames per second): real-time pacing advances simulated
+    // time by that x speed instead of the frame's wall time, so the video
+    // plays in real time (x speed) whatever the drawing rate. A device that
+    // cannot fill it within the frame's budget shows as "behind" in the panel.
+    double paceSeconds = double(frameDt);
+    if (recorder_) paceSeconds = 1.0 / (double(std::max(recorder_->options().every, 1u)) * recorder_->options().fps);
+    const FrameReport rep = ctl_->frame(frameProf_, paceSeconds);
     const bool live = ctl_->hasSim();
     if (rep.rebuilt && live) {
       bufs_->reset(ctl_->sim().capacity());

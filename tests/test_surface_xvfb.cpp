@@ -751,6 +751,39 @@ TEST_F(AppTest, RecordWritesEveryKthFrameAsPng) {
   EXPECT_NE(bad.err.find("/proc/no-such-dir/x"), std::string::npos) << bad.err;
 }
 
+// Issue 14 with issue 11's pacing: a recording in real-time mode advances
+// the simulation by each frame's share of the video (1/(K F) s x speed), not by
+// the wall time it took to draw, so the video plays in real time. 30 drawn
+// frames at F = 12 are 2.5 model time units (N-body), at F = 40 0.75, and at
+// F = 6 keeping every 2nd frame 2.5 again; wall-clock pacing would give the
+// same for all three (30 x the drawing time).
+TEST_F(AppTest, RealTimeRecordingAdvancesByTheVideosFrameTime) {
+  auto simulated = [&](const std::string& extra, const std::string& dir) {
+    fs::remove_all(dir);
+    const test::Result r = test::run(app(), "--sim nbody --n 256 --set dt=0.005 --frames 30 --realtime --size 320x200 "
+                                            "--record " + dir + " " + extra);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto at = r.err.find("simulated time ");
+    if (at == std::string::npos) {
+      ADD_FAILURE() << r.err;
+      return -1.0;
+    }
+    std::printf("  %s: %s", extra.c_str(), r.err.substr(r.err.rfind("eddy: recorded")).c_str());
+    return std::atof(r.err.c_str() + at + 15);
+  };
+  // The pacer starts with single steps until one step's device time is
+  // known (a few frames): allow those, never more than the video's time.
+  const struct {
+    const char* args;
+    double expect;
+  } cases[] = {{"--record-fps 12", 2.5}, {"--record-fps 40", 0.75}, {"--record-fps 6 --record-every 2", 2.5}};
+  for (const auto& c : cases) {
+    const double t = simulated(c.args, test::tempDir() + "/rec-rt");
+    EXPECT_LE(t, c.expect + 1e-6) << c.args;
+    EXPECT_GE(t, 0.8 * c.expect) << c.args;
+  }
+}
+
 TEST_F(AppTest, RecordingStopsCleanlyOnSigint) {
   const std::string dir = test::tempDir() + "/rec-sigint";
   fs::remove_all(dir);
