@@ -218,16 +218,21 @@ TEST(SphHooks, TimeFollowsTheDeviceClockWithoutBlocking) {
   params.set("depth", 0.08);
   SphSim sim(test::context(), params, makeSphScene("dam_break", params));
   for (int i = 0; i < 40; ++i) sim.step();
-  // The host may run far ahead of the device: the read in flight can be old.
-  // Once the device has caught up, the next step takes it and issues a fresh
-  // read (>= 8 steps later), which the step after that takes.
-  sim.finish();
-  sim.step();
-  sim.finish();
-  sim.step();
+  // The host may run far ahead of the device: the read in flight can be old,
+  // and when it completed during those steps decides when the next one was
+  // issued. Once the device keeps up, each step takes a completed read and a
+  // fresh one is issued at most 8 steps after the last, so within 9 steps the
+  // time seen is at most 9 steps old, and it never runs ahead of the device.
+  for (int k = 0; k < 9; ++k) {
+    sim.finish();
+    sim.step();
+  }
+  const ClockSample c = sim.clockSample();
   const double seen = sim.time();
   EXPECT_GT(seen, 0.0);
+  EXPECT_EQ(seen, c.time);
+  EXPECT_GE(c.step + 9, sim.steps()) << "clock of step " << c.step << " after step " << sim.steps();
   const double exact = sim.syncTime();
   EXPECT_LE(seen, exact);
-  EXPECT_GT(seen, 0.9 * exact);  // the clock after step 41 of 42
+  EXPECT_GT(seen, 0.75 * exact);  // the clock after step >= 40 of 49
 }
