@@ -172,58 +172,41 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   for (const auto& st : frameProf.stats())
     (st.name == "color" ? colorMs : transferMs) += st.totalMs;
   const double fr = double(frames);
+  const std::string fieldName = field >= 0 ? fields[size_t(field)] : "none";
+  // What both modes report (json objects keep their keys sorted: the order of
+  // insertion does not change the output).
+  json j{{"device", deviceJson(ctx.info())}, {"sim", spec.sim}, {"n", n}, {"frames", frames},
+         {"color_field", fieldName}, {"simulate_ms_per_frame", simMs / fr},
+         {"color_ms_per_frame", colorMs / fr}, {"transfer_ms_per_frame", transferMs / fr},
+         {"wall_ms_per_frame", wall * 1e3 / fr}, {"profile", profileJson(sim->profiler())},
+         {"frame_profile", profileJson(frameProf)}};
+  std::ostringstream head;
+  head << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n";
   if (realtime) {
     const double factor = wall > 0 ? simulated / wall : 0.0;
-    if (asJson) {
-      out << json{{"device", deviceJson(ctx.info())}, {"sim", spec.sim}, {"n", n},
-                  {"frames", frames}, {"realtime", true}, {"speed", speed}, {"fps", fps},
-                  {"solver", params.find("solver") ? params.getChoice("solver") : ""},
-                  {"budget_ms", pacer.budget() * 1e3},
-                  {"realtime_factor", factor}, {"simulated_s", simulated}, {"wall_s", wall},
-                  {"steps", stepsRun}, {"steps_per_frame", double(stepsRun) / fr},
-                  {"limited_frames", limited},
-                  {"color_field", field >= 0 ? fields[size_t(field)] : "none"},
-                  {"simulate_ms_per_frame", simMs / fr}, {"color_ms_per_frame", colorMs / fr},
-                  {"transfer_ms_per_frame", transferMs / fr},
-                  {"wall_ms_per_frame", wall * 1e3 / fr}, {"profile", profileJson(sim->profiler())},
-                  {"frame_profile", profileJson(frameProf)}}
-                 .dump(2)
-          << '\n';
-    } else {
-      out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n"
-          << spec.sim << (params.find("solver") ? " (" + params.getChoice("solver") + ")" : std::string())
-          << ", N = " << n << ", " << frames << " frames in real-time mode at "
-          << std::defaultfloat << speed << "x, paced to " << fps << " frames/s, colour field "
-          << (field >= 0 ? fields[size_t(field)] : "none") << "\n"
-          << std::setprecision(3) << "real time: reached " << factor << "x real time ("
-          << simulated << " simulated s in " << wall << " s), " << double(stepsRun) / fr
-          << " steps per frame; the compute budget (" << pacer.budget() * 1e3 << " ms) capped "
-          << limited << " of " << frames << " frames\n"
-          << std::fixed << std::setprecision(3) << "per frame (ms): simulate " << simMs / fr
-          << " (device)  colour " << colorMs / fr << "  transfer " << transferMs / fr
-          << " (device)  wall " << wall * 1e3 / fr << "\n\n"
-          << sim->profiler().table() << frameProf.table();
-    }
-    (void)err;
-    return 0;
+    j.update({{"realtime", true}, {"speed", speed}, {"fps", fps},
+              {"solver", params.find("solver") ? params.getChoice("solver") : ""},
+              {"budget_ms", pacer.budget() * 1e3}, {"realtime_factor", factor}, {"simulated_s", simulated},
+              {"wall_s", wall}, {"steps", stepsRun}, {"steps_per_frame", double(stepsRun) / fr},
+              {"limited_frames", limited}});
+    head << spec.sim << (params.find("solver") ? " (" + params.getChoice("solver") + ")" : std::string())
+         << ", N = " << n << ", " << frames << " frames in real-time mode at " << std::defaultfloat << speed
+         << "x, paced to " << fps << " frames/s, colour field " << fieldName << "\n"
+         << std::setprecision(3) << "real time: reached " << factor << "x real time (" << simulated
+         << " simulated s in " << wall << " s), " << double(stepsRun) / fr
+         << " steps per frame; the compute budget (" << pacer.budget() * 1e3 << " ms) capped " << limited
+         << " of " << frames << " frames\n";
+  } else {
+    j["substeps"] = substeps;
+    head << spec.sim << ", N = " << n << ", " << frames << " frames x " << substeps
+         << " steps, colour field " << fieldName << "\n";
   }
   if (asJson) {
-    out << json{{"device", deviceJson(ctx.info())}, {"sim", spec.sim}, {"n", n},
-                {"frames", frames}, {"substeps", substeps},
-                {"color_field", field >= 0 ? fields[size_t(field)] : "none"},
-                {"simulate_ms_per_frame", simMs / fr}, {"color_ms_per_frame", colorMs / fr},
-                {"transfer_ms_per_frame", transferMs / fr},
-                {"wall_ms_per_frame", wall * 1e3 / fr}, {"profile", profileJson(sim->profiler())},
-                {"frame_profile", profileJson(frameProf)}}
-               .dump(2)
-        << '\n';
+    out << j.dump(2) << '\n';
   } else {
-    out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n"
-        << spec.sim << ", N = " << n << ", " << frames << " frames x " << substeps
-        << " steps, colour field " << (field >= 0 ? fields[size_t(field)] : "none") << "\n"
-        << std::fixed << std::setprecision(3) << "per frame (ms): simulate " << simMs / fr
-        << " (device)  colour " << colorMs / fr << "  transfer " << transferMs / fr
-        << " (device)  wall " << wall * 1e3 / fr << "\n\n"
+    out << head.str() << std::fixed << std::setprecision(3) << "per frame (ms): simulate " << simMs / fr
+        << " (device)  colour " << colorMs / fr << "  transfer " << transferMs / fr << " (device)  wall "
+        << wall * 1e3 / fr << "\n\n"
         << sim->profiler().table() << frameProf.table();
   }
   (void)err;
