@@ -1,0 +1,94 @@
+// shape.hpp: solid shapes for obstacles and rigid bodies (issue 12).
+//
+// CONTRACT shared by the geometry, solids and bodies work: change it only
+// together with every user. Host only (no OpenCL), SI units, double precision.
+//
+// Frames. A shape is defined in its LOCAL frame; a Pose places it in the
+// world: x_world = position + R * x_local, with R = Rz(c) * Ry(b) * Rx(a) for
+// rotationDeg = (a, b, c) degrees: rotate about the x axis first, then about
+// y, then about z (axes fixed in the world, right-handed, y up).
+//   box       local frame centred; size = full extents (x, y, z)
+//   sphere    centred; size[0] = diameter (size[1], size[2] ignored)
+//   cylinder  centred, axis along local y; size[0] = diameter, size[1] = height
+//   mesh      the file's own coordinates multiplied by `scale` (per axis);
+//             the local origin is the file's origin
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace eddy {
+
+using Vec3d = std::array<double, 3>;
+using Mat3d = std::array<double, 9>;  // row-major
+
+enum class ShapeKind { Box, Sphere, Cylinder, Mesh };
+
+struct Pose {
+  Vec3d position{0, 0, 0};
+  Vec3d rotationDeg{0, 0, 0};  // (a, b, c): R = Rz(c) Ry(b) Rx(a)
+};
+
+struct ShapeSpec {
+  ShapeKind kind = ShapeKind::Box;
+  Vec3d size{1, 1, 1};   // see the table above (not used by a mesh)
+  std::string file;      // mesh: STL, OBJ or PLY (read with Assimp)
+  Vec3d scale{1, 1, 1};  // mesh only
+  Pose pose;
+};
+
+// "box", "sphere", "cylinder", "mesh"; parseShapeKind throws eddy::Error
+// naming the known kinds.
+std::string shapeKindName(ShapeKind k);
+ShapeKind parseShapeKind(const std::string& name);
+
+// R of a rotation in degrees (see the frame convention above).
+Mat3d rotationMatrix(const Vec3d& rotationDeg);
+
+struct Aabb {
+  Vec3d lo{0, 0, 0}, hi{0, 0, 0};
+};
+
+// A closed solid in its local frame.
+class Shape {
+ public:
+  virtual ~Shape() = default;
+  virtual ShapeKind kind() const = 0;
+  // Signed distance in the local frame: < 0 inside, > 0 outside (exact for the
+  // primitives; for a mesh the distance to the nearest triangle, its sign from
+  // the generalised winding number or ray parity).
+  virtual double sdf(const Vec3d& p) const = 0;
+  virtual double volume() const = 0;
+  virtual double surfaceArea() const = 0;
+  virtual Vec3d centroid() const = 0;           // centre of volume, local frame
+  virtual Mat3d inertia(double density) const = 0;  // about the centroid, local axes
+  virtual Aabb bounds() const = 0;              // local frame
+  // Surface samples (local frame) at about `spacing` apart, evenly covering
+  // the surface (no holes wider than `spacing`, no clusters), with the outward
+  // unit normal of each. Deterministic for given shape and spacing.
+  virtual void sample(double spacing, std::vector<Vec3d>& points,
+                      std::vector<Vec3d>& normals) const = 0;
+};
+
+// Builds the shape of a spec (the pose is NOT applied: it is the caller's).
+// Throws eddy::Error with a clear message: a size <= 0 or non-finite; a mesh
+// file that cannot be read, is empty, has degenerate (zero-area) triangles
+// only, or is not closed (an edge not shared by exactly two triangles) names
+// the file and the problem.
+std::unique_ptr<Shape> makeShape(const ShapeSpec& spec);
+
+// A signed-distance grid of a shape in its local frame, for the device:
+// values at the nodes origin + (i, j, k) * cell, i fastest, covering
+// bounds() grown by `margin` on every side; trilinear interpolation between
+// nodes. Far outside the grid a user treats the point as outside.
+struct SdfGrid {
+  Vec3d origin{0, 0, 0};
+  double cell = 0;
+  std::array<int, 3> dims{0, 0, 0};
+  std::vector<float> values;
+};
+SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin);
+
+}  // namespace eddy
