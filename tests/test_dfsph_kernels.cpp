@@ -426,8 +426,10 @@ TEST(DfsphKernels, PredictMatchesTheReference) {
 }
 
 TEST(DfsphKernels, IntegrateMovesBouncesOffTheWallsAndStoresThePressure) {
-  // x += dt v with the walls of sph_integrate (mirrored back, normal velocity
-  // times -restitution; a non-finite particle put back and counted), and the
+  // x += dt v with the walls of sph_integrate (mirrored back at the wall
+  // clearance c = EDDY_DFSPH_WALL_CLEARANCE spacings from each plane, normal
+  // velocity times -restitution; a non-finite particle put back and
+  // counted), and the
   // pressure (k + kv / dt) rho^2 of the device's density into rhop.
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
@@ -456,6 +458,8 @@ TEST(DfsphKernels, IntegrateMovesBouncesOffTheWallsAndStoresThePressure) {
     const auto rp = read<cl_float2>(f.rhop, n);
     const auto cnt = read<cl_uint>(f.counters, EDDY_SPH_NUM_COUNTERS);
     const double e = double(float(f.params.restitution));
+    const double c = double(float(EDDY_DFSPH_WALL_CLEARANCE * f.params.spacing));
+    ASSERT_GT(c, 0.0);
     size_t crossed = 0;
     for (size_t i = 0; i < n; ++i) {
       const double rho = d.rhop[i].s[0];
@@ -474,9 +478,11 @@ TEST(DfsphKernels, IntegrateMovesBouncesOffTheWallsAndStoresThePressure) {
         const double L = f.ref.tank[a];
         double v = vel[i].s[a];
         double x = f.ref.pos[i].s[a] + double(dt) * v;
-        if (x < 0) { x = -x; v = -e * v; ++crossed; }
-        else if (x > L) { x = 2 * L - x; v = -e * v; ++crossed; }
+        if (x < c) { x = 2 * c - x; v = -e * v; ++crossed; }
+        else if (x > L - c) { x = 2 * (L - c) - x; v = -e * v; ++crossed; }
         if (x < 0 || x > L) continue;  // crossed the tank: put back, checked by the count
+        EXPECT_GE(p1[i].s[a], float(c) * (1 - 1e-5f)) << "i = " << i << " axis " << a;
+        EXPECT_LE(p1[i].s[a], float(L - c) * (1 + 1e-5f)) << "i = " << i << " axis " << a;
         EXPECT_NEAR(p1[i].s[a], x, 1e-5 * (L + 1e-3)) << "i = " << i << " axis " << a;
         EXPECT_NEAR(v1[i].s[a], v, 1e-5 * (std::fabs(v) + 1.0)) << "i = " << i;
       }

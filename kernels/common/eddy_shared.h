@@ -116,6 +116,21 @@
  * (real and wall images, self excluded; 32 on the lattice at h = 2.2 dx), as
  * SPlisHSPlasH does (20 in 3-D). */
 #define EDDY_DFSPH_MIN_NEIGHBOURS 20
+/* DFSPH wall clearance, in particle spacings: after the move, a particle
+ * closer than this to a tank wall plane is reflected at that distance
+ * (sph_walls_after_move with tank.w = clearance x spacing). Without it a
+ * particle pressed into a wall or corner (the front of a dam break hitting
+ * the far wall) comes to lie almost on its own mirror images: its density
+ * counts itself two to four times while the kernel gradient towards the
+ * images vanishes (Wendland: grad W -> 0 as r -> 0), so the Jacobi
+ * updates, linear in that gradient, ask for huge k and eject it. Measured
+ * (H200, SPHERIC-size dam break, dx = 0.01 m, docs/PERFORMANCE.md): without
+ * it hundreds of particles left the impact at 40-64 m/s and the time step
+ * fell to 7e-5 s (3 080 steps and 22 s for 1 simulated s); 0.25 dx: at
+ * most 6.9 m/s, 1 134 steps, 10.4 s. Scenes start particles 0.5 dx from
+ * the walls, so a clearance of 0.25 dx does not touch a settled fluid.
+ * WCSPH keeps 0 (its Tait forces do not have the linearisation). */
+#define EDDY_DFSPH_WALL_CLEARANCE 0.25
 /* Warm start: the fraction of last step's k each solve starts from (the error
  * only counts compression, so an over-pressure carried over would go unseen:
  * SPlisHSPlasH also starts from half). Measured (PoCL, the hydrostatic tank of

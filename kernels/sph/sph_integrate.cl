@@ -34,25 +34,26 @@ __kernel void sph_dt(__global float* restrict clock,
     sph_clock_advance(clock, counters, dt);
 }
 
-/* The walls after x += v dt: a particle that crossed a wall plane is mirrored
- * back inside and its normal velocity reversed and scaled by the restitution
- * e (free slip along the wall). Anything still outside the tank or
+/* The walls after x += v dt: a particle that crossed a wall plane (moved
+ * inwards by the clearance c = tank.w: 0 for WCSPH, EDDY_DFSPH_WALL_CLEARANCE
+ * spacings for DFSPH) is mirrored back inside and its normal velocity
+ * reversed and scaled by the restitution e (free slip along the wall). Anything still outside the tank or
  * non-finite after that is put inside, stopped and counted in
  * counters[EDDY_SPH_CNT_ESCAPED]. Shared by sph_integrate and
  * sph_dfsph_integrate. */
-inline float2 sph_wall_axis(float x, float v, const float len, const float e)
+inline float2 sph_wall_axis(float x, float v, const float len, const float e, const float c)
 {
-    if (x < 0.0f) { x = -x; v = -e * v; }
-    else if (x > len) { x = 2.0f * len - x; v = -e * v; }
+    if (x < c) { x = 2.0f * c - x; v = -e * v; }
+    else if (x > len - c) { x = 2.0f * (len - c) - x; v = -e * v; }
     return (float2)(x, v);
 }
 
 inline void sph_walls_after_move(float4* restrict p, float4* restrict v, const float4 tank,
                                  const float restitution, __global uint* restrict counters)
 {
-    const float2 wx = sph_wall_axis(p->x, v->x, tank.x, restitution);
-    const float2 wy = sph_wall_axis(p->y, v->y, tank.y, restitution);
-    const float2 wz = sph_wall_axis(p->z, v->z, tank.z, restitution);
+    const float2 wx = sph_wall_axis(p->x, v->x, tank.x, restitution, tank.w);
+    const float2 wy = sph_wall_axis(p->y, v->y, tank.y, restitution, tank.w);
+    const float2 wz = sph_wall_axis(p->z, v->z, tank.z, restitution, tank.w);
     p->x = wx.x; v->x = wx.y;
     p->y = wy.x; v->y = wy.y;
     p->z = wz.x; v->z = wz.y;

@@ -241,7 +241,7 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
 }
 
 void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
-  const DfsphIntegrateArgs a{.pos = *b.pos,
+  DfsphIntegrateArgs a{.pos = *b.pos,
                              .vel = *b.vel,
                              .rhop = *b.rhop,
                              .kden = kden_[cur_],
@@ -251,6 +251,7 @@ void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
                              .n = cl_uint(b.n),
                              .tank = tank4(b.tank),
                              .restitution = cl_float(p.restitution)};
+  a.tank.s[3] = cl_float(EDDY_DFSPH_WALL_CLEARANCE * p.spacing);  // the wall clearance
   try {
     prof_.record("integrate",
                  launch(integrate_,
