@@ -1,6 +1,8 @@
 // eddy-cli with --sim sph: headers, files, JSON, --until, bench, errors.
 #include "test_util.hpp"
 
+#include "eddy_shared.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,8 +28,14 @@ TEST(SphCli, RunWritesDiagnosticsStateAndJson) {
   EXPECT_EQ(j["params"]["spacing"], 0.005);
   std::set<std::string> phases;
   for (const auto& ph : j["profile"]) phases.insert(ph["phase"].get<std::string>());
-  for (const char* k : {"hash", "sort_histogram", "sort_scan", "sort_scatter", "reorder",
-                        "cells_clear", "cells", "density", "forces", "dt", "integrate"})
+  for (const char* k : {"hash", "reorder", "cells_clear", "cells", "density", "forces", "dt",
+                        "integrate"})
+    EXPECT_TRUE(phases.count(k)) << k;
+  // The sort: one launch at this size (radix_sort_local), else three per pass.
+  const size_t n0 = j["n"].get<size_t>();
+  for (const char* k : n0 <= EDDY_SORT_LOCAL_MAX
+                           ? std::vector<const char*>{"sort_local"}
+                           : std::vector<const char*>{"sort_histogram", "sort_scan", "sort_scatter"})
     EXPECT_TRUE(phases.count(k)) << k;
   const std::string diag = eddy::test::slurp(dir + "/sd.csv");
   EXPECT_EQ(firstLine(diag).rfind("step,time,dt,kinetic,max_speed,front_x,back_height,escaped", 0), 0u)

@@ -1,5 +1,6 @@
 // Device radix sort (kernels/radix_sort.cl) against std::stable_sort: the
 // sorted keys, the permutation (values = original index) and hence stability.
+#include "eddy_shared.h"
 #include "radix_sort.hpp"
 #include "test_util.hpp"
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <string>
 
 using namespace eddy;
 
@@ -15,7 +17,11 @@ namespace {
 
 // Sorts n random keys (bits wide, or with `distinct` different values to make
 // many ties) on the device; checks against a stable CPU sort of (key & mask).
-void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed) {
+// local: the one-launch path (radix_sort_local) for any n, else the
+// three-kernel passes for any n.
+void checkSortPath(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed,
+                   bool local) {
+  SCOPED_TRACE(local ? "radix_sort_local" : "three-kernel passes");
   auto& ctx = test::context();
   std::mt19937 rng(seed);
   const uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1u;
@@ -33,6 +39,7 @@ void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, uns
   ctx.queue().enqueueWriteBuffer(kb, CL_TRUE, 0, n * 4, keys.data());
   ctx.queue().enqueueWriteBuffer(vb, CL_TRUE, 0, n * 4, vals.data());
   RadixSort sorter(ctx);
+  sorter.setLocalLimit(local ? n : 0);
   Profiler prof;
   sorter.sort(kb, vb, tk, tv, n, bits, prof);
   std::vector<cl_uint> gotK(n), gotV(n);
@@ -52,9 +59,20 @@ void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, uns
                       << " seed=" << seed;
   EXPECT_EQ(badV, 0u) << "permutation/stability differs: n=" << n << " bits=" << bits
                       << " distinct=" << distinct << " seed=" << seed;
-  // One row per kernel phase, one launch of each per pass.
+  // One row per kernel phase, one launch of each per pass (one in all, local).
   prof.collect(true);
-  for (const auto& s : prof.stats()) EXPECT_EQ(s.count, RadixSort::passes(bits)) << s.name;
+  ASSERT_EQ(prof.stats().size(), local ? 1u : 3u);
+  for (const auto& s : prof.stats()) {
+    EXPECT_EQ(s.count, local ? 1u : RadixSort::passes(bits)) << s.name;
+    if (local) {
+      EXPECT_EQ(s.name, "sort_local");
+    }
+  }
+}
+
+void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed) {
+  checkSortPath(n, bits, distinct, highBitsSet, seed, false);
+  checkSortPath(n, bits, distinct, highBitsSet, seed, true);
 }
 
 }  // namespace
@@ -81,5 +99,35 @@ TEST(RadixSort, SortsOnlyTheRequestedBits) {
 
 TEST(RadixSort, LargeInputUsesManyGroupsAndTiles) {
   // > EDDY_SORT_MAX_GROUPS * EDDY_SORT_WG keys: each group walks several tiles.
-  checkSort(300007, 20, 0, false, test::freshSeed());
+  checkSortPath(300007, 20, 0, false, test::freshSeed(), false);
+}
+
+TEST(RadixSort, SmallInputsSortInOneLaunchByDefault) {
+  // Up to EDDY_SORT_LOCAL_MAX keys the default is the one-launch path; above
+  // it the three-kernel passes.
+  auto& ctx = test::context();
+  for (size_t n : {size_t(EDDY_SORT_LOCAL_MAX), size_t(EDDY_SORT_LOCAL_MAX) + 1}) {
+    cl::Buffer kb(ctx.context(), CL_MEM_READ_WRITE, n * 4), vb(ctx.context(), CL_MEM_READ_WRITE, n * 4);
+    cl::Buffer tk(ctx.context(), CL_MEM_READ_WRITE, n * 4), tv(ctx.context(), CL_MEM_READ_WRITE, n * 4);
+    std::vector<cl_uint> keys(n);
+    for (size_t i = 0; i < n; ++i) keys[i] = cl_uint((n - i) * 2654435761u);
+    ctx.queue().enqueueWriteBuffer(kb, CL_TRUE, 0, n * 4, keys.data());
+    ctx.queue().enqueueWriteBuffer(vb, CL_TRUE, 0, n * 4, keys.data());
+    RadixSort sorter(ctx);
+    Profiler prof;
+    sorter.sort(kb, vb, tk, tv, n, 12, prof);
+    prof.collect(true);
+    std::vector<std::string> rows;
+    for (const auto& s : prof.stats()) rows.push_back(s.name);
+    if (n <= EDDY_SORT_LOCAL_MAX) {
+      EXPECT_EQ(rows, std::vector<std::string>{"sort_local"});
+    } else {
+      EXPECT_EQ(rows.size(), 3u);
+    }
+    std::vector<cl_uint> got(n);
+    ctx.queue().enqueueReadBuffer(kb, CL_TRUE, 0, n * 4, got.data());
+    EXPECT_TRUE(std::is_sorted(got.begin(), got.end(), [](cl_uint a, cl_uint b) {
+      return (a & 0xfffu) < (b & 0xfffu);
+    }));
+  }
 }

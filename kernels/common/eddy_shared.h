@@ -63,6 +63,8 @@
 #define EDDY_RADIX (1 << EDDY_RADIX_BITS)
 #define EDDY_SORT_WG 256
 #define EDDY_SORT_MAX_GROUPS 1024
+/* Up to this many keys one work-group sorts in one launch (radix_sort_local). */
+#define EDDY_SORT_LOCAL_MAX 16384
 /* Cell table entry of an empty cell: (start, end) = (EMPTY, 0), so that the
  * min/max of starts/ends over a row of cells skips it and a loop
  * "for j = start; j < end" runs zero times. */

@@ -141,6 +141,80 @@ void radix_scatter(__global const uint* restrict keys_in,
 }
 
 /*
+ * radix_sort_local: the whole sort of n <= EDDY_SORT_LOCAL_MAX pairs in ONE
+ * launch of ONE work-group (small N, where the three launches per pass of the
+ * kernels above cost more than their work: a step of the app's 6 612-particle
+ * scene spent 12 of its ~55 launches sorting). Every pass, with the keys
+ * ping-ponging between (keys, vals) and (tmp_keys, tmp_vals) in global memory:
+ *
+ *   item t owns the contiguous run [t c, (t + 1) c), c = ceil(n / SORT_WG)
+ *
+ *     keys    | run 0 | run 1 | ... | run 255 |
+ *     counts  part[d * SORT_WG + t] = keys of digit d in run t
+ *     scan    exclusive prefix sum of part in that (digit-major) order:
+ *             where run t's first key of digit d goes
+ *     scatter item t walks its run in order, writing each key to its
+ *             digit's running offset: stable (runs in order, keys in order)
+ *
+ * then a work-group barrier with a global fence makes the pass's writes
+ * visible to the next pass's reads (same work-group). Same digits, masks and
+ * pass count as the three-kernel sort, so the result is identical.
+ */
+__kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
+void radix_sort_local(__global uint* restrict keys, __global uint* restrict vals,
+                      __global uint* restrict tmp_keys, __global uint* restrict tmp_vals,
+                      const uint n, const uint passes, const uint mask)
+{
+    __local uint part[EDDY_RADIX * SORT_WG];
+    __local uint sums[SORT_WG];
+    const uint lid = get_local_id(0);
+    const uint c = (n + SORT_WG - 1) / SORT_WG;
+    const uint begin = min(lid * c, n), end = min(begin + c, n);
+    for (uint p = 0; p < passes; ++p) {
+        __global const uint* kin = (p & 1u) ? tmp_keys : keys;
+        __global const uint* vin = (p & 1u) ? tmp_vals : vals;
+        __global uint* kout = (p & 1u) ? keys : tmp_keys;
+        __global uint* vout = (p & 1u) ? vals : tmp_vals;
+        const uint shift = p * EDDY_RADIX_BITS;
+        uint cnt[EDDY_RADIX];
+        for (int d = 0; d < EDDY_RADIX; ++d) cnt[d] = 0u;
+        for (uint i = begin; i < end; ++i) ++cnt[((kin[i] & mask) >> shift) & (EDDY_RADIX - 1)];
+        for (int d = 0; d < EDDY_RADIX; ++d) part[d * SORT_WG + lid] = cnt[d];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* exclusive scan of part (EDDY_RADIX entries per item, in order) */
+        uint s = 0;
+        for (uint k = 0; k < EDDY_RADIX; ++k) s += part[lid * EDDY_RADIX + k];
+        sums[lid] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint off = 1; off < SORT_WG; off <<= 1) {
+            const uint t = lid >= off ? sums[lid - off] : 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            sums[lid] += t;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        uint run = sums[lid] - s;
+        for (uint k = 0; k < EDDY_RADIX; ++k) {
+            const uint v = part[lid * EDDY_RADIX + k];
+            part[lid * EDDY_RADIX + k] = run;
+            run += v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint off[EDDY_RADIX];
+        for (int d = 0; d < EDDY_RADIX; ++d) off[d] = part[d * SORT_WG + lid];
+        for (uint i = begin; i < end; ++i) {
+            const uint key = kin[i];
+            const uint d = ((key & mask) >> shift) & (EDDY_RADIX - 1);
+            const uint dst = off[d]++;
+            kout[dst] = key;
+            vout[dst] = vin[i];
+        }
+        /* the writes of this pass before anyone reads them (next pass), and
+         * part free again */
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/*
  * 64-bit keys (RadixSort::sort64): an LSD radix sort may sort by the low word
  * first and then, stably, by the high word. These kernels only move words
  * around the unchanged 32-bit passes above:

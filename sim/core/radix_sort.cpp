@@ -7,7 +7,8 @@
 
 namespace eddy {
 
-RadixSort::RadixSort(Context& ctx) : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")) {
+RadixSort::RadixSort(Context& ctx)
+    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")), localLimit_(EDDY_SORT_LOCAL_MAX) {
   if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
     throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
                 " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));
@@ -27,6 +28,21 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   if (bits == 0 || bits > 32) throw Error("radix sort: key bits must be 1..32");
   if (n == 0) return;
   if (n > 0xffffffffu) throw Error("radix sort: at most 2^32 - 1 keys");
+  const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
+  if (n <= localLimit_) {
+    try {
+      const cl::NDRange wg(EDDY_SORT_WG);
+      prof.record("sort_local", local_(cl::EnqueueArgs(ctx_.queue(), wg, wg), keys, vals, tmpKeys,
+                                       tmpVals, cl_uint(n), cl_uint(passes(bits)), mask));
+    } catch (const cl::Error& e) {
+      throw Error("radix sort of " + std::to_string(n) + " keys: " + describe(e));
+    }
+    if (passes(bits) % 2 == 1) {  // the result is in the temporaries
+      std::swap(keys, tmpKeys);
+      std::swap(vals, tmpVals);
+    }
+    return;
+  }
   size_t groups = 0, chunk = 0;
   layout(n, groups, chunk);
   try {
@@ -36,7 +52,6 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
     }
     auto& q = ctx_.queue();
     const cl::NDRange wg(EDDY_SORT_WG), global(groups * EDDY_SORT_WG);
-    const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
     for (unsigned p = 0; p < passes(bits); ++p) {
       const cl_uint shift = p * EDDY_RADIX_BITS;
       prof.record("sort_histogram", histogram_(cl::EnqueueArgs(q, global, wg), keys, hist_,

@@ -17,7 +17,8 @@ class RadixSort {
   // scatter, ping-ponging with tmpKeys/tmpVals (n entries each). On return
   // `keys`/`vals` hold the sorted pairs: after an odd number of passes the
   // handles are swapped with the temporaries (no copy). Launches are recorded
-  // in `prof` as sort_histogram, sort_scan, sort_scatter. Nothing waits.
+  // in `prof` as sort_histogram, sort_scan, sort_scatter (sort_local for the
+  // one-launch path at small n, see setLocalLimit). Nothing waits.
   void sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl::Buffer& tmpVals,
             size_t n, unsigned bits, Profiler& prof);
 
@@ -30,6 +31,11 @@ class RadixSort {
   // as sort(), plus sort_split, sort_gather.
   void sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sortedKeys, size_t n,
               unsigned bits, Profiler& prof);
+
+  // Up to this many keys, sort() runs all passes in one launch of one
+  // work-group (radix_sort_local, profiler row sort_local); default
+  // EDDY_SORT_LOCAL_MAX, 0 = never (tests check both paths on any size).
+  void setLocalLimit(size_t n) { localLimit_ = n; }
 
   static unsigned passes(unsigned bits);
   // Work-groups and keys per group (a multiple of EDDY_SORT_WG) for n keys.
@@ -52,6 +58,9 @@ class RadixSort {
                                                                            "radix_gather_hi"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gather64_{program_,
                                                                            "radix_gather64"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
+      local_{program_, "radix_sort_local"};
+  size_t localLimit_;
   cl::Buffer words_, wordsTmp_, permTmp_;  // sort64 scratch, n entries each
   size_t wordsCap_ = 0;
 };
