@@ -126,13 +126,14 @@ SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin) {
   const auto* hinted = dynamic_cast<const geom::HintedSdf*>(&shape);
   auto slab = [&](int z0, int z1) {
     size_t i = size_t(z0) * g.dims[1] * g.dims[0];
-    int hint = -1;
     for (int z = z0; z < z1; ++z)
-      for (int y = 0; y < g.dims[1]; ++y)
+      for (int y = 0; y < g.dims[1]; ++y) {
+        int hint = -1;  // each row starts afresh: the values do not depend on the thread count
         for (int x = 0; x < g.dims[0]; ++x) {
           const Vec3d p{g.origin[0] + x * cell, g.origin[1] + y * cell, g.origin[2] + z * cell};
           g.values[i++] = float(hinted ? hinted->sdfNear(p, hint) : shape.sdf(p));
         }
+      }
   };
   const int threads = std::clamp(int(std::thread::hardware_concurrency()), 1, std::min(16, g.dims[2]));
   if (threads == 1 || g.values.size() < 4096) {
