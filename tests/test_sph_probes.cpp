@@ -169,19 +169,21 @@ TEST(SphProbeKernel, PressureAndLevelMatchTheDoubleReference) {
         const double want = sum[0] >= EDDY_PROBE_DRY_SUM ? sum[1] / sum[0] : 0.0;
         EXPECT_NEAR(row.values[k], want, 2e-4 * pmax);
       } else {
+        // The first dry sample going up from the floor; the level lies below it.
         std::vector<double> f(smp.count);
         bool ambiguous = false;
-        int top = -1;
-        for (unsigned i = 0; i < smp.count; ++i) {
+        unsigned dry = smp.count;
+        for (unsigned i = 0; i < smp.count && dry == smp.count; ++i) {
           const double x[3] = {p.x, i * smp.dy, p.z};
           f[i] = refSums(x, ps, s.tank, hh, mass)[0];
           if (std::fabs(f[i] - EDDY_PROBE_LEVEL_FRACTION) < 1e-4) ambiguous = true;
-          if (f[i] >= EDDY_PROBE_LEVEL_FRACTION) top = int(i);
+          if (f[i] < EDDY_PROBE_LEVEL_FRACTION) dry = i;
         }
         if (ambiguous) {
           ++skipped;
           continue;
         }
+        const int top = int(dry) - 1;
         double want = 0;
         if (top >= 0) {
           want = top * smp.dy;
@@ -318,7 +320,7 @@ TEST(SphProbeCli, CsvHeaderColumnsAndCadence) {
 TEST(SphProbeCli, BadProbesAreUsageErrors) {
   const std::string dir = test::tempDir();
   const std::string out = " --probe-out " + dir + "/bad.csv";
-  const std::string sph = "run --sim sph --device cpu --quiet --steps 1 --set spacing=0.02 ";
+  const std::string sph = "run --sim sph --device cpu --quiet --steps 1 ";
   struct Case {
     std::string args, message;
   };

@@ -610,6 +610,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
         << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
     if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
+    if (probeFile) err << "eddy: wrote " << *c.probeOut << " (probes up to step " << sim->steps() << ")\n";
     if (series) err << "eddy: wrote " << series->pvdPath() << " (" << series->frames() << " frames)\n";
     if (c.out) err << "eddy: not written: --out " << *c.out << " (the run did not finish)\n";
     if (c.save) err << "eddy: not written: --save " << *c.save << " (the run did not finish)\n";

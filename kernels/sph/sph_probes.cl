@@ -17,9 +17,12 @@
  * Level probe at (x, z): the fluid fraction f(y) = sum_j V_j W(x - x_j)
  * (images included, so the floor does not halve it) is evaluated at S
  * samples y_k = k dy, k = 0 .. S-1, dy = tank height / (S - 1) <= dx / 4; the
- * level is the highest y at which f >= EDDY_PROBE_LEVEL_FRACTION (0.5): the
- * highest sample k with f_k >= 0.5, then the crossing interpolated linearly
- * between y_k and y_k+1. No sample at or above 0.5: 0 (dry).
+ * level is the top of the water standing on the floor: the first sample k
+ * going up with f_k < EDDY_PROBE_LEVEL_FRACTION (0.5), the crossing
+ * interpolated linearly between y_k-1 and y_k. A jet or a sheet separated
+ * from that water by air (a plunging breaker, water running along the lid)
+ * does not count: it is not the free surface of the water at (x, z).
+ * f_0 < 0.5: 0 (dry); wet up to the lid: the tank height.
  *
  * Cadence: with every_dt > 0 (--probe-dt) a sample is due when the device
  * clock reached next * every_dt (next from the state); otherwise (every K
@@ -130,12 +133,12 @@ void sph_probes(__global const float4* restrict pos,
                 probe_add(x, pos[j].xyz, rhop[j], mask, w, h2, inv_h, &den, &num);
         }
     }
-    /* Level probe: the items share the samples; the highest one wet. */
-    int top = -1;
+    /* Level probe: the items share the samples; the lowest dry one. */
+    int top = (int)samples;
     if (work && level)
-        for (uint k = lid; k < samples; k += EDDY_PROBE_WG) {
+        for (uint k = lid; k < samples && (int)k < top; k += EDDY_PROBE_WG) {
             const float3 xs = (float3)(x.x, (float)k * dy, x.z);
-            if (probe_fraction(xs, pos, rhop, cells, dims, inv_cell, tank, h, scale) >=
+            if (probe_fraction(xs, pos, rhop, cells, dims, inv_cell, tank, h, scale) <
                 EDDY_PROBE_LEVEL_FRACTION)
                 top = (int)k;
         }
@@ -146,7 +149,7 @@ void sph_probes(__global const float4* restrict pos,
     for (uint s = EDDY_PROBE_WG / 2u; s > 0u; s >>= 1) {
         if (lid < s) {
             red[lid] += red[lid + s];
-            best[lid] = max(best[lid], best[lid + s]);
+            best[lid] = min(best[lid], best[lid + s]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -158,7 +161,8 @@ void sph_probes(__global const float4* restrict pos,
         if (work) {
             float value = 0.0f;
             if (level) {
-                const int k = best[0];
+                /* k = the lowest dry sample: wet below it from the floor up. */
+                const int k = best[0] - 1;
                 if (k >= 0) {
                     value = (float)k * dy;
                     if ((uint)k + 1u < samples) {

@@ -8,9 +8,11 @@
 //             sum_j V_j W_ij < EDDY_PROBE_DRY_SUM = 0.01 (no fluid within h
 //             gives 0). p is the solver's pressure: WCSPH's Tait pressure,
 //             DFSPH's (k + kv/dt) rho^2 of the step.
-//   level     the highest y at which the fluid fraction sum_j V_j W >= 0.5 on
-//             the vertical line through (x, z), from samples every
-//             dy <= dx/4 and the crossing interpolated; 0 when dry.
+//   level     the top of the water standing on the floor below (x, z): the
+//             first y going up at which the fluid fraction sum_j V_j W drops
+//             below 0.5, from samples every dy <= dx/4, the crossing
+//             interpolated; 0 when the floor there is dry (jets and sheets
+//             above an air gap do not count).
 // The pressure used is that of the step's density phase (the positions
 // moved by one step since): the same pairing the colour fields show.
 //
