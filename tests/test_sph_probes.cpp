@@ -266,8 +266,12 @@ TEST(SphProbeCli, CsvHeaderColumnsAndCadence) {
   test::writeFile(cfg, R"({"sim": "sph", "probes": ["level:C1:0.5,0.04",
       {"type": "pressure", "name": "C2", "x": 0.1, "y": 0.05, "z": 0.04}]})");
   auto r = test::run(EDDY_CLI, base + "--config " + cfg + " --steps 12 --probe pressure:P:0.2,0.1,0.04 "
-                                      "--probe-out " + csv + " --probe-every 5");
+                                      "--probe-out " + csv + " --probe-every 5 --json");
   ASSERT_EQ(r.code, 0) << r.err;
+  // --json: the last sample of every probe.
+  EXPECT_NE(r.out.find("\"probes\": {"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"H1\": "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"phase\": \"probes\""), std::string::npos) << "a profiler row";
   std::istringstream in(test::slurp(csv));
   std::string line;
   std::getline(in, line);
