@@ -81,6 +81,23 @@ void addRunOptions(Options& o, RunArgs& a) {
   o.count("--check-every", cli.checkEvery, kLimitCheckEvery, "K",
           "blow-up check (NaN/inf on the device) every K steps\n(default 100, 0 = only once at "
           "the end)");
+  o.custom("--probe", "KIND:NAME:X,..",
+           "a probe (repeatable): pressure:NAME:x,y,z (Pa) or\nlevel:NAME:x,z (free-surface "
+           "height, m); sph only",
+           [&cli](const std::string& v) {
+             try {
+               cli.probes.push_back(parseProbeSpec(v));
+             } catch (const Error& e) {
+               throw UsageError("--probe '" + v + "': " + e.what());
+             }
+           });
+  o.text("--probe-out", cli.probeOut, "FILE.csv",
+         "probe CSV step,time,NAME,... (the scene's probes,\nthe config's, then --probe's)");
+  o.count("--probe-every", cli.probeEvery, kLimitEvery, "K",
+          "with --probe-out: a sample every K steps (default 10)");
+  o.real("--probe-dt", cli.probeDt, 1e-12, kMaxUntil, "T",
+         "with --probe-out: a sample at the first step at or\nafter every multiple of T "
+         "simulated seconds");
   addJsonOption(o, a.json);
   o.flag("--quiet", a.quiet, true, "no progress on stderr");
 }
@@ -118,6 +135,13 @@ RunOptions resolveRun(const RunArgs& a) {
   over(c.exportEvery, cli.exportEvery);
   over(c.checkEvery, cli.checkEvery);
   over(c.save, cli.save);
+  over(c.probeOut, cli.probeOut);
+  if (cli.probeEvery || cli.probeDt) {  // the command line's cadence replaces the file's
+    c.probeEvery = cli.probeEvery;
+    c.probeDt = cli.probeDt;
+  }
+  // Probes: the config's, then the command line's (the scene's come first, at the run).
+  c.probes.insert(c.probes.end(), cli.probes.begin(), cli.probes.end());
   if (cli.steps || cli.until) {
     c.steps = cli.steps;
     c.until = cli.until;
@@ -167,6 +191,17 @@ RunOptions resolveRun(const RunArgs& a) {
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
   if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
   if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
+  if (cli.probeEvery && cli.probeDt) throw UsageError("run: give either --probe-every or --probe-dt, not both");
+  if ((c.probeEvery || c.probeDt) && !c.probeOut)
+    throw UsageError(std::string(c.probeDt ? "--probe-dt" : "--probe-every") + " needs --probe-out FILE.csv");
+  if (!c.probes.empty() && !c.probeOut)
+    throw UsageError("--probe " + probeSpecText(c.probes.front()) +
+                     ": probes need --probe-out FILE.csv (where their samples go)");
+  try {
+    checkProbeNames(c.probes);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--probe: ") + e.what());
+  }
   return o;
 }
 
@@ -185,6 +220,7 @@ void checkOutputs(const RunOptions& o) {
   if (c.diag) outs.push_back({"--diag", *c.diag, false});
   if (c.out) outs.push_back({"--out", *c.out, false});
   if (c.save) outs.push_back({"--save", *c.save, false});
+  if (c.probeOut) outs.push_back({"--probe-out", *c.probeOut, false});
   if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
   for (const auto& out : outs)
     if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
@@ -293,6 +329,8 @@ struct RunSummary {
   const std::vector<double>& last;
   std::optional<double> dE, virial;
   const std::vector<std::string>& warnings;
+  const std::vector<ProbeSpec>& probes;  // --probe-out: the probes, else empty
+  const ProbeRow& lastProbe;             // their last sample
 };
 
 void printJsonSummary(const RunSummary& r, std::ostream& out) {
@@ -329,6 +367,14 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
   if (r.dE) j["energy_rel_change"] = *r.dE;
   if (r.virial) j["virial_ratio"] = *r.virial;
   j["warnings"] = r.warnings;
+  if (!r.probes.empty()) {  // the last sample of each probe (Pa, m)
+    json p = json::object();
+    p["step"] = r.lastProbe.step;
+    p["time"] = r.lastProbe.time;
+    for (size_t i = 0; i < r.probes.size() && i < r.lastProbe.values.size(); ++i)
+      p[r.probes[i].name] = r.lastProbe.values[i];
+    j["probes"] = p;
+  }
   j["profile"] = profileJson(r.sim.profiler());
   j["params"] = json::object();
   for (const auto& d : r.sim.params().declarations()) {
@@ -487,6 +533,39 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     series = std::make_unique<VtkSeries>(*c.exportDir);
     session.setSeries(series.get());
   }
+  // Probes: the scene's built-ins, then the config's and the command line's.
+  std::unique_ptr<AtomicFile> probeFile;
+  std::unique_ptr<ProbeCsv> probeCsv;
+  std::vector<ProbeSpec> probes;
+  ProbeRow lastProbe;
+  if (c.probeOut) {
+    if (!sim->supportsProbes())
+      throw UsageError("--probe-out: --sim " + spec.sim + " has no probes (they sample a fluid: --sim sph)");
+    probes = sim->builtinProbes();
+    probes.insert(probes.end(), c.probes.begin(), c.probes.end());
+    if (probes.empty())
+      throw UsageError("--probe-out " + *c.probeOut + ": there are no probes: give --probe "
+                       "pressure:NAME:x,y,z or level:NAME:x,z (scene " + scene + " has none built in)");
+    const std::optional<Box> box = sim->domain();
+    try {
+      checkProbeNames(probes);
+      if (box) {
+        const double tank[3] = {box->hi[0], box->hi[1], box->hi[2]};
+        checkProbesInside(probes, tank);
+      }
+    } catch (const Error& e) {
+      throw UsageError(std::string("--probe: ") + e.what());
+    }
+    probeFile = std::make_unique<AtomicFile>(*c.probeOut);
+    probeCsv = std::make_unique<ProbeCsv>(probeFile->stream(), probes);
+    ProbeCadence cadence;
+    cadence.every = c.probeEvery.value_or(10);
+    cadence.dt = c.probeDt.value_or(0.0);
+    sim->startProbes(probes, cadence, [&probeCsv, &lastProbe](const ProbeRow& row) {
+      probeCsv->write(row);
+      lastProbe = row;
+    });
+  }
   // Progress on stderr every 2 s of wall clock.
   auto lastReport = Session::Clock::now();
   auto progress = [&](uint64_t s) {
@@ -511,6 +590,10 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   } catch (const BlowUpError&) {
     // Keep what was recorded up to the blow-up; write no final state over good files.
     if (diag) diag->commit();
+    if (probeFile) {
+      sim->flushProbes();
+      probeFile->commit();
+    }
     throw;
   }
   const double wall = ended.wallSeconds;
@@ -520,9 +603,14 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     // committed, every exported frame and eddy.pvd is already in place; the
     // final state (--out, --save) of a run that did not finish is not written.
     if (diag) diag->commit();
+    if (probeFile) {
+      sim->flushProbes();
+      probeFile->commit();
+    }
     err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
         << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
     if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
+    if (probeFile) err << "eddy: wrote " << *c.probeOut << " (probes up to step " << sim->steps() << ")\n";
     if (series) err << "eddy: wrote " << series->pvdPath() << " (" << series->frames() << " frames)\n";
     if (c.out) err << "eddy: not written: --out " << *c.out << " (the run did not finish)\n";
     if (c.save) err << "eddy: not written: --save " << *c.save << " (the run did not finish)\n";
@@ -531,6 +619,10 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   sim->profiler().collect(true);
   const std::vector<double> last = session.end();
   if (diag) diag->commit();
+  if (probeFile) {
+    sim->flushProbes();
+    probeFile->commit();
+  }
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: e.g. SPH particles that had to be put back into the tank.
@@ -545,7 +637,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   const std::optional<double> virial = sim->virialRatio();
 
   const RunSummary summary{*sim, spec, scene, devices, shares, startStep, wall, columns,
-                           first, last, dE, virial, warnings};
+                           first, last, dE, virial, warnings, probes, lastProbe};
   if (o.json) printJsonSummary(summary, out);
   else printTextSummary(summary, out);
   return 0;

@@ -88,6 +88,26 @@
  * floor(x / cell) can never put two particles closer than h two cells apart. */
 #define EDDY_SPH_CELL_SLACK 1.0001f
 
+/* ---- Probes (kernels/sph/sph_probes.cl, sim/sph/probes.hpp) ------------- */
+/* Work-group size of sph_probes: one work-group per probe. */
+#define EDDY_PROBE_WG 64
+/* Probe kinds (w of the probe's float4). */
+#define EDDY_PROBE_PRESSURE 0
+#define EDDY_PROBE_LEVEL 1
+/* A pressure probe whose kernel sum sum_j V_j W_ij is below this reads 0
+ * (dry): 1 % of a full support's sum (which is 1 in the bulk). */
+#define EDDY_PROBE_DRY_SUM 0.01f
+/* Level probe: the free surface is where the fluid fraction sum_j V_j W
+ * crosses this value. */
+#define EDDY_PROBE_LEVEL_FRACTION 0.5f
+/* Words of a ring row before the probe values: step (uint bits), time hi, lo. */
+#define EDDY_PROBE_ROW_HEAD 3
+/* Probe state words (two copies, ping-pong): rows written, next sample index
+ * of the --probe-dt cadence. */
+#define EDDY_PROBE_ST_ROWS 0
+#define EDDY_PROBE_ST_NEXT 1
+#define EDDY_PROBE_STATE_SIZE 4
+
 /* ---- DFSPH (kernels/sph/sph_dfsph.cl) ----------------------------------- */
 /* Solver state (uint each): per solve (slot DIV or DEN) the iterations applied,
  * the "done" flag that turns the rest of the solve's launches into no-ops, the

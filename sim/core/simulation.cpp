@@ -123,6 +123,10 @@ void Simulation::addBlock(const Box&) {
   throw Error(kind() + ": adding a block of particles is not offered");
 }
 
+void Simulation::startProbes(const std::vector<ProbeSpec>&, const ProbeCadence&, ProbeSink) {
+  throw Error(kind() + ": probes are not offered (they sample a fluid: --sim sph)");
+}
+
 void Simulation::throttle(size_t maxPending) {
   profiler_.collect(false);
   if (profiler_.pending() > maxPending) {

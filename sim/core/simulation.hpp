@@ -4,6 +4,7 @@
 #include "cl.hpp"
 #include "particle_state.hpp"
 #include "params.hpp"
+#include "probe.hpp"
 #include "profiler.hpp"
 
 #include <array>
@@ -140,6 +141,19 @@ class Simulation {
   // A simulation split over several devices: each device's part, in the
   // order the devices were given. nullptr: one device.
   virtual const std::vector<DeviceShare>* deviceShares() const { return nullptr; }
+
+  // Probes (issue 12, probe.hpp): sensors sampled on the device after a
+  // step. builtinProbes(): the scene's own (declared first). startProbes()
+  // checks nothing about names or places (the caller did), takes a sample of
+  // the current state at once, then one at `cadence`, and hands every sample
+  // to `sink` in order, in batches (never a blocking read per sample);
+  // flushProbes() waits for the samples still on the device and delivers
+  // them. The defaults: no probes (startProbes throws eddy::Error).
+  virtual bool supportsProbes() const { return false; }
+  virtual std::vector<ProbeSpec> builtinProbes() const { return {}; }
+  virtual void startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
+                           ProbeSink sink);
+  virtual void flushProbes() {}
 
   // ---- Hooks for files and robustness. Each has a generic default; a
   // simulation overrides what it can do better or must add. ----

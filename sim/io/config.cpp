@@ -21,7 +21,8 @@ using json = nlohmann::json;
 
 const char* kKeys[] = {"eddy_config", "sim",  "scene", "n",           "ic",          "device",
                        "steps",       "until", "params", "check_every", "diag",       "diag_every",
-                       "out",         "export", "export_every", "save"};
+                       "out",         "export", "export_every", "save", "probes", "probe_out",
+                       "probe_every", "probe_dt"};
 
 std::string knownKeys() {
   std::string s;
@@ -203,6 +204,61 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (j.contains("export_every"))
     c.exportEvery = r.count(j["export_every"], "export_every", kLimitEvery);
   if (j.contains("save")) c.save = r.string(j["save"], "save");
+  if (j.contains("probes")) {
+    const json& list = j["probes"];
+    if (!list.is_array())
+      r.fail("probes", "expected an array of probes (\"pressure:NAME:x,y,z\", \"level:NAME:x,z\" "
+                       "or objects), got " + typeName(list));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string key = "probes[" + std::to_string(i) + "]";
+      const json& v = list[i];
+      try {
+        if (v.is_string()) {
+          c.probes.push_back(parseProbeSpec(v.get<std::string>()));
+        } else if (v.is_object()) {
+          for (auto it = v.begin(); it != v.end(); ++it)
+            if (it.key() != "type" && it.key() != "name" && it.key() != "x" && it.key() != "y" &&
+                it.key() != "z")
+              r.fail(key + "." + it.key(), "unknown key; a probe object has type, name, x, y, z");
+          for (const char* need : {"type", "name", "x", "z"})
+            if (!v.contains(need)) r.fail(key, std::string("the probe has no \"") + need + "\"");
+          const std::string type = r.string(v["type"], key + ".type");
+          if (type != "pressure" && type != "level")
+            r.fail(key + ".type", "unknown probe type '" + type + "' (pressure or level)");
+          if (type == "pressure" && !v.contains("y")) r.fail(key, "a pressure probe needs \"y\"");
+          if (type == "level" && v.contains("y"))
+            r.fail(key + ".y", "a level probe has no \"y\" (it measures the height above x, z)");
+          ProbeSpec p;
+          p.kind = type == "level" ? ProbeSpec::Kind::Level : ProbeSpec::Kind::Pressure;
+          p.name = r.string(v["name"], key + ".name");
+          if (const std::string why = probeNameProblem(p.name); !why.empty()) r.fail(key + ".name", why);
+          p.x = r.number(v["x"], key + ".x");
+          if (p.kind == ProbeSpec::Kind::Pressure) p.y = r.number(v["y"], key + ".y");
+          p.z = r.number(v["z"], key + ".z");
+          c.probes.push_back(p);
+        } else {
+          r.fail(key, "expected a string or an object, got " + typeName(v));
+        }
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        if (what.rfind(source, 0) == 0) throw;  // already names the file and key
+        r.fail(key, what);
+      }
+    }
+    try {
+      checkProbeNames(c.probes);
+    } catch (const Error& e) {
+      r.fail("probes", e.what());
+    }
+  }
+  if (j.contains("probe_out")) c.probeOut = r.string(j["probe_out"], "probe_out");
+  if (j.contains("probe_every")) c.probeEvery = r.count(j["probe_every"], "probe_every", kLimitEvery);
+  if (j.contains("probe_dt")) {
+    const double d = r.number(j["probe_dt"], "probe_dt");
+    if (!(d > 0) || d > kMaxUntil) r.fail("probe_dt", formatNumber(d) + " must be > 0 (simulated seconds)");
+    c.probeDt = d;
+  }
+  if (c.probeEvery && c.probeDt) r.fail("probe_dt", "give either \"probe_every\" or \"probe_dt\", not both");
   if (j.contains("params")) {
     const json& p = j["params"];
     if (!p.is_object()) r.fail("params", "expected an object of parameter: value, got " + typeName(p));
@@ -275,6 +331,14 @@ std::string configToJson(const RunConfig& c) {
   put("export", c.exportDir);
   put("export_every", c.exportEvery);
   put("save", c.save);
+  if (!c.probes.empty()) {
+    json list = json::array();
+    for (const auto& p : c.probes) list.push_back(probeSpecText(p));
+    j["probes"] = list;
+  }
+  put("probe_out", c.probeOut);
+  put("probe_every", c.probeEvery);
+  put("probe_dt", c.probeDt);
   if (!c.params.empty()) {
     json p = json::object();
     const SimulationType* type = findSimulationType(c.sim.value_or(defaultSimulationName()));

@@ -12,7 +12,11 @@
 //     "device": "cpu",
 //     "check_every": 100,            blow-up check interval in steps (0 = off)
 //     "diag": "diag.csv", "diag_every": 10, "out": "final.csv",
-//     "export": "frames", "export_every": 50, "save": "end.snap"
+//     "export": "frames", "export_every": 50, "save": "end.snap",
+//     "probes": ["pressure:P1:0.8245,0.021,0.471", "level:H1:0.496,0.5",
+//                {"type": "pressure", "name": "P2", "x": 0.8, "y": 0.06, "z": 0.47},
+//                {"type": "level", "name": "H2", "x": 0.99, "z": 0.5}],
+//     "probe_out": "probes.csv", "probe_every": 10   (or "probe_dt": 0.001)
 //   }
 //
 // Every problem is an eddy::Error that names the file, the key and the allowed
@@ -21,6 +25,7 @@
 #pragma once
 
 #include "params.hpp"
+#include "probe.hpp"
 
 #include <optional>
 #include <string>
@@ -43,6 +48,11 @@ struct RunConfig {
   std::optional<std::string> sim, scene, ic, device, diag, out, exportDir, save;
   std::optional<unsigned long long> n, steps, diagEvery, exportEvery, checkEvery;
   std::optional<double> until;
+  // Probes (probe.hpp), in declaration order; names checked, places not.
+  std::vector<ProbeSpec> probes;
+  std::optional<std::string> probeOut;
+  std::optional<unsigned long long> probeEvery;
+  std::optional<double> probeDt;
   // Declared parameters by name (already range-checked for `sim`).
   std::vector<std::pair<std::string, double>> params;
 };

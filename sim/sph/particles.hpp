@@ -9,6 +9,7 @@
 // neighbour list from here and owns only its own phases and buffers.
 #pragma once
 
+#include "probe.hpp"
 #include "radix_sort.hpp"
 #include "simulation.hpp"
 
@@ -32,6 +33,7 @@ struct SphSetup {
   std::array<double, 3> tank{};  // L (x), H (y, up), D (z)
   double spacing = 0;            // lattice spacing: mass = rho0 * dx^3 (calibrated), h = ratio * dx
   double expectedSpeed = 0;      // largest speed expected (m/s): automatic sound speed = 10x this
+  std::vector<ProbeSpec> probes;  // the scene's built-in probes (issue 12)
 };
 
 struct SphKernelConfig {

@@ -216,6 +216,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   tank_ = setup.tank;
   expectedSpeed_ = setup.expectedSpeed;
   spacing_ = setup.spacing;
+  builtinProbes_ = setup.probes;
 
   // Derived constants, rounded to float: exactly what the kernels see.
   phys_.spacing = setup.spacing;
@@ -514,8 +515,25 @@ void SphSim::step() {
   solver_->reordered(*particles_);
   solver_->step(*particles_, phys_);
   ++steps_;
+  if (probes_) probes_->afterStep(*particles_, solver_->densityPressure(), phys_.h, phys_.mass, steps_);
   profiler_.endStep();
   throttle();
+}
+
+void SphSim::startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
+                         ProbeSink sink) {
+  probes_.reset();
+  if (probes.empty()) return;
+  // The first sample: density and pressure of the current positions.
+  syncParams();
+  refreshDensity();
+  probes_ = std::make_unique<SphProbes>(ctx_, cfg_, probes, cadence, std::move(sink), spacing_,
+                                        tank_[1]);
+  probes_->afterStep(*particles_, solver_->densityPressure(), phys_.h, phys_.mass, steps_, true);
+}
+
+void SphSim::flushProbes() {
+  if (probes_) probes_->flush();
 }
 
 template <class T>

@@ -10,6 +10,7 @@
 
 #include "interact.hpp"
 #include "particles.hpp"
+#include "probes.hpp"
 #include "simulation.hpp"
 #include "solver.hpp"
 
@@ -25,7 +26,7 @@ namespace eddy {
 
 // Declared SPH parameters (scene geometry, physics, integration).
 const std::vector<ParamDesc>& sphParamDecl();
-const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, double_dam_break
+const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, double_dam_break, lobovsky_dam_break
 
 // Builds a named scene from the parameter values (spacing, geometry, seed...).
 // Throws eddy::Error naming the parameter when the geometry does not fit.
@@ -149,6 +150,14 @@ class SphSim : public Simulation {
   };
   BlockSites blockSites(const Box& box) const;
 
+  // Probes (probes.hpp): sampled after every step where the cadence wants.
+  bool supportsProbes() const override { return true; }
+  std::vector<ProbeSpec> builtinProbes() const override { return builtinProbes_; }
+  void startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
+                   ProbeSink sink) override;
+  void flushProbes() override;
+  SphProbes* probes() { return probes_.get(); }
+
   // Blow-up check, restart snapshots.
   std::vector<const cl::Buffer*> finiteCheckBuffers() const override {
     return {&particles_->positions(), &particles_->velocities()};
@@ -221,6 +230,8 @@ class SphSim : public Simulation {
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
+  std::vector<ProbeSpec> builtinProbes_;       // the scene's (setup.probes)
+  std::unique_ptr<SphProbes> probes_;          // startProbes()
   // time() without stalling: every few steps a non-blocking read of the device
   // clock; the next step() takes its value once the read has completed.
   void pollClock();

@@ -1,7 +1,9 @@
-// SPH scenes: dam_break (Martin & Moyce 1952), double_dam_break, drop.
+// SPH scenes: dam_break (Martin & Moyce 1952), double_dam_break, drop,
+// lobovsky_dam_break (Lobovsky et al. 2014, with its sensors as probes).
 #include "rng.hpp"
 #include "sph.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -9,7 +11,8 @@
 namespace eddy {
 
 const std::vector<std::string>& sphSceneNames() {
-  static const std::vector<std::string> names = {"dam_break", "drop", "double_dam_break"};
+  static const std::vector<std::string> names = {"dam_break", "drop", "double_dam_break",
+                                                 "lobovsky_dam_break"};
   return names;
 }
 
@@ -75,6 +78,35 @@ struct Builder {
 
 namespace {
 
+// Lobovsky, Botia-Vera, Castellana, Mas-Soler & Souto-Iglesias (2014),
+// "Experimental investigation of dynamic pressure loads during dam break",
+// J. Fluids Struct. 48:407-434: the H = 300 mm case. A water column 0.6 m
+// long and 0.3 m high against the upstream wall x = 0 of a tank 1.61 m long
+// and 0.6 m high; the experiment's tank is 0.15 m wide. Here a slab of the
+// `depth` parameter between the mirror side walls, at least 4 particle
+// layers and at most 0.15 m (the 2-D-like comparison; depth = 0.15 is the
+// full 3-D tank). Built-in probes: pressure sensors S1..S4 on the downstream
+// wall x = 1.61 at heights 3, 15, 30, 80 mm; level gauges H1..H4 at x =
+// 0.300, 0.865, 1.114, 1.3625 m; both at the slab's centre plane.
+struct Lobovsky {
+  static constexpr double kTankLength = 1.61, kTankHeight = 0.6, kWidth = 0.15;
+  static constexpr double kColumnLength = 0.6, kColumnHeight = 0.3;
+  static int layers(double depth, double dx) {
+    return std::max(4, int(std::lround(std::min(depth, kWidth) / dx)));
+  }
+  static std::vector<ProbeSpec> probes(double zc) {
+    std::vector<ProbeSpec> out;
+    const double sensors[4] = {0.003, 0.015, 0.030, 0.080};
+    const double gauges[4] = {0.300, 0.865, 1.114, 1.3625};
+    for (int i = 0; i < 4; ++i)
+      out.push_back({ProbeSpec::Kind::Pressure, "S" + std::to_string(i + 1), kTankLength,
+                     sensors[i], zc});
+    for (int i = 0; i < 4; ++i)
+      out.push_back({ProbeSpec::Kind::Level, "H" + std::to_string(i + 1), gauges[i], 0.0, zc});
+    return out;
+  }
+};
+
 // Builds the scene, or with countOnly only counts its particles (the same
 // geometry code either way: the count is exactly what a build gives).
 SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total) {
@@ -85,14 +117,17 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   const double g = P.get("gravity"), rho0 = P.get("rest_density");
   SphSetup s;
   s.spacing = dx;
-  const int nz = count(P.get("depth"), dx, "depth");
+  const bool lobovsky = scene == "lobovsky_dam_break";
+  const int nz = lobovsky ? Lobovsky::layers(P.get("depth"), dx) : count(P.get("depth"), dx, "depth");
   s.tank = {L, H, nz * dx};
+  if (lobovsky) s.tank = {Lobovsky::kTankLength, Lobovsky::kTankHeight, nz * dx};
 
   // The scene's tallest water and largest speed fix the automatic sound speed,
   // which the hydrostatic initial compression needs too.
   double top = 0;
   if (scene == "dam_break" || scene == "double_dam_break") top = P.get("column_height");
   else if (scene == "drop") top = P.get("drop_height") + P.get("drop_radius");
+  else if (lobovsky) top = Lobovsky::kColumnHeight;
   else {
     throw Error("unknown SPH scene '" + std::string(scene) +
                 "'; known scenes: " + joinNames(sphSceneNames()));
@@ -119,6 +154,11 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
     fits(ny * dx, H, "column_height", "tank_height");
     b.column(0.0, nx, ny);
     if (columns == 2) b.column(L - nx * dx, nx, ny);
+  } else if (lobovsky) {
+    const int nx = count(Lobovsky::kColumnLength, dx, "the column length 0.6 m");
+    const int ny = count(Lobovsky::kColumnHeight, dx, "the column height 0.3 m");
+    b.column(0.0, nx, ny);
+    s.probes = Lobovsky::probes(0.5 * s.tank[2]);
   } else {  // drop: a pool and a sphere (clipped by the slab when depth < 2r)
     const double R = P.get("drop_radius"), yc = P.get("drop_height");
     const double pool = P.get("pool_height");

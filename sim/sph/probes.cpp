@@ -1,0 +1,142 @@
+#include "probes.hpp"
+
+#include "sph_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace eddy {
+
+SphProbes::SphProbes(Context& ctx, const SphKernelConfig& cfg, std::vector<ProbeSpec> probes,
+                     const ProbeCadence& cadence, ProbeSink sink, double spacing, double tankHeight)
+    : ctx_(ctx),
+      probes_(std::move(probes)),
+      cadence_(cadence),
+      sink_(std::move(sink)),
+      program_(ctx.buildProgram(sphProgramFiles({"sph_probes.cl"}),
+                                SphParticles::buildOptions(ctx, cfg))) {
+  if (probes_.empty()) throw Error("SPH probes: no probe given");
+  if (cadence_.dt <= 0 && cadence_.every == 0) throw Error("SPH probes: the cadence is not set");
+  // Level samples y_k = k dy, k = 0 .. S-1, dy = H / (S - 1) <= dx / 4.
+  const double want = std::max(spacing, 1e-12) / 4.0;
+  const double s = std::ceil(tankHeight / want);
+  if (!(s < 1e6)) throw Error("SPH probes: the tank is too tall for level probes (over 1e6 samples)");
+  samples_ = cl_uint(std::max(2.0, s + 1.0));
+  dy_ = tankHeight / double(samples_ - 1);
+  std::vector<cl_float4> pb;
+  for (const auto& p : probes_)
+    pb.push_back(makeFloat4(p.x, p.y, p.z, p.kind == ProbeSpec::Kind::Level ? EDDY_PROBE_LEVEL
+                                                                            : EDDY_PROBE_PRESSURE));
+  const std::vector<cl_uint> st(2 * EDDY_PROBE_STATE_SIZE, 0u);
+  const size_t rowWords = EDDY_PROBE_ROW_HEAD + probes_.size();
+  const std::vector<cl_float> ring(kRingRows * rowWords, 0.0f);
+  try {
+    probeBuf_ = ctx.createBuffer(CL_MEM_READ_ONLY, pb.size() * sizeof(cl_float4), "SPH probes");
+    state_ = ctx.createBuffer(CL_MEM_READ_WRITE, st.size() * sizeof(cl_uint), "SPH probe state");
+    ring_ = ctx.createBuffer(CL_MEM_READ_WRITE, ring.size() * sizeof(cl_float), "SPH probe ring");
+    auto& q = ctx.queue();
+    q.enqueueWriteBuffer(probeBuf_, CL_TRUE, 0, pb.size() * sizeof(cl_float4), pb.data());
+    q.enqueueWriteBuffer(state_, CL_TRUE, 0, st.size() * sizeof(cl_uint), st.data());
+    q.enqueueWriteBuffer(ring_, CL_TRUE, 0, ring.size() * sizeof(cl_float), ring.data());
+  } catch (const cl::Error& e) {
+    throw Error("SPH probes setup: " + describe(e));
+  }
+}
+
+SphProbes::~SphProbes() {
+  try {
+    for (auto& r : reads_) r.done.wait();
+  } catch (...) {
+    // teardown: nothing to report to
+  }
+}
+
+void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, double mass,
+                          uint64_t step, bool force) {
+  const bool due = force || cadence_.dt > 0 || step % cadence_.every == 0;
+  if (due) {
+    const SphProbeArgs a{.pos = p.positions(),
+                         .rhop = rhop,
+                         .cells = p.cells(),
+                         .probes = probeBuf_,
+                         .clock = p.clock(),
+                         .state = state_,
+                         .ring = ring_,
+                         .nprobes = cl_uint(probes_.size()),
+                         .ringRows = kRingRows,
+                         .parity = cl_uint(launches_ % 2),
+                         .step = cl_uint(step),
+                         .everyDt = cl_float(cadence_.dt),
+                         .dims = p.dims4(),
+                         .invCell = p.invCell(),
+                         .tank = p.tank4(),
+                         .h = cl_float(h),
+                         .scale = cl_float(mass * sph_w_sigma(h)),
+                         .dy = cl_float(dy_),
+                         .samples = samples_};
+    try {
+      const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(probes_.size() * EDDY_PROBE_WG),
+                                  cl::NDRange(EDDY_PROBE_WG));
+      p.profiler().record("probes", launch(kernel_, range, a));
+    } catch (const cl::Error& e) {
+      throw Error("SPH probes kernel: " + describe(e));
+    }
+    ++launches_;
+    lastStep_ = step;
+    if (++sinceRead_ >= kRingRows / 2) enqueueRead();
+  }
+  deliver(false);
+}
+
+void SphProbes::enqueueRead() {
+  Read r;
+  r.ring.resize(kRingRows * (EDDY_PROBE_ROW_HEAD + probes_.size()));
+  r.state.resize(2 * EDDY_PROBE_STATE_SIZE);
+  r.copy = cl_uint(launches_ % 2);
+  r.step = lastStep_;
+  try {
+    auto& q = ctx_.queue();
+    q.enqueueReadBuffer(ring_, CL_FALSE, 0, r.ring.size() * sizeof(cl_float), r.ring.data());
+    // In-order queue: this read completes after the ring's.
+    q.enqueueReadBuffer(state_, CL_FALSE, 0, r.state.size() * sizeof(cl_uint), r.state.data(),
+                        nullptr, &r.done);
+    q.flush();
+  } catch (const cl::Error& e) {
+    throw Error("SPH probes read: " + describe(e));
+  }
+  reads_.push_back(std::move(r));
+  sinceRead_ = 0;
+}
+
+void SphProbes::deliver(bool wait) {
+  while (!reads_.empty()) {
+    Read& r = reads_.front();
+    if (wait) r.done.wait();
+    else if (r.done.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() != CL_COMPLETE) return;
+    const uint64_t rows = r.state[r.copy * EDDY_PROBE_STATE_SIZE + EDDY_PROBE_ST_ROWS];
+    const size_t words = EDDY_PROBE_ROW_HEAD + probes_.size();
+    // At most kRingRows / 2 launches (rows) between two reads: none lost.
+    for (uint64_t k = consumed_; k < rows; ++k) {
+      const cl_float* w = r.ring.data() + (k % kRingRows) * words;
+      ProbeRow row;
+      cl_uint step;
+      std::memcpy(&step, &w[0], sizeof step);
+      // The low 32 bits on the device; the row is of a step <= the read's.
+      row.step = r.step - cl_uint(cl_uint(r.step) - step);
+      row.time = double(w[1]) + double(w[2]);
+      row.values.assign(w + EDDY_PROBE_ROW_HEAD, w + words);
+      if (sink_) sink_(row);
+      last_ = std::move(row);
+    }
+    consumed_ = std::max<uint64_t>(consumed_, rows);
+    reads_.pop_front();
+  }
+}
+
+void SphProbes::flush() {
+  if (sinceRead_ > 0 || reads_.empty()) enqueueRead();
+  deliver(true);
+}
+
+}  // namespace eddy

@@ -1,0 +1,106 @@
+// probes.hpp: SPH pressure and level probes on the device (issue 12).
+//
+// Phase "probes" (kernels/sph/sph_probes.cl, one kernel, one profiler row),
+// run after a step on the sorted positions, the step's (rho, p) and the cell
+// table of SphParticles:
+//   pressure  p(x) = sum_j V_j p_j W_ij / sum_j V_j W_ij, V_j = m / rho_j
+//             (Shepard-normalised, wall images included); 0 (dry) when
+//             sum_j V_j W_ij < EDDY_PROBE_DRY_SUM = 0.01 (no fluid within h
+//             gives 0). p is the solver's pressure: WCSPH's Tait pressure,
+//             DFSPH's (k + kv/dt) rho^2 of the step.
+//   level     the top of the water standing on the floor below (x, z): the
+//             first y going up at which the fluid fraction sum_j V_j W drops
+//             below 0.5, from samples every dy <= dx/4, the crossing
+//             interpolated; 0 when the floor there is dry (jets and sheets
+//             above an air gap do not count).
+// The pressure used is that of the step's density phase (the positions
+// moved by one step since): the same pairing the colour fields show.
+//
+// Read-back (no blocking read per sample): each sample is one row of a
+// device ring of kRingRows rows [step, time hi, time lo, values...]. The
+// host enqueues a non-blocking read of the ring and the row counter every
+// kRingRows/2 launches (at most kRingRows/2 rows can have been written since
+// the last read, so none is overwritten unread) and hands the rows of a read
+// to the sink once the read has completed, checked at the next step without
+// waiting; flush() reads what is left and waits (end of a run).
+// With --probe-dt the kernel runs every step and decides on the device
+// whether the clock has reached the next sample time; with --probe-every K
+// it runs every K steps only.
+#pragma once
+
+#include "kernel_args.hpp"
+#include "particles.hpp"
+#include "probe.hpp"
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace eddy {
+
+// Arguments of kernels/sph/sph_probes.cl, in its order (kernel_args.hpp).
+struct SphProbeArgs {
+  const cl::Buffer &pos, &rhop, &cells, &probes, &clock, &state, &ring;
+  cl_uint nprobes, ringRows, parity, step;
+  cl_float everyDt;
+  cl_int4 dims;
+  cl_float invCell;
+  cl_float4 tank;
+  cl_float h, scale, dy;
+  cl_uint samples;
+  auto args() const {
+    return std::tie(pos, rhop, cells, probes, clock, state, ring, nprobes, ringRows, parity, step,
+                    everyDt, dims, invCell, tank, h, scale, dy, samples);
+  }
+};
+
+class SphProbes {
+ public:
+  static constexpr cl_uint kRingRows = 256;
+
+  // Builds the kernel and the buffers for `probes` (non-empty; names and
+  // places already checked by the caller). `spacing` sets the level
+  // probes' sample spacing (dx/4).
+  SphProbes(Context& ctx, const SphKernelConfig& cfg, std::vector<ProbeSpec> probes,
+            const ProbeCadence& cadence, ProbeSink sink, double spacing, double tankHeight);
+  ~SphProbes();  // waits for reads still in flight (their host buffers)
+  SphProbes(const SphProbes&) = delete;
+  SphProbes& operator=(const SphProbes&) = delete;
+
+  // After step `step`: launches the probe kernel where the cadence wants
+  // (every K steps; every step with --probe-dt, the device decides) and
+  // `force` (the first sample). Delivers the rows of completed reads.
+  void afterStep(SphParticles& p, const cl::Buffer& rhop, double h, double mass, uint64_t step,
+                 bool force = false);
+  // Reads back every row still on the device, waits, delivers them.
+  void flush();
+  // The values of the last delivered row (empty before the first).
+  const ProbeRow& last() const { return last_; }
+  const std::vector<ProbeSpec>& probes() const { return probes_; }
+
+ private:
+  struct Read {
+    std::vector<cl_float> ring;
+    std::vector<cl_uint> state;
+    cl::Event done;
+    cl_uint copy = 0;  // which state copy holds the counter after the launch
+    uint64_t step = 0;  // the step of the last launch before the read
+  };
+  void enqueueRead();
+  void deliver(bool wait);
+
+  Context& ctx_;
+  std::vector<ProbeSpec> probes_;
+  ProbeCadence cadence_;
+  ProbeSink sink_;
+  cl_uint samples_ = 0;
+  double dy_ = 0;
+  cl::Program program_;
+  cl::Buffer probeBuf_, state_, ring_;
+  uint64_t launches_ = 0, sinceRead_ = 0, consumed_ = 0, lastStep_ = 0;
+  std::deque<Read> reads_;
+  ProbeRow last_;
+  KernelFunctorOf<SphProbeArgs> kernel_{program_, "sph_probes"};
+};
+
+}  // namespace eddy

@@ -1,0 +1,396 @@
+// Probes (issue 12): the probe kernel against a double-precision CPU
+// reference on random particle sets, a still tank's pressure (rho g d) and
+// water height, the probe CSV (header, columns, --probe-every / --probe-dt
+// cadence) and the CLI's and config files' errors.
+#include "config.hpp"
+#include "eddy_shared.h"
+#include "probe.hpp"
+#include "sph.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+using namespace eddy;
+
+namespace {
+
+// ---- CPU reference (double) of kernels/sph/sph_probes.cl ----------------------
+
+struct RefParticle {
+  double x[3];
+  double rho, p;
+};
+
+// Walls within h of x and their coordinates (sph_walls, in double).
+unsigned refWalls(const double x[3], const std::array<double, 3>& tank, double h, double w[3]) {
+  unsigned m = 0;
+  for (int a = 0; a < 3; ++a) {
+    if (x[a] <= tank[a] - x[a]) {
+      w[a] = 0;
+      if (x[a] < h) m |= 1u << a;
+    } else {
+      w[a] = tank[a];
+      if (tank[a] - x[a] < h) m |= 1u << a;
+    }
+  }
+  return m;
+}
+
+// sum_j V_j W and sum_j V_j p_j W at x over the particles and their images.
+std::array<double, 2> refSums(const double x[3], const std::vector<RefParticle>& ps,
+                              const std::array<double, 3>& tank, double h, double mass) {
+  double w[3];
+  const unsigned mask = refWalls(x, tank, h, w);
+  double den = 0, num = 0;
+  for (const auto& q : ps) {
+    auto dist = [&](unsigned s) {
+      double r2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double qa = (s >> a) & 1u ? 2 * w[a] - q.x[a] : q.x[a];
+        r2 += (x[a] - qa) * (x[a] - qa);
+      }
+      return std::sqrt(r2);
+    };
+    const double r = dist(0);
+    if (r >= h) continue;  // images only of real neighbours (as the kernels)
+    double ws = sphKernelW(r, h);
+    for (unsigned s = mask; s != 0u; s = (s - 1u) & mask) ws += sphKernelW(dist(s), h);
+    den += mass / q.rho * ws;
+    num += mass / q.rho * q.p * ws;
+  }
+  return {den, num};
+}
+
+// Level samples as SphProbes places them (dy = H / (S - 1) <= dx / 4).
+struct Samples {
+  unsigned count;
+  double dy;
+};
+Samples levelSamples(double dx, double height) {
+  const unsigned s = unsigned(std::max(2.0, std::ceil(height / (dx / 4.0)) + 1.0));
+  return {s, height / double(s - 1)};
+}
+
+std::vector<RefParticle> readParticles(SphSim& sim) {
+  const auto pos = sim.readPositions();
+  const auto rp = sim.readDensityPressure();
+  std::vector<RefParticle> out(pos.size());
+  for (size_t i = 0; i < pos.size(); ++i)
+    out[i] = {{pos[i].s[0], pos[i].s[1], pos[i].s[2]}, rp[i].s[0], rp[i].s[1]};
+  return out;
+}
+
+// Samples once (the first sample startProbes takes) and returns that row.
+ProbeRow sampleNow(SphSim& sim, const std::vector<ProbeSpec>& probes) {
+  std::vector<ProbeRow> rows;
+  sim.startProbes(probes, ProbeCadence{}, [&rows](const ProbeRow& r) { rows.push_back(r); });
+  sim.flushProbes();
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.empty() ? ProbeRow{} : rows.front();
+}
+
+Params wcsphParams() {
+  Params p(sphParamDecl());
+  p.set("speed_of_sound", 20.0);
+  return p;
+}
+
+}  // namespace
+
+// Random particles in the lower 60 % of a tank (some on walls, in corners),
+// random pressure probes (some on wall faces, some in the dry upper part)
+// and level probes: the device's values against the double reference.
+// Pressure: within 2e-4 of the largest particle pressure; level: within
+// 1e-3 dy + 1e-6 m. Probes whose reference sits within 1e-4 of a threshold
+// (the dry sum, a level sample's 0.5) can legitimately round either way in
+// float and are skipped (counted; at most a few).
+TEST(SphProbeKernel, PressureAndLevelMatchTheDoubleReference) {
+  const unsigned seed = test::freshSeed();
+  SCOPED_TRACE("EDDY_TEST_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double dx = 0.01;
+  size_t skipped = 0, checked = 0;
+  for (size_t n : {size_t(1), size_t(13), size_t(127), size_t(1009), size_t(2003)}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const double h = 2.2 * dx, sphere = 4.0 / 3.0 * M_PI * h * h * h;
+    const double volume = std::max(double(n) * sphere / 30.0, 8 * h * h * h);
+    const double side = std::cbrt(volume / 0.5 / 0.6);
+    SphSetup s;
+    s.spacing = dx;
+    s.tank = {side, 0.8 * side, 0.625 * side};
+    s.expectedSpeed = 1.0;
+    for (size_t i = 0; i < n; ++i) {
+      SphParticle p;
+      p.x = u(rng) * s.tank[0];
+      p.y = u(rng) * 0.6 * s.tank[1];
+      p.z = u(rng) * s.tank[2];
+      if (i % 17 == 3) p.x = 0.0;
+      if (i % 29 == 7) { p.x = 0.2 * h; p.y = 0.1 * h; p.z = s.tank[2] - 0.5 * h; }
+      s.particles.push_back(p);
+    }
+    SphSim sim(test::context(), wcsphParams(), s);
+    std::vector<ProbeSpec> probes;
+    for (int k = 0; k < 23; ++k) {  // a prime count of probes (work-groups)
+      ProbeSpec p;
+      p.name = "p" + std::to_string(k);
+      p.kind = k % 3 == 2 ? ProbeSpec::Kind::Level : ProbeSpec::Kind::Pressure;
+      p.x = u(rng) * s.tank[0];
+      p.y = p.kind == ProbeSpec::Kind::Level ? 0.0 : u(rng) * s.tank[1];
+      p.z = u(rng) * s.tank[2];
+      if (k == 0) p.x = s.tank[0];         // on a wall face
+      if (k == 3) { p.x = 0; p.y = 0; }    // in a corner
+      if (k == 5) p.x = s.tank[0];         // a level probe on a wall
+      probes.push_back(p);
+    }
+    const ProbeRow row = sampleNow(sim, probes);
+    ASSERT_EQ(row.values.size(), probes.size());
+    EXPECT_EQ(row.step, 0u);
+    const auto ps = readParticles(sim);
+    const double mass = sim.physics().mass, hh = sim.physics().h;
+    double pmax = 1;
+    for (const auto& q : ps) pmax = std::max(pmax, std::fabs(q.p));
+    const Samples smp = levelSamples(dx, s.tank[1]);
+    for (size_t k = 0; k < probes.size(); ++k) {
+      const ProbeSpec& p = probes[k];
+      SCOPED_TRACE(probeSpecText(p));
+      if (p.kind == ProbeSpec::Kind::Pressure) {
+        const double x[3] = {p.x, p.y, p.z};
+        const auto sum = refSums(x, ps, s.tank, hh, mass);
+        if (std::fabs(sum[0] - EDDY_PROBE_DRY_SUM) < 1e-4) {
+          ++skipped;
+          continue;
+        }
+        const double want = sum[0] >= EDDY_PROBE_DRY_SUM ? sum[1] / sum[0] : 0.0;
+        EXPECT_NEAR(row.values[k], want, 2e-4 * pmax);
+      } else {
+        // The first dry sample going up from the floor; the level lies below it.
+        std::vector<double> f(smp.count);
+        bool ambiguous = false;
+        unsigned dry = smp.count;
+        for (unsigned i = 0; i < smp.count && dry == smp.count; ++i) {
+          const double x[3] = {p.x, i * smp.dy, p.z};
+          f[i] = refSums(x, ps, s.tank, hh, mass)[0];
+          if (std::fabs(f[i] - EDDY_PROBE_LEVEL_FRACTION) < 1e-4) ambiguous = true;
+          if (f[i] < EDDY_PROBE_LEVEL_FRACTION) dry = i;
+        }
+        if (ambiguous) {
+          ++skipped;
+          continue;
+        }
+        const int top = int(dry) - 1;
+        double want = 0;
+        if (top >= 0) {
+          want = top * smp.dy;
+          if (unsigned(top) + 1 < smp.count) {
+            const double d = f[top] - f[top + 1];
+            want += smp.dy * std::clamp(d > 0 ? (f[top] - 0.5) / d : 0.0, 0.0, 1.0);
+          }
+        }
+        EXPECT_NEAR(row.values[k], want, 1e-3 * smp.dy + 1e-6);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 100u);
+  EXPECT_LE(skipped, 5u);
+}
+
+namespace {
+
+// A still tank: water 0.1 m deep filling a 0.1 m long tank (4 layers thick
+// slab), dx = 5 mm, settled for 300 steps.
+struct StillTank {
+  Params params;
+  SphSetup setup;
+  double depth = 0;
+  explicit StillTank(const std::string& solver) : params(sphParamDecl()) {
+    params.setAssignment("solver=" + solver);
+    params.set("spacing", 0.005);
+    params.set("tank_length", 0.1);
+    params.set("column_width", 0.1);
+    params.set("column_height", 0.1);
+    params.set("tank_height", 0.15);
+    params.set("depth", 0.02);
+    setup = makeSphScene("dam_break", params);
+    depth = 0.1;
+  }
+};
+
+}  // namespace
+
+// Pressure probes in a still tank read rho g d at depths 2 .. 10 cm (the
+// floor), in the bulk and on a wall face (x = 0): within 3 % of rho g H
+// (29 Pa) with WCSPH (its Tait pressure carries the lattice's small
+// gradient bias and a settling wave). Level probes read the water height
+// within dx / 4.
+TEST(SphProbePhysics, StillTankPressureIsRhoGDAndLevelIsTheWaterHeight) {
+  StillTank t("wcsph");
+  SphSim sim(test::context(), t.params, t.setup);
+  for (int i = 0; i < 300; ++i) sim.step();
+  std::vector<ProbeSpec> probes;
+  const double depths[5] = {0.02, 0.04, 0.06, 0.08, 0.1};
+  for (int i = 0; i < 5; ++i) {
+    probes.push_back({ProbeSpec::Kind::Pressure, "mid" + std::to_string(i), 0.05, t.depth - depths[i], 0.01});
+    probes.push_back({ProbeSpec::Kind::Pressure, "wall" + std::to_string(i), 0.0, t.depth - depths[i], 0.01});
+  }
+  for (double x : {0.0, 0.033, 0.05, 0.1})
+    probes.push_back({ProbeSpec::Kind::Level, "h" + std::to_string(int(x * 1000)), x, 0, 0.01});
+  probes.push_back({ProbeSpec::Kind::Pressure, "air", 0.05, 0.14, 0.01});
+  const ProbeRow row = sampleNow(sim, probes);
+  ASSERT_EQ(row.values.size(), probes.size());
+  const double rho = 1000, g = 9.81, tol = 0.03 * rho * g * t.depth;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NEAR(row.values[2 * i], rho * g * depths[i], tol) << probes[2 * i].name;
+    EXPECT_NEAR(row.values[2 * i + 1], rho * g * depths[i], tol) << probes[2 * i + 1].name;
+  }
+  for (size_t k = 10; k < 14; ++k) EXPECT_NEAR(row.values[k], t.depth, 0.005 / 4) << probes[k].name;
+  EXPECT_EQ(row.values[14], 0.0) << "a probe in the air reads 0 (dry)";
+}
+
+// CSV through eddy-cli: the header, one column per probe (the scene's first,
+// then the config's, then --probe's), a row at step 0 and every K steps;
+// with --probe-dt a row at the first step at or after each multiple of T.
+TEST(SphProbeCli, CsvHeaderColumnsAndCadence) {
+  const std::string dir = test::tempDir();
+  const std::string csv = dir + "/probes_every.csv";
+  const std::string base =
+      "run --sim sph --device cpu --quiet --set spacing=0.02 --set depth=0.08 "
+      "--scene lobovsky_dam_break ";
+  const std::string cfg = dir + "/probes.json";
+  test::writeFile(cfg, R"({"sim": "sph", "probes": ["level:C1:0.5,0.04",
+      {"type": "pressure", "name": "C2", "x": 0.1, "y": 0.05, "z": 0.04}]})");
+  auto r = test::run(EDDY_CLI, base + "--config " + cfg + " --steps 12 --probe pressure:P:0.2,0.1,0.04 "
+                                      "--probe-out " + csv + " --probe-every 5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // --json: the last sample of every probe.
+  EXPECT_NE(r.out.find("\"probes\": {"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"H1\": "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"phase\": \"probes\""), std::string::npos) << "a profiler row";
+  std::istringstream in(test::slurp(csv));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "step,time,S1,S2,S3,S4,H1,H2,H3,H4,C1,C2,P");
+  std::vector<std::vector<double>> rows;
+  while (std::getline(in, line)) {
+    std::vector<double> v;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) v.push_back(std::stod(cell));
+    EXPECT_EQ(v.size(), 13u) << line;
+    rows.push_back(v);
+  }
+  ASSERT_EQ(rows.size(), 3u);  // steps 0, 5, 10
+  EXPECT_EQ(rows[0][0], 0);
+  EXPECT_EQ(rows[1][0], 5);
+  EXPECT_EQ(rows[2][0], 10);
+  EXPECT_EQ(rows[0][1], 0.0);
+  EXPECT_GT(rows[1][1], 0.0);
+  // At rest: H1 (inside the column) reads the column's height, H4 is dry;
+  // the column reaches neither S1 nor P.
+  EXPECT_NEAR(rows[0][6], 0.3, 0.02 / 4 + 0.003);
+  EXPECT_EQ(rows[0][9], 0.0);
+  EXPECT_EQ(rows[0][2], 0.0);
+  EXPECT_GT(rows[0][12], 0.0);  // P lies in the column at 0.2 m depth
+
+  // --probe-dt: rows at t = 0 and at the first step past each multiple of T.
+  const std::string csv2 = dir + "/probes_dt.csv";
+  r = test::run(EDDY_CLI, base + "--until 0.01 --probe-out " + csv2 + " --probe-dt 0.002");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream in2(test::slurp(csv2));
+  std::getline(in2, line);
+  EXPECT_EQ(line, "step,time,S1,S2,S3,S4,H1,H2,H3,H4");
+  std::vector<double> times;
+  std::vector<double> steps;
+  while (std::getline(in2, line)) {
+    steps.push_back(std::stod(line.substr(0, line.find(','))));
+    times.push_back(std::stod(line.substr(line.find(',') + 1)));
+  }
+  ASSERT_GE(times.size(), 5u);
+  EXPECT_EQ(times[0], 0.0);
+  for (size_t k = 1; k < times.size(); ++k) {
+    EXPECT_GT(steps[k], steps[k - 1]);
+    EXPECT_GE(times[k], 0.002 * double(k) - 1e-7) << "sample " << k;
+    EXPECT_LT(times[k], 0.002 * double(k) + 0.0015) << "sample " << k << " (a step is < 1.5 ms)";
+  }
+}
+
+// Usage errors: exit 2 with a message naming the problem.
+TEST(SphProbeCli, BadProbesAreUsageErrors) {
+  const std::string dir = test::tempDir();
+  const std::string out = " --probe-out " + dir + "/bad.csv";
+  const std::string sph = "run --sim sph --device cpu --quiet --steps 1 ";
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {sph + "--probe pressure:P1:0.1,0.1" + out, "takes 3 coordinates"},
+      {sph + "--probe temperature:T:0.1,0.1,0.1" + out, "unknown probe kind 'temperature'"},
+      {sph + "--probe level:H1:0.1,abc" + out, "'abc' is not a finite number"},
+      {sph + "--probe pressure:P1:0.1,0.05,0.004 --probe level:P1:0.1,0.004" + out,
+       "'P1' is given twice"},
+      {sph + "--probe pressure:P1:5,0.05,0.004" + out, "outside the tank"},
+      {sph + "--probe 'pressure:a,b:0.1,0.05,0.004'" + out, "contains a comma"},
+      {sph + "--probe 'pressure:time:0.1,0.05,0.004'" + out, "'time' is a column"},
+      {sph + "--scene dam_break" + out, "there are no probes"},
+      {sph + "--probe pressure:P1:0.1,0.05,0.004", "need --probe-out"},
+      {sph + "--probe-every 3", "--probe-every needs --probe-out"},
+      {sph + "--probe pressure:P1:0.1,0.05,0.004 --probe-every 2 --probe-dt 0.1" + out,
+       "either --probe-every or --probe-dt"},
+      {"run --sim nbody --device cpu --quiet --steps 1 --n 16 --probe pressure:P:0,0,0" + out,
+       "has no probes"},
+  };
+  for (const auto& c : cases) {
+    const auto r = test::run(EDDY_CLI, c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
+// Config files: strings and objects, and their errors naming the key.
+TEST(SphProbeConfig, ProbesKeysParseAndErrorsNameTheKey) {
+  const RunConfig c = parseConfig(
+      R"({"sim": "sph", "probes": ["pressure:P1:0.8245,0.021,0.471",
+          {"type": "level", "name": "H1", "x": 0.496, "z": 0.5}],
+          "probe_out": "p.csv", "probe_dt": 0.001})",
+      "t.json");
+  ASSERT_EQ(c.probes.size(), 2u);
+  EXPECT_EQ(c.probes[0].name, "P1");
+  EXPECT_EQ(c.probes[0].kind, ProbeSpec::Kind::Pressure);
+  EXPECT_DOUBLE_EQ(c.probes[0].y, 0.021);
+  EXPECT_EQ(c.probes[1].kind, ProbeSpec::Kind::Level);
+  EXPECT_DOUBLE_EQ(c.probes[1].x, 0.496);
+  EXPECT_EQ(c.probeOut.value_or(""), "p.csv");
+  EXPECT_DOUBLE_EQ(c.probeDt.value_or(0), 0.001);
+  // Round trip.
+  const RunConfig back = parseConfig(configToJson(c), "back.json");
+  ASSERT_EQ(back.probes.size(), 2u);
+  EXPECT_EQ(probeSpecText(back.probes[1]), probeSpecText(c.probes[1]));
+
+  struct Case {
+    std::string text, message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"probes": "pressure:P:0,0,0"})", "key 'probes': expected an array"},
+      {R"({"probes": ["pressure:P:0,0"]})", "key 'probes[0]'"},
+      {R"({"probes": [{"type": "level", "name": "H", "x": 1, "y": 2, "z": 0}]})", "probes[0].y"},
+      {R"({"probes": [{"type": "pressure", "name": "P", "x": 1, "z": 0}]})", "needs \"y\""},
+      {R"({"probes": [{"type": "pressure", "name": "a\nb", "x": 1, "y": 1, "z": 0}]})", "newline"},
+      {R"({"probes": ["level:H:1,0", "level:H:2,0"]})", "given twice"},
+      {R"({"probe_every": 5, "probe_dt": 0.1})", "not both"},
+      {R"({"probe_dt": -1})", "must be > 0"},
+  };
+  for (const auto& k : cases) {
+    try {
+      (void)parseConfig(k.text, "t.json");
+      ADD_FAILURE() << "accepted: " << k.text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(k.message), std::string::npos) << e.what();
+    }
+  }
+}
