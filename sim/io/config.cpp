@@ -3,6 +3,7 @@
 #include "factory.hpp"
 #include "io.hpp"
 #include "registry.hpp"
+#include "shape_spec_io.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,7 @@ using json = nlohmann::json;
 
 const char* kKeys[] = {"eddy_config", "sim",  "scene", "n",           "ic",          "device",
                        "steps",       "until", "params", "check_every", "diag",       "diag_every",
-                       "out",         "export", "export_every", "save"};
+                       "out",         "export", "export_every", "save", "obstacles"};
 
 std::string knownKeys() {
   std::string s;
@@ -203,6 +204,18 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (j.contains("export_every"))
     c.exportEvery = r.count(j["export_every"], "export_every", kLimitEvery);
   if (j.contains("save")) c.save = r.string(j["save"], "save");
+  if (j.contains("obstacles")) {
+    const json& o = j["obstacles"];
+    const SimulationType* type = findSimulationType(sim);
+    if (!type || !type->takesObstacles) r.fail("obstacles", sim + " has no obstacles");
+    if (!o.is_array()) r.fail("obstacles", "expected an array of shape objects, got " + typeName(o));
+    // A relative mesh path is relative to the config file's folder.
+    const auto slash = source.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : source.substr(0, slash);
+    for (size_t i = 0; i < o.size(); ++i)
+      c.obstacles.push_back(
+          shapeSpecFromJson(o[i], source + ": obstacles[" + std::to_string(i) + "]", dir));
+  }
   if (j.contains("params")) {
     const json& p = j["params"];
     if (!p.is_object()) r.fail("params", "expected an object of parameter: value, got " + typeName(p));
@@ -275,6 +288,11 @@ std::string configToJson(const RunConfig& c) {
   put("export", c.exportDir);
   put("export_every", c.exportEvery);
   put("save", c.save);
+  if (!c.obstacles.empty()) {
+    json o = json::array();
+    for (const auto& s : c.obstacles) o.push_back(shapeSpecToJson(s));
+    j["obstacles"] = o;
+  }
   if (!c.params.empty()) {
     json p = json::object();
     const SimulationType* type = findSimulationType(c.sim.value_or(defaultSimulationName()));

@@ -12,7 +12,10 @@
 //     "device": "cpu",
 //     "check_every": 100,            blow-up check interval in steps (0 = off)
 //     "diag": "diag.csv", "diag_every": 10, "out": "final.csv",
-//     "export": "frames", "export_every": 50, "save": "end.snap"
+//     "export": "frames", "export_every": 50, "save": "end.snap",
+//     "obstacles": [{"shape": "box", "size": [..], "position": [..]}]   sph: static
+//                                    obstacles (shape_spec_io.hpp; a relative mesh
+//                                    path is relative to the config file)
 //   }
 //
 // Every problem is an eddy::Error that names the file, the key and the allowed
@@ -21,6 +24,7 @@
 #pragma once
 
 #include "params.hpp"
+#include "shape.hpp"
 
 #include <optional>
 #include <string>
@@ -45,6 +49,7 @@ struct RunConfig {
   std::optional<double> until;
   // Declared parameters by name (already range-checked for `sim`).
   std::vector<std::pair<std::string, double>> params;
+  std::vector<ShapeSpec> obstacles;  // "obstacles" (sph)
 };
 
 // Parses config text; `source` (the path) names it in every message.

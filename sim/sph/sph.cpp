@@ -1,7 +1,10 @@
 #include "sph.hpp"
 
 #include "io.hpp"
+#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include "eddy_shared.h"
 #include "sph_kernel.h"
@@ -421,6 +424,17 @@ void SphSim::saveState(SnapshotWriter& out) {
   out.addF64("sph/spacing", spacing_);
   out.addF64("sph/expected_speed", expectedSpeed_);
   out.addU64("sph/capacity", cap_);
+  if (!solids_.empty()) {
+    // The solids as declared (shape specs, JSON): a restart samples them again
+    // exactly as this run did (deterministic sampling), so it is bit-identical.
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& so : solids_) {
+      nlohmann::json o = shapeSpecToJson(so.spec);
+      o["body"] = so.body;
+      j.push_back(o);
+    }
+    out.addString("sph/solids", j.dump());
+  }
   out.addArray("sph/pos", readPositions());
   out.addArray("sph/vel", readVelocities());
   out.addArray("sph/ids", readIds());
@@ -476,6 +490,25 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     for (size_t i = 0; i < count; ++i)
       if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
         snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");
+  }
+  if (snap.has("sph/solids")) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(snap.string("sph/solids"));
+    } catch (const nlohmann::json::exception&) {
+      snap.fail("sph/solids is not valid JSON");
+    }
+    if (!j.is_array()) snap.fail("sph/solids is not a JSON array");
+    for (size_t k = 0; k < j.size(); ++k) {
+      SphSolid so;
+      try {
+        so.spec = shapeSpecFromJson(j[k], "snapshot solid " + std::to_string(k), {}, {"body"});
+        so.body = j[k].contains("body") ? j[k]["body"].get<int>() : -1;
+      } catch (const std::exception& e) {
+        snap.fail(std::string("solid ") + std::to_string(k) + ": " + e.what());
+      }
+      s.setup.solids.push_back(so);
+    }
   }
   if (snap.has("sph/capacity")) {
     const uint64_t cap = snap.u64("sph/capacity");

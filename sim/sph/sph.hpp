@@ -129,6 +129,10 @@ class SphSim : public Simulation {
   std::vector<std::string> diagColumns() const override;
   std::vector<double> diagRow() override;
   std::vector<std::string> stateColumns() const override;
+  // boundary_particles: the boundary particles of the solids.
+  std::vector<std::pair<std::string, double>> summaryValues() const override {
+    return {{"boundary_particles", double(particles_->boundary().size())}};
+  }
   // escaped / overflow > 0 at the end of a run.
   std::vector<std::string> runWarnings(const std::vector<double>& lastRow) const override;
   std::vector<std::vector<double>> stateRows() override;

@@ -193,8 +193,9 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   };
   if (fixedTank) {  // spheric_dam_break (column at x = L), mesh_obstacle (at x = 0)
     const double* col = spheric ? kSphericColumn : kMeshColumn;
-    const int nx = std::max(1, int(std::floor(col[0] / dx + 1e-9)));
-    const int ny = std::max(1, int(std::floor(col[1] / dx + 1e-9)));
+    // rounded to whole particles, as the other scenes' columns
+    const int nx = std::max(1, int(std::min(std::lround(col[0] / dx), 2000000l)));
+    const int ny = std::max(1, int(std::min(std::lround(col[1] / dx), 2000000l)));
     if (nx > 1000000 || ny > 1000000 || nz > 1000000)
       throw Error("SPH scene " + std::string(scene) + ": spacing " + std::to_string(dx) +
                   " m gives too many particles along one axis");
