@@ -135,7 +135,7 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
         double sum = 0;
         for (size_t k = 0; k < nb; ++k)
           if (sphIsNeighbour(bpos[b], bpos[k], float(phys.h))) sum += sphKernelW(dist(bpos[b], bpos[k]), phys.h);
-        const double psi = phys.rho0 / sum;
+        const double psi = double(EDDY_SPH_BOUNDARY_VOLUME_SCALE) * phys.rho0 / sum;
         maxPsi = std::max(maxPsi, std::fabs(bpos[b].s[3] - psi) / psi);
       }
       EXPECT_LT(maxPsi, 1e-5);
@@ -330,6 +330,107 @@ TEST(SphBoundaryKernels, DfsphDensityFactorAndRateIncludeTheBoundary) {
     std::printf("dfsph boundary nf=%zu nb=%zu: density %.2e factor (no boundary nb) %.2e\n", nf,
                 nb, maxRho, maxD);
   }
+}
+
+// DFSPH's pressure acceleration with the boundary (phase predict, velocities
+// zero, no non-pressure force): v* = -dt s (sum_j m (k_i + k_j) grad W_ij
+// + sum_b psi_b f k_i grad W_ib).
+TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
+  const unsigned seed = test::freshSeed();
+  Context& ctx = test::context();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : {0u, 2u})
+    for (const auto& [nf, nb] : kSizes) {
+      SCOPED_TRACE("nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " lanes " +
+                   std::to_string(1u << lb) + " seed " + std::to_string(seed));
+      const Scene sc = randomScene(nf, nb, seed + unsigned(nf * 3 + nb));
+      SphKernelConfig cfg;
+      cfg.laneBits = int(lb);
+      cfg.listCapacity = 1024;
+      Params P = params();
+      P.setAssignment("solver=dfsph");
+      SphSim base(ctx, P, sc.setup, cfg);
+      const SphPhysics phys = base.physics();
+      Profiler prof;
+      SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
+      parts.boundary().update(phys.rho0);
+      parts.update();
+      DfsphKernels kern(ctx, nf, prof, true);
+      const cl::Buffer rhop = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float2), "t");
+      const cl::Buffer acc = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float4), "t");
+      auto& q = ctx.queue();
+      const std::vector<cl_float4> zero4(nf, makeFloat4(0, 0, 0));
+      q.enqueueWriteBuffer(acc, CL_TRUE, 0, nf * sizeof(cl_float4), zero4.data());
+      q.enqueueWriteBuffer(parts.velocities(), CL_TRUE, 0, nf * sizeof(cl_float4), zero4.data());
+      const float dt = 9e-4f;
+      q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof dt, &dt);
+      std::vector<cl_float> k(nf), zero(nf, 0.0f);
+      std::vector<double> kd(nf);
+      for (size_t i = 0; i < nf; ++i) {
+        k[i] = u(rng) < 0.2 ? 0.0f : float(1e-3 * u(rng));
+        kd[i] = k[i];
+      }
+      kern.writePressures(zero, k);
+      DfsphBuffers b;
+      b.pos = &parts.positions();
+      b.vel = &parts.velocities();
+      b.nlist = &parts.neighbourList();
+      b.nbcount = &parts.neighbourCounts();
+      b.rhop = &rhop;
+      b.acc = &acc;
+      b.clock = &parts.clock();
+      b.counters = &parts.counters();
+      b.n = nf;
+      b.tank = parts.tank();
+      b.laneBits = lb;
+      b.boundary = &parts.boundary();
+      b.cells = &parts.cells();
+      b.dims = parts.dims4();
+      b.invCell = parts.invCell();
+      kern.runPredict(b, DfsphSolver::params(phys));
+      const auto v = readBuf<cl_float4>(parts.velocities(), nf);
+      const auto bpos = parts.boundary().readPositions();
+      DfsphReferenceInput in;
+      in.pos = readBuf<cl_float4>(parts.positions(), nf);
+      in.vel = zero4;
+      in.tank = parts.tank();
+      in.h = phys.h;
+      in.mass = phys.mass;
+      in.rho0 = phys.rho0;
+      in.gradScale = phys.gradScale;
+      std::vector<std::array<double, 3>> pa;
+      std::vector<double> scale;
+      dfsphReferencePressureAccel(in, kd, pa, scale);
+      double worst = 0, gmax = 0;
+      for (int k = 1; k < 1000; ++k) gmax = std::max(gmax, std::fabs(sphKernelDW(phys.h * k / 1000.0, phys.h)));
+      for (size_t i = 0; i < nf; ++i) {
+        for (size_t bb = 0; bb < nb; ++bb) {
+          if (!sphIsNeighbour(in.pos[i], bpos[bb], float(phys.h))) continue;
+          const auto g = gradW(in.pos[i], bpos[bb], phys.h);
+          const double c = phys.gradScale * bpos[bb].s[3] *
+                           double(EDDY_SPH_BOUNDARY_PRESSURE_FACTOR) * kd[i];
+          for (int a = 0; a < 3; ++a) pa[i][a] -= c * g[a];
+          scale[i] += std::fabs(c) * std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+        }
+        // Float rounding of a pair term is bounded by eps x its coefficient x
+        // the largest |grad W| (a pair near q = 1 has a tiny term whose
+        // (1 - q)^2 is ill-conditioned in float): that bound joins the scale.
+        double bound = 0;
+        for (size_t j = 0; j < nf; ++j)
+          if (sphIsNeighbour(in.pos[i], in.pos[j], float(phys.h)))
+            bound += phys.gradScale * phys.mass * std::fabs(kd[i] + kd[j]) * gmax;
+        for (size_t bb = 0; bb < nb; ++bb)
+          if (sphIsNeighbour(in.pos[i], bpos[bb], float(phys.h)))
+            bound += phys.gradScale * bpos[bb].s[3] * std::fabs(kd[i]) * gmax;
+        for (int a = 0; a < 3; ++a)
+          worst = std::max(worst, std::fabs(v[i].s[a] - double(dt) * pa[i][a]) /
+                                      (double(dt) * std::max(scale[i], 1e-2 * bound) + 1e-30));
+      }
+      EXPECT_LT(worst, 1e-5);
+      std::printf("dfsph pressure acceleration nf=%zu nb=%zu lanes %u: %.2e\n", nf, nb, 1u << lb,
+                  worst);
+    }
 }
 
 // The penetration guard: a box SDF (half size a, analytic values at the

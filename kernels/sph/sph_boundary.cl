@@ -30,8 +30,9 @@ void sph_boundary_reorder(__global const uint* restrict order,
 }
 
 /* Phase "boundary_psi": the volume of each boundary particle from its
- * boundary neighbours (all solids, self included), Akinci et al. 2012 eq. 4:
- *     psi_b = rho0 / sum_k W_bk
+ * boundary neighbours (all solids, self included), Akinci et al. 2012 eq. 4
+ * with the half-space scale c = EDDY_SPH_BOUNDARY_VOLUME_SCALE (eddy_shared.h):
+ *     psi_b = c rho0 / sum_k W_bk
  * into the sorted copy (w) and into bpos (w) in declaration order. Reads the
  * positions from bspos_tmp, so no work-item reads what another writes. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
@@ -52,7 +53,8 @@ void sph_boundary_psi(__global const float4* restrict bspos_tmp,
         const float r2 = sph_r2(p - bspos_tmp[k].xyz);
         if (r2 < h * h) sum += sph_w_q(sqrt(r2) * inv_h);
     SPH_CELLS_END
-    const float psi = rho0 / (sph_w_sigma(h) * sum); /* sum >= W(0) > 0: self */
+    /* sum >= W(0) > 0: self; the half-space scale: eddy_shared.h */
+    const float psi = EDDY_SPH_BOUNDARY_VOLUME_SCALE * rho0 / (sph_w_sigma(h) * sum);
     bspos[s] = (float4)(p, psi);
     bpos[order[s]].w = psi;
 }
@@ -61,7 +63,7 @@ void sph_boundary_psi(__global const float4* restrict bspos_tmp,
  * particle b, gathered over its fluid neighbours i (one work-item per
  * boundary particle, declaration order, no atomics): minus the boundary
  * terms of the fluid's acceleration (sph_forces.cl; Akinci et al. 2012
- * eqs. 10 and 11, pressure mirrored), times the fluid mass:
+ * eqs. 10 and 11), times the fluid mass:
  *     F_b = sum_i m psi_b (f s k_i + Pi_ib) grad_i W_ib
  * with k_i = p_i / rho_i^2 (WCSPH, mode EDDY_BOUNDARY_FORCE_WCSPH: rhop) or
  * k_i = kden_i + kdiv_i / dt (DFSPH, mode _DFSPH: the pressures both solves

@@ -34,9 +34,10 @@
  * SPlisHSPlasH): every sum also runs over the boundary neighbours b
  * (SPH_BOUNDARY_BEGIN) with m replaced by psi_b: rho_i += sum_b psi_b W_ib,
  * Drho_i/Dt += sum_b psi_b (v_i - v_b) . grad W_ib (bvel enters here), and
- * the pressure acceleration (1) gets -s sum_b psi_b f k_i grad W_ib with
- * pressure mirroring (f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR, eddy_shared.h).
- * D_i then uses G = g_f + g_b (g_b = sum_b psi_b grad W_ib):
+ * the pressure acceleration (1) gets -s sum_b psi_b f k_i grad W_ib
+ * (f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR = 2, pressure mirroring, with psi's
+ * half-space scale: eddy_shared.h). D_i then uses G = g_f + g_b
+ * (g_b = sum_b psi_b grad W_ib):
  *     D_i = |G|^2 + (f - 1) |G| |g_b| + sum_j |m grad W_ij|^2,
  * never below the exact diagonal |G|^2 + (f - 1) G . g_b + sum_j |..|^2
  * (equal where G and g_b are aligned; a larger diagonal only slows Jacobi).

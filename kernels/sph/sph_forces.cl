@@ -15,7 +15,8 @@
  * Wall images contribute pressure and viscosity (not cohesion).
  * Boundary particles b (Akinci et al. 2012, SPH_BOUNDARY_BEGIN) add
  *   - sum_b psi_b (f p_i/rho_i^2 + Pi_ib) grad_i W_ib
- * (eq. 10 with pressure mirroring, f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR, and
+ * (eq. 10 with pressure mirroring, f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR, psi with
+ * its half-space scale, eddy_shared.h, and
  * the friction of eq. 11: Pi_ib as Pi_ij with alpha_b = boundary_viscosity,
  * rho_b = rho_i and v_b the boundary particle's velocity).
  * The work-group maxima of |a|^2 and |v|^2 go into counters (atomic max of
