@@ -6,7 +6,9 @@
 #include "io.hpp"
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
+#include "registry.hpp"
 #include "session.hpp"
+#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 #include "vtk.hpp"
@@ -66,6 +68,16 @@ void addRunOptions(Options& o, RunArgs& a) {
           "device)");
   addSetOption(o, a.sets);
   o.text("--ic", cli.ic, "FILE.csv", "nbody initial conditions, header x,y,z,vx,vy,vz,m");
+  o.custom("--obstacle", "SPEC",
+           "sph: a static obstacle (repeatable), e.g.\nbox:size=0.16,0.16,0.4:pos=0.74,0.08,0.5, "
+           "sphere:d=D, cylinder:d=D:h=H,\nmesh:file=F.stl:scale=S; :rot=A,B,C degrees (docs/USAGE.md)",
+           [&cli](const std::string& v) {
+             try {
+               cli.obstacles.push_back(parseShapeSpec(v));
+             } catch (const Error& e) {
+               throw UsageError(std::string("--obstacle: ") + e.what());
+             }
+           });
   o.text("--diag", cli.diag, "FILE.csv", "diagnostics every --diag-every steps");
   o.count("--diag-every", cli.diagEvery, kLimitEvery, "K", "with --diag (default 10)");
   o.text("--out", cli.out, "FILE.csv", "final particle state");
@@ -156,6 +168,8 @@ RunOptions resolveRun(const RunArgs& a) {
     over(c.n, cli.n);
     c.ic.reset();
   }
+  // Obstacles: the config's, then each --obstacle.
+  c.obstacles.insert(c.obstacles.end(), cli.obstacles.begin(), cli.obstacles.end());
   o.cfg = c;
 
   // A value's origin in messages: the flag, or the config file and its key.
@@ -166,6 +180,13 @@ RunOptions resolveRun(const RunArgs& a) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
     throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
+  if (!cli.obstacles.empty()) {
+    const SimulationType* type = findSimulationType(sim);
+    if (!type || !type->takesObstacles) throw UsageError("--obstacle: " + sim + " has no obstacles");
+    if (!o.loadPath.empty())
+      throw UsageError("--obstacle: a loaded snapshot keeps its own obstacles; do not combine "
+                       "--obstacle with --load");
+  }
   if (c.scene) {
     const auto names = sceneNames(sim);
     if (std::find(names.begin(), names.end(), *c.scene) == names.end())
@@ -355,6 +376,7 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
     }
     j["devices"] = ds;
   }
+  for (const auto& [k, v] : r.sim.summaryValues()) j[k] = jsonNumber(v, true);
   j["wall_s"] = r.wall;
   j["steps_per_s"] = r.wall > 0 ? double(r.sim.steps() - r.startStep) / r.wall : 0.0;
   json a = json::object(), b = json::object();
@@ -447,6 +469,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     spec.scene = c.scene.value_or("");
     spec.n = c.n.value_or(0);
     spec.icPath = c.ic.value_or("");
+    spec.obstacles = c.obstacles;
     params = Params(paramDecl(spec.sim));
   }
   // Changes on top of the scene's (or the snapshot's) values: config, then --set.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "params.hpp"
+#include "shape.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,7 @@ struct SceneSpec {
   std::string scene;          // "" = the simulation's default scene
   size_t n = 0;               // body count (N-body); 0 = default
   std::string icPath;         // N-body: initial conditions CSV instead of a scene
+  std::vector<ShapeSpec> obstacles;  // static obstacles added to the scene (--obstacle)
 };
 
 struct SimulationType {
@@ -45,6 +47,7 @@ struct SimulationType {
   size_t defaultCount = 0;                           // particles when n is 0 (0: from the scene)
   // What the front ends need to know, so that they never compare names:
   bool takesIcFile = false;       // initial conditions from a CSV file (--ic, config "ic")
+  bool takesObstacles = false;    // static obstacles (--obstacle, config "obstacles")
   std::string countParam;         // defaultCount 0: the parameter that sets the count ("spacing")
   std::string countExample;       // ... and an example assignment ("spacing=0.002")
   bool appDefault = false;        // the desktop app opens this type when none is asked for

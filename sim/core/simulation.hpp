@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace eddy {
@@ -138,6 +139,9 @@ class Simulation {
   // The virial ratio 2K/|W| of the current state (reads back), where it means
   // something (self-gravitating N-body). Default: none.
   virtual std::optional<double> virialRatio() { return std::nullopt; }
+  // Extra counts for the run summary (eddy-cli run --json), e.g. SPH's
+  // boundary_particles; none by default.
+  virtual std::vector<std::pair<std::string, double>> summaryValues() const { return {}; }
   // A simulation split over several devices: each device's part, in the
   // order the devices were given. nullptr: one device.
   virtual const std::vector<DeviceShare>* deviceShares() const { return nullptr; }

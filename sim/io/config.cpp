@@ -3,6 +3,7 @@
 #include "factory.hpp"
 #include "io.hpp"
 #include "registry.hpp"
+#include "shape_spec_io.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,7 @@ using json = nlohmann::json;
 const char* kKeys[] = {"eddy_config", "sim",  "scene", "n",           "ic",          "device",
                        "steps",       "until", "params", "check_every", "diag",       "diag_every",
                        "out",         "export", "export_every", "save", "probes", "probe_out",
-                       "probe_every", "probe_dt"};
+                       "probe_every", "probe_dt", "obstacles"};
 
 std::string knownKeys() {
   std::string s;
@@ -259,6 +260,18 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
     c.probeDt = d;
   }
   if (c.probeEvery && c.probeDt) r.fail("probe_dt", "give either \"probe_every\" or \"probe_dt\", not both");
+  if (j.contains("obstacles")) {
+    const json& o = j["obstacles"];
+    const SimulationType* type = findSimulationType(sim);
+    if (!type || !type->takesObstacles) r.fail("obstacles", sim + " has no obstacles");
+    if (!o.is_array()) r.fail("obstacles", "expected an array of shape objects, got " + typeName(o));
+    // A relative mesh path is relative to the config file's folder.
+    const auto slash = source.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : source.substr(0, slash);
+    for (size_t i = 0; i < o.size(); ++i)
+      c.obstacles.push_back(
+          shapeSpecFromJson(o[i], source + ": obstacles[" + std::to_string(i) + "]", dir));
+  }
   if (j.contains("params")) {
     const json& p = j["params"];
     if (!p.is_object()) r.fail("params", "expected an object of parameter: value, got " + typeName(p));
@@ -339,6 +352,11 @@ std::string configToJson(const RunConfig& c) {
   put("probe_out", c.probeOut);
   put("probe_every", c.probeEvery);
   put("probe_dt", c.probeDt);
+  if (!c.obstacles.empty()) {
+    json o = json::array();
+    for (const auto& s : c.obstacles) o.push_back(shapeSpecToJson(s));
+    j["obstacles"] = o;
+  }
   if (!c.params.empty()) {
     json p = json::object();
     const SimulationType* type = findSimulationType(c.sim.value_or(defaultSimulationName()));

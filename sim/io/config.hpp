@@ -17,6 +17,9 @@
 //                {"type": "pressure", "name": "P2", "x": 0.8, "y": 0.06, "z": 0.47},
 //                {"type": "level", "name": "H2", "x": 0.99, "z": 0.5}],
 //     "probe_out": "probes.csv", "probe_every": 10   (or "probe_dt": 0.001)
+//     "obstacles": [{"shape": "box", "size": [..], "position": [..]}]   sph: static
+//                                    obstacles (shape_spec_io.hpp; a relative mesh
+//                                    path is relative to the config file)
 //   }
 //
 // Every problem is an eddy::Error that names the file, the key and the allowed
@@ -26,6 +29,7 @@
 
 #include "params.hpp"
 #include "probe.hpp"
+#include "shape.hpp"
 
 #include <optional>
 #include <string>
@@ -55,6 +59,7 @@ struct RunConfig {
   std::optional<double> probeDt;
   // Declared parameters by name (already range-checked for `sim`).
   std::vector<std::pair<std::string, double>> params;
+  std::vector<ShapeSpec> obstacles;  // "obstacles" (sph)
 };
 
 // Parses config text; `source` (the path) names it in every message.

@@ -16,6 +16,7 @@ void registerSphType() {
   t.defaultCount = 0;  // the count follows from the scene
   t.countParam = "spacing";
   t.countExample = "spacing=0.002";
+  t.takesObstacles = true;
   t.appDefault = true;
   t.appScene = "dam_break";
   // The headless demo: a whole dam break (the column collapses, the surge
@@ -34,9 +35,9 @@ void registerSphType() {
     const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
     // Count first: a scene too large for the limits is refused before its
     // particles take host memory (spacing=0.0001 would be 52 million).
-    const SphSceneSize size = sphSceneSize(scene, params);
+    const SphSceneSize size = sphSceneSize(scene, params, spec.obstacles);
     SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
-    const auto setup = makeSphScene(scene, params);
+    const auto setup = makeSphScene(scene, params, spec.obstacles);
     return std::make_unique<SphSim>(ctx, params, setup);
   };
   t.load = [](Context& ctx, const Params& params, uint64_t count,
