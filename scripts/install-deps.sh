@@ -6,6 +6,7 @@
 # python3-vtk9: VTK's own reader checks the ParaView export (tests/check_vtk.py);
 # pybind11-dev + python3-dev: the Python module (app/python/); python3-numpy,
 # python3-matplotlib, python3-pytest: its arrays, the examples' plots, its tests;
+# libassimp-dev: reads obstacle and body meshes (STL, OBJ, PLY; sim/geometry/mesh.cpp).
 # clang + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh).
 # Safe to run repeatedly; needs root (or sudo) only when something is missing.
 set -euo pipefail
@@ -15,7 +16,7 @@ pkgs=(
   libglfw3-dev python3-glad libglm-dev libimgui-dev libstb-dev
   libx11-dev libxrandr-dev libgl1-mesa-dri
   libegl1 libegl-mesa0 libvulkan-dev
-  libgtest-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev nlohmann-json3-dev libcli11-dev libassimp-dev
   python3-vtk9 python3-numpy
   pybind11-dev python3-dev python3-matplotlib python3-pytest
   clang libclang-rt-14-dev

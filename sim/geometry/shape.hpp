@@ -58,7 +58,8 @@ class Shape {
   virtual ShapeKind kind() const = 0;
   // Signed distance in the local frame: < 0 inside, > 0 outside (exact for the
   // primitives; for a mesh the distance to the nearest triangle, its sign from
-  // the generalised winding number or ray parity).
+  // the angle-weighted pseudo-normal at the nearest point, exact for the
+  // closed, consistently oriented meshes makeShape accepts).
   virtual double sdf(const Vec3d& p) const = 0;
   virtual double volume() const = 0;
   virtual double surfaceArea() const = 0;

@@ -1,0 +1,143 @@
+// shape.cpp: shape kinds, the rotation convention, makeShape and SDF grids
+// (the contract is in shape.hpp; primitives.cpp and mesh.cpp hold the shapes).
+#include "shape.hpp"
+
+#include "error.hpp"
+#include "vec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace eddy {
+
+std::string shapeKindName(ShapeKind k) {
+  switch (k) {
+    case ShapeKind::Box: return "box";
+    case ShapeKind::Sphere: return "sphere";
+    case ShapeKind::Cylinder: return "cylinder";
+    case ShapeKind::Mesh: return "mesh";
+  }
+  return "?";
+}
+
+ShapeKind parseShapeKind(const std::string& name) {
+  for (ShapeKind k : {ShapeKind::Box, ShapeKind::Sphere, ShapeKind::Cylinder, ShapeKind::Mesh})
+    if (name == shapeKindName(k)) return k;
+  throw Error("unknown shape '" + name + "'; known shapes: box, sphere, cylinder, mesh");
+}
+
+namespace {
+// sin and cos of an angle in degrees, exact (0, +-1) at multiples of 90
+// degrees so that quarter turns map axes onto axes without rounding.
+void sinCosDeg(double deg, double& s, double& c) {
+  double r = std::fmod(deg, 360.0);
+  if (r < 0) r += 360.0;
+  if (r == 0) { s = 0; c = 1; return; }
+  if (r == 90) { s = 1; c = 0; return; }
+  if (r == 180) { s = 0; c = -1; return; }
+  if (r == 270) { s = -1; c = 0; return; }
+  const double a = r * (3.14159265358979323846 / 180.0);
+  s = std::sin(a);
+  c = std::cos(a);
+}
+}  // namespace
+
+Mat3d rotationMatrix(const Vec3d& rotationDeg) {
+  double sa, ca, sb, cb, sc, cc;
+  sinCosDeg(rotationDeg[0], sa, ca);
+  sinCosDeg(rotationDeg[1], sb, cb);
+  sinCosDeg(rotationDeg[2], sc, cc);
+  // Rz(c) * Ry(b) * Rx(a), row-major.
+  return {cc * cb, cc * sb * sa - sc * ca, cc * sb * ca + sc * sa,
+          sc * cb, sc * sb * sa + cc * ca, sc * sb * ca - cc * sa,
+          -sb,     cb * sa,                cb * ca};
+}
+
+namespace {
+std::string num(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+void checkPositive(double v, const std::string& what) {
+  if (!std::isfinite(v) || v <= 0) throw Error(what + " must be a finite number > 0, got " + num(v));
+}
+}  // namespace
+
+std::unique_ptr<Shape> makeShape(const ShapeSpec& spec) {
+  const std::string kind = shapeKindName(spec.kind);
+  switch (spec.kind) {
+    case ShapeKind::Box:
+      for (int a = 0; a < 3; ++a) checkPositive(spec.size[a], "box size[" + std::to_string(a) + "]");
+      return geom::makeBox(spec.size);
+    case ShapeKind::Sphere:
+      checkPositive(spec.size[0], "sphere diameter");
+      return geom::makeSphere(spec.size[0]);
+    case ShapeKind::Cylinder:
+      checkPositive(spec.size[0], "cylinder diameter");
+      checkPositive(spec.size[1], "cylinder height");
+      return geom::makeCylinder(spec.size[0], spec.size[1]);
+    case ShapeKind::Mesh:
+      if (spec.file.empty()) throw Error("mesh: no file given");
+      for (int a = 0; a < 3; ++a)
+        checkPositive(spec.scale[a], spec.file + ": mesh scale[" + std::to_string(a) + "]");
+      return geom::makeMesh(spec.file, spec.scale);
+  }
+  throw Error("unknown shape kind");
+}
+
+SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin) {
+  if (!std::isfinite(cell) || cell <= 0) throw Error("SDF grid: cell must be a finite number > 0, got " + num(cell));
+  if (!std::isfinite(margin) || margin < 0)
+    throw Error("SDF grid: margin must be a finite number >= 0, got " + num(margin));
+  const Aabb b = shape.bounds();
+  SdfGrid g;
+  g.cell = cell;
+  double nodes = 1;
+  for (int a = 0; a < 3; ++a) {
+    g.origin[a] = b.lo[a] - margin;
+    const double n = std::ceil((b.hi[a] - b.lo[a] + 2 * margin) / cell) + 1;
+    nodes *= n;
+    if (!(n <= 1 << 16) || !(nodes <= double(1 << 27)))
+      throw Error("SDF grid: cell " + num(cell) + " gives more than 2^27 nodes for a shape of extent " +
+                  num(b.hi[a] - b.lo[a]) + "; use a larger cell");
+    g.dims[a] = int(n);
+  }
+  g.values.resize(size_t(g.dims[0]) * g.dims[1] * g.dims[2]);
+  // Slices of z on up to 16 threads (Shape::sdf is const and thread-safe);
+  // every node is computed the same way whatever the thread count.
+  auto slab = [&](int z0, int z1) {
+    size_t i = size_t(z0) * g.dims[1] * g.dims[0];
+    for (int z = z0; z < z1; ++z)
+      for (int y = 0; y < g.dims[1]; ++y)
+        for (int x = 0; x < g.dims[0]; ++x)
+          g.values[i++] = float(shape.sdf({g.origin[0] + x * cell, g.origin[1] + y * cell, g.origin[2] + z * cell}));
+  };
+  const int threads = std::clamp(int(std::thread::hardware_concurrency()), 1, std::min(16, g.dims[2]));
+  if (threads == 1 || g.values.size() < 4096) {
+    slab(0, g.dims[2]);
+    return g;
+  }
+  std::vector<std::thread> pool;
+  std::exception_ptr error;
+  std::mutex m;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        slab(g.dims[2] * t / threads, g.dims[2] * (t + 1) / threads);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        error = std::current_exception();
+      }
+    });
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+  return g;
+}
+
+}  // namespace eddy
