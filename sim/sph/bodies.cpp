@@ -31,15 +31,6 @@ BodyVec v3(const cl_float4& v) { return {v.s[0], v.s[1], v.s[2]}; }
 
 }  // namespace
 
-std::string bodyMotionName(BodyMotion m) {
-  switch (m) {
-    case BodyMotion::Floating: return "floating";
-    case BodyMotion::Piston: return "piston";
-    case BodyMotion::Rotate: return "rotate";
-  }
-  return "?";
-}
-
 BodyQuat bodyQuatFromMatrix(const BodyMat& r) {
   // Shepperd's method: the largest of w, x, y, z first (no cancellation).
   const double tr = r[0] + r[4] + r[8];
@@ -162,6 +153,44 @@ RigidBody checkedBody(RigidBody b, size_t index) {
     if (!finite3(b.rotate.point) || !std::isfinite(b.rotate.speed))
       throw Error(what + ": the rotation point and speed must be finite");
   }
+  return b;
+}
+
+RigidBody rigidBodyFromSpec(const BodySpec& spec, const Shape& shape,
+                            const std::vector<Vec3d>& local, uint32_t first) {
+  RigidBody b;
+  b.motion = spec.motion;
+  const double volume = shape.volume();
+  if (!(volume > 0)) throw Error("body: the shape has no volume");
+  b.mass = bodyMass(spec, volume);
+  b.inertia = shape.inertia(b.mass / volume);
+  b.centroidLocal = shape.centroid();
+  const Mat3d r = rotationMatrix(spec.shape.pose.rotationDeg);
+  b.position = add3(spec.shape.pose.position, mul3(r, b.centroidLocal));
+  b.orientation = bodyQuatFromMatrix(r);
+  for (const Vec3d& p : local) b.radius = std::max(b.radius, std::sqrt(dot3(sub3(p, b.centroidLocal), sub3(p, b.centroidLocal))));
+  const Vec3d& sz = spec.shape.size;
+  switch (spec.shape.kind) {
+    case ShapeKind::Box:
+      b.shape = EDDY_BODY_SHAPE_BOX;
+      b.shapeSize = {0.5 * sz[0], 0.5 * sz[1], 0.5 * sz[2]};
+      break;
+    case ShapeKind::Sphere:
+      b.shape = EDDY_BODY_SHAPE_SPHERE;
+      b.shapeSize = {0.5 * sz[0], 0, 0};
+      break;
+    case ShapeKind::Cylinder:
+      b.shape = EDDY_BODY_SHAPE_CYLINDER;
+      b.shapeSize = {0.5 * sz[0], 0.5 * sz[1], 0};
+      break;
+    default:
+      b.shape = EDDY_BODY_SHAPE_OTHER;
+      break;
+  }
+  b.piston = spec.piston;
+  b.rotate = spec.rotate;
+  b.first = first;
+  b.count = uint32_t(local.size());
   return b;
 }
 

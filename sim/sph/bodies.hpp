@@ -15,6 +15,7 @@
 // Design: docs/ARCHITECTURE.md ("Rigid bodies").
 #pragma once
 
+#include "body_spec.hpp"
 #include "cl.hpp"
 #include "kernel_args.hpp"
 #include "profiler.hpp"
@@ -31,26 +32,6 @@ namespace eddy {
 using BodyVec = std::array<double, 3>;
 using BodyMat = std::array<double, 9>;   // row-major
 using BodyQuat = std::array<double, 4>;  // (x, y, z, w), local -> world
-
-enum class BodyMotion : unsigned {
-  Floating = EDDY_BODY_FLOATING,
-  Piston = EDDY_BODY_PISTON,
-  Rotate = EDDY_BODY_ROTATE,
-};
-std::string bodyMotionName(BodyMotion m);  // "floating", "piston", "rotate"
-
-// x(t) = x0 + amplitude sin(2 pi t / period + phase) along `axis` (unit after
-// normalisation); x0 = the body's declared centroid; orientation fixed.
-struct PistonLaw {
-  BodyVec axis{1, 0, 0};
-  double amplitude = 0, period = 1, phase = 0;  // m, s, rad
-};
-// Rotation at `speed` rad/s (right-handed about `axis`) about the axis
-// through `point`; at t = 0 the body is where it was declared.
-struct RotateLaw {
-  BodyVec axis{0, 0, 1}, point{0, 0, 0};
-  double speed = 0;
-};
 
 // One body as the device holds it, in double (sim/sph/bodies.cpp encodes it).
 struct RigidBody {
@@ -95,6 +76,14 @@ BodyPose bodyKinematicPose(const RigidBody& b, double t);
 // axes non-zero, finite values) and normalises its axes and orientation;
 // throws eddy::Error naming body `index`.
 RigidBody checkedBody(RigidBody b, size_t index);
+
+// The body a spec declares, with its boundary particles `local` (the shape's
+// frame, Shape::sample) at [first, first + local.size()) of the boundary:
+// mass from the density or the mass (bodyMass), inertia and centroid from
+// the shape, the pose from the spec, the bounding radius from the samples,
+// the analytic contact shape of a box, sphere or cylinder.
+RigidBody rigidBodyFromSpec(const BodySpec& spec, const Shape& shape,
+                            const std::vector<Vec3d>& local, uint32_t first);
 
 // The device record of a body (EDDY_BODY_STRIDE float4) and its info
 // (first, count, motion, shape). Kinematic bodies start at their pose at t0.
