@@ -210,6 +210,21 @@ TEST(GeometryShape, BadSizesAreErrors) {
   EXPECT_THROW(makeShape(m), Error);  // no file
 }
 
+TEST(GeometryShape, BadSampleSpacingIsAnError) {
+  ShapeSpec cube;
+  cube.kind = ShapeKind::Mesh;
+  cube.file = std::string(EDDY_TEST_DATA) + "/cube.stl";
+  for (const char* t : {"box:size=1", "sphere:d=1", "cylinder:d=1:h=1"}) {
+    const auto shape = makeShape(parseShapeSpec(t));
+    std::vector<Vec3d> p, n;
+    for (double h : {0.0, -0.1, double(NAN), double(INFINITY), 1e-5}) EXPECT_THROW(shape->sample(h, p, n), Error) << t << h;
+  }
+  const auto mesh = makeShape(cube);
+  std::vector<Vec3d> p, n;
+  EXPECT_THROW(mesh->sample(0.0, p, n), Error);
+  EXPECT_THROW(mesh->sample(1e-5, p, n), Error);  // 6e10 samples
+}
+
 // ------------------------------------------------------------- primitives
 
 // Closed forms: volume, area, centroid (0), inertia about the centroid
@@ -580,7 +595,7 @@ TEST(GeometryMesh, CubeInEveryFormatHasTheBoxesProperties) {
 // volume and area lie between those of the inscribed and circumscribed
 // spheres (within 1.5% of the sphere's), inertia 2/5 m r^2 within 3%, the
 // SDF within 0.005 of |p| - 0.5 (the facets' sagitta is below 0.004) and a
-// Monte Carlo volume from the SDF's sign (200k points) within 1.5%.
+// Monte Carlo volume from the SDF's sign (100k points) within 1.5%.
 TEST(GeometryMesh, IcosphereApproximatesTheSphere) {
   const auto m = makeShape(meshSpec(dataFile("icosphere.stl")));
   const double r = 0.5, v = 4.0 / 3 * kPi * r * r * r, a = 4 * kPi * r * r;
@@ -598,7 +613,7 @@ TEST(GeometryMesh, IcosphereApproximatesTheSphere) {
     const Vec3d p{rng.uniform(-0.8, 0.8), rng.uniform(-0.8, 0.8), rng.uniform(-0.8, 0.8)};
     ASSERT_NEAR(m->sdf(p), len(p) - r, 0.005);
   }
-  const MassEstimate mc = monteCarlo(*m, 200000, 8);
+  const MassEstimate mc = monteCarlo(*m, 100000, 8);
   EXPECT_NEAR(mc.volume, m->volume(), 0.015 * m->volume());
   EXPECT_NEAR(mc.inertia[0], in[0] / 2.0, 0.03 * in[0] / 2.0);
 }
@@ -640,7 +655,7 @@ TEST(GeometryMesh, SamplesCoverTheSurfaceEvenly) {
 }
 
 // The obstacle shipped for the mesh_obstacle scene: closed, about unit size,
-// standing on y = 0; volume from the SDF's sign (Monte Carlo, 200k points)
+// standing on y = 0; volume from the SDF's sign (Monte Carlo, 100k points)
 // within 1.5% of
 // the tetrahedron sum; even samples.
 TEST(GeometryMesh, ShippedObstacleIsClosedAndSamplesEvenly) {
@@ -648,7 +663,7 @@ TEST(GeometryMesh, ShippedObstacleIsClosedAndSamplesEvenly) {
   const Aabb b = m->bounds();
   EXPECT_NEAR(b.lo[1], 0.0, 1e-6);
   EXPECT_NEAR(b.hi[0] - b.lo[0], 1.0, 1e-6);
-  const MassEstimate mc = monteCarlo(*m, 200000, 9);
+  const MassEstimate mc = monteCarlo(*m, 100000, 9);
   EXPECT_NEAR(mc.volume, m->volume(), 0.015 * m->volume());
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(mc.centroid[k], m->centroid()[k], 0.01);
   checkMeshSamples(*m, 0.025, 0.05);

@@ -151,7 +151,7 @@ json jsonNumber(double v, bool integer) {
 
 // Diagnostics columns that count (steps, particles, list entries).
 bool integerColumn(const std::string& name) {
-  return name == "step" || name == "escaped" || name == "overflow";
+  return name == "step" || name == "escaped" || name == "overflow" || name == "penetrations";
 }
 
 }  // namespace eddy::cli

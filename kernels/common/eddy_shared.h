@@ -75,6 +75,7 @@
 #define EDDY_SPH_CNT_OVERFLOW 2    /* neighbours: entries beyond the list capacity */
 #define EDDY_SPH_CNT_MAX_A2 3      /* forces: max |a|^2 of this step (float bits) */
 #define EDDY_SPH_CNT_MAX_V2 4      /* forces: max |v|^2 of this step (float bits) */
+#define EDDY_SPH_CNT_PENETRATIONS 5 /* boundary_guard: inside a solid, put back outside */
 #define EDDY_SPH_NUM_COUNTERS 8
 /* Device clock (float each): time as a compensated (Kahan) sum hi + lo, the dt
  * of the last step, and the number of steps taken on the device. */
@@ -85,6 +86,30 @@
 /* Cells are this much larger than the support radius h, so float rounding in
  * floor(x / cell) can never put two particles closer than h two cells apart. */
 #define EDDY_SPH_CELL_SLACK 1.0001f
+
+/* ---- Boundary particles and solids (kernels/sph/sph_boundary.cl) ------- */
+/* Pressure mirroring of the Akinci boundary terms (sph_common.cl,
+ * SPH_BOUNDARY_BEGIN): a boundary particle carries the fluid particle's own
+ * p / rho^2, so a pair term is psi_b (k_i + k_i) grad W_ib, as a mirror image
+ * carries its particle's pressure; the wall then holds the hydrostatic load
+ * with a continuous pressure (factor 1, Akinci 2012 eq. 10 as printed, lets a
+ * uniform pressure push particles into the wall). */
+#define EDDY_SPH_BOUNDARY_PRESSURE_FACTOR 2.0f
+/* One solid on the device: EDDY_SOLID_STRIDE float4 (sim/sph/boundary.hpp):
+ * world position of the local origin, the rows of R (x_world = c + R x_local),
+ * linear and angular velocity (world), the SDF grid's origin (xyz) and cell
+ * (w), its dims (xyz) and first value (w) as uint bits. */
+#define EDDY_SOLID_STRIDE 8
+#define EDDY_SOLID_POS 0
+#define EDDY_SOLID_ROT 1
+#define EDDY_SOLID_VEL 4
+#define EDDY_SOLID_OMEGA 5
+#define EDDY_SOLID_SDF 6
+#define EDDY_SOLID_GRID 7
+/* sph_boundary_force: which pressure the fluid carries (WCSPH: rhop's p /
+ * rho^2; DFSPH: the pressures its two solves applied this step, k + kv / dt). */
+#define EDDY_BOUNDARY_FORCE_WCSPH 0u
+#define EDDY_BOUNDARY_FORCE_DFSPH 1u
 
 /* ---- DFSPH (kernels/sph/sph_dfsph.cl) ----------------------------------- */
 /* Solver state (uint each): per solve (slot DIV or DEN) the iterations applied,

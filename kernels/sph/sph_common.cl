@@ -114,20 +114,12 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
     return s;
 }
 
-/* Neighbour loop: j runs over every particle in the 3 x 3 x 3 cells around p
- * (cells mode; each row of 3 cells is one contiguous range of the sorted
- * arrays) or over the neighbour list of i (list mode); each lane takes every
- * (1 << lane_bits)-th one. Kernels using it have arguments named cells,
- * nlist, nbcount, n, dims, inv_cell, lane_bits and a `lane` (SPH_LANE_ID). */
-#if SPH_NLIST
-#define SPH_NEIGHBOURS_BEGIN(i, p)                                              \
-    {                                                                           \
-        const uint nb_cnt_ = nbcount[i];                                        \
-        for (uint k_ = lane; k_ < nb_cnt_; k_ += 1u << lane_bits) {             \
-            const uint j = nlist[(size_t)k_ * n + (i)];
-#define SPH_NEIGHBOURS_END }}
-#else
-#define SPH_NEIGHBOURS_BEGIN(i, p)                                              \
+/* Cell loop: j runs over every particle of the 3 x 3 x 3 cells around p in the
+ * cell table `table` ((start, end) per cell of a sorted array; each row of 3
+ * cells is one contiguous range), starting at `first` and stepping by `step`
+ * (a lane's share). Kernels using it have arguments dims and inv_cell. The
+ * fluid's cells mode and the boundary particles' grid share it. */
+#define SPH_CELLS_BEGIN(table, p, j, first, step)                              \
     {                                                                           \
         const int4 c_ = sph_cell(p, dims, inv_cell);                            \
         const int x0_ = max(c_.x - 1, 0), x1_ = min(c_.x + 1, dims.x - 1);      \
@@ -136,10 +128,48 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
             const int row_ = dims.x * (y_ + dims.y * z_);                       \
             uint s_ = EDDY_SPH_EMPTY_CELL, e_ = 0u;                             \
             for (int x_ = x0_; x_ <= x1_; ++x_) {                               \
-                const uint2 r_ = cells[row_ + x_];                              \
+                const uint2 r_ = table[row_ + x_];                              \
                 s_ = min(s_, r_.x);                                             \
                 e_ = max(e_, r_.y);                                             \
             }                                                                   \
-            for (uint j = s_ + lane; j < e_; j += 1u << lane_bits) {
-#define SPH_NEIGHBOURS_END }}}
+            for (uint j = s_ + (first); j < e_; j += (step)) {
+#define SPH_CELLS_END }}}
+
+/* Neighbour loop: j runs over every particle in the 3 x 3 x 3 cells around p
+ * (cells mode, SPH_CELLS_BEGIN) or over the neighbour list of i (list mode);
+ * each lane takes every (1 << lane_bits)-th one. Kernels using it have
+ * arguments named cells, nlist, nbcount, n, dims, inv_cell, lane_bits and a
+ * `lane` (SPH_LANE_ID). */
+#if SPH_NLIST
+#define SPH_NEIGHBOURS_BEGIN(i, p)                                              \
+    {                                                                           \
+        const uint nb_cnt_ = nbcount[i];                                        \
+        for (uint k_ = lane; k_ < nb_cnt_; k_ += 1u << lane_bits) {             \
+            const uint j = nlist[(size_t)k_ * n + (i)];
+#define SPH_NEIGHBOURS_END }}
+#else
+#define SPH_NEIGHBOURS_BEGIN(i, p) SPH_CELLS_BEGIN(cells, p, j, lane, 1u << lane_bits)
+#define SPH_NEIGHBOURS_END SPH_CELLS_END
 #endif
+
+/* Boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner 2012,
+ * "Versatile rigid-fluid coupling for incompressible SPH", ACM TOG 31(4):62):
+ * the one loop over the boundary neighbours of a fluid particle at p, shared
+ * by every fluid kernel (density, forces, DFSPH's sums). The boundary
+ * particles are sorted by the fluid's cells (sim/sph/boundary.hpp): bpos[b]
+ * = (x_b, psi_b) with psi_b = rho0 V_b (eq. 4), bvel[b] = (v_b, 0); bcells
+ * is their cell table. BODY sees bj (sorted boundary index), bp = bpos[bj],
+ * bd = p - x_b and br2 = |bd|^2 < h^2; this lane's share. Kernels using it
+ * have arguments bpos, bcells, nbound, dims, inv_cell, h, lane_bits and a
+ * `lane`. Without boundary particles (nbound = 0) it costs one uniform
+ * branch. */
+#define SPH_BOUNDARY_BEGIN(p)                                                   \
+    if (nbound != 0u) {                                                         \
+        SPH_CELLS_BEGIN(bcells, p, bj, lane, 1u << lane_bits)                   \
+            const float4 bp = bpos[bj];                                         \
+            const float3 bd = (p) - bp.xyz;                                     \
+            const float br2 = sph_r2(bd);                                       \
+            if (br2 < h * h) {
+#define SPH_BOUNDARY_END }                                                      \
+        SPH_CELLS_END                                                           \
+    }

@@ -1,5 +1,6 @@
 /* Phase "density": rho_i = sum_j m W(|x_i - x_j|) over the real neighbours
- * (self included) and their wall images; Tait pressure. In cells mode the
+ * (self included) and their wall images, plus sum_b psi_b W(|x_i - x_b|) over
+ * the boundary particles (Akinci et al. 2012, eq. 6); Tait pressure. In cells mode the
  * number of real neighbours within h (self included) is written to nbcount.
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes"). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
@@ -8,13 +9,16 @@ void sph_density(__global const float4* restrict pos,
                  __global const uint* restrict nlist,
                  __global uint* restrict nbcount,
                  __global float2* restrict rhop,
+                 __global const float4* restrict bpos,
+                 __global const uint2* restrict bcells,
+                 const uint nbound,
                  const uint n, const int4 dims, const float inv_cell, const float4 tank,
                  const float h, const float mass, const float rho0, const float B,
                  const uint lane_bits)
 {
     __local float4 red[SPH_WG];
     SPH_LANE_ID(i, lane);
-    float sum = 0.0f;
+    float sum = 0.0f, bsum = 0.0f;
     uint cnt = 0;
     if (i < n) {
         const float3 p = pos[i].xyz;
@@ -34,10 +38,13 @@ void sph_density(__global const float4* restrict pos,
                 }
             }
         SPH_NEIGHBOURS_END
+        SPH_BOUNDARY_BEGIN(p)
+            bsum += bp.w * sph_w_q(sqrt(br2) * inv_h);
+        SPH_BOUNDARY_END
     }
-    const float4 t = sph_lane_sum(red, (float4)(sum, (float)cnt, 0.0f, 0.0f), lane_bits);
+    const float4 t = sph_lane_sum(red, (float4)(sum, (float)cnt, bsum, 0.0f), lane_bits);
     if (i >= n || lane != 0u) return;
-    const float rho = mass * sph_w_sigma(h) * t.x;
+    const float rho = mass * sph_w_sigma(h) * t.x + sph_w_sigma(h) * t.z;
     rhop[i] = (float2)(rho, sph_pressure(rho, rho0, B));
 #if !SPH_NLIST
     nbcount[i] = (uint)t.y;

@@ -30,6 +30,18 @@
  * the wall-normal component reversed, so the wall is impermeable in (2) and
  * pushes back with the fluid's own pressure in (1).
  *
+ * Boundary particles (Akinci et al. 2012; in DFSPH as [BK17] section 5 and
+ * SPlisHSPlasH): every sum also runs over the boundary neighbours b
+ * (SPH_BOUNDARY_BEGIN) with m replaced by psi_b: rho_i += sum_b psi_b W_ib,
+ * Drho_i/Dt += sum_b psi_b (v_i - v_b) . grad W_ib (bvel enters here), and
+ * the pressure acceleration (1) gets -s sum_b psi_b f k_i grad W_ib with
+ * pressure mirroring (f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR, eddy_shared.h).
+ * D_i then uses G = g_f + g_b (g_b = sum_b psi_b grad W_ib):
+ *     D_i = |G|^2 + (f - 1) |G| |g_b| + sum_j |m grad W_ij|^2,
+ * never below the exact diagonal |G|^2 + (f - 1) G . g_b + sum_j |..|^2
+ * (equal where G and g_b are aligned; a larger diagonal only slows Jacobi).
+ * A boundary neighbour counts psi_b / m neighbours for the deficiency rule.
+ *
  * Convergence without host reads: the rate kernel writes per-work-group sums
  * of the error, and the work-group that finishes last (a ticket counter)
  * adds them in a fixed order (bit-reproducible: the same sum whichever group
@@ -98,14 +110,18 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        __global float* restrict kden,
                        __global float* restrict kdiv,
                        __global const float* restrict clock,
+                       __global const float4* restrict bpos,
+                       __global const float4* restrict bvel,
+                       __global const uint2* restrict bcells,
+                       const uint nbound, const int4 dims, const float inv_cell,
                        const uint with_pressure,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale, const uint lane_bits)
 {
     __local float4 red[SPH_WG];
     SPH_LANE_ID(i, lane);
-    float sw = 0.0f, g2 = 0.0f, cnt = 0.0f;
-    float3 g = (float3)(0.0f);
+    float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f;
+    float3 g = (float3)(0.0f), gb = (float3)(0.0f);
     if (i < n) {
         const float3 p = pos[i].xyz;
         float3 w;
@@ -119,12 +135,29 @@ void sph_dfsph_density(__global const float4* restrict pos,
             g2 += dot(gj, gj);
             if (r2 > 0.0f) cnt += 1.0f;
         DFSPH_PAIRS_END
+        const float gcu = sph_gradw_coef(h);
+        SPH_BOUNDARY_BEGIN(p)
+            const float q = sqrt(br2) * inv_h;
+            bsw += bp.w * sph_w_q(q);
+            gb += (bp.w * gcu * sph_gradw_q(q)) * bd;
+            bcnt += bp.w;
+        SPH_BOUNDARY_END
     }
     const float4 s1 = sph_lane_sum(red, (float4)(g, sw), lane_bits);
-    const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, 0.0f, 0.0f), lane_bits);
+    const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, bcnt, 0.0f), lane_bits);
+    float4 s3 = (float4)(0.0f);
+    if (nbound != 0u) s3 = sph_lane_sum(red, (float4)(gb, bsw), lane_bits); /* uniform */
     if (i >= n || lane != 0u) return;
-    const float D = dot(s1.xyz, s1.xyz) + s2.x;
-    const float rho = mass * sph_w_sigma(h) * s1.w;
+    float D = dot(s1.xyz, s1.xyz) + s2.x;
+    float rho = mass * sph_w_sigma(h) * s1.w;
+    float neighbours = s2.y;
+    if (nbound != 0u) {
+        const float3 G = s1.xyz + s3.xyz;
+        D = dot(G, G) + (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR - 1.0f) * length(G) * length(s3.xyz) +
+            s2.x;
+        rho += sph_w_sigma(h) * s3.w;
+        neighbours += s2.z / mass;
+    }
     if (with_pressure) {
         rhop[i] = (float2)(rho, dfsph_pressure(kden[i], kdiv[i], clock, rho));
     } else {
@@ -133,7 +166,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
         kdiv[i] *= EDDY_DFSPH_WARM_DIV;
         kden[i] *= EDDY_DFSPH_WARM_DENSITY;
     }
-    aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, s2.y);
+    aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, neighbours);
 }
 
 /* The check of a solve (slot), by the work-group of sph_dfsph_rate that
@@ -196,6 +229,10 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     __global uint* restrict state,
                     __global uint* restrict ticket,
                     __global const float* restrict clock,
+                    __global const float4* restrict bpos,
+                    __global const float4* restrict bvel,
+                    __global const uint2* restrict bcells,
+                    const uint nbound, const int4 dims, const float inv_cell,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
                     const uint min_iter, const uint max_iter, const uint lane_bits)
@@ -219,6 +256,11 @@ void sph_dfsph_rate(__global const float4* restrict pos,
             rate += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - vj, d);
         DFSPH_PAIRS_END
         rate *= mass * sph_gradw_coef(h);
+        float brate = 0.0f;
+        SPH_BOUNDARY_BEGIN(p)
+            brate += bp.w * sph_gradw_q(sqrt(br2) * inv_h) * dot(vi - bvel[bj].xyz, bd);
+        SPH_BOUNDARY_END
+        if (nbound != 0u) rate += sph_gradw_coef(h) * brate;
     }
     rate = sph_lane_sum(red, (float4)(rate, 0.0f, 0.0f, 0.0f), lane_bits).x;
     float err = 0.0f;
@@ -270,6 +312,10 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         __global float* restrict k,
                         __global uint* restrict state,
                         __global const float* restrict clock,
+                        __global const float4* restrict bpos,
+                        __global const float4* restrict bvel,
+                        __global const uint2* restrict bcells,
+                        const uint nbound, const int4 dims, const float inv_cell,
                         const uint slot, const uint use_dt, const uint commit,
                         const uint n, const float4 tank, const float h, const float mass,
                         const float grad_scale, const uint lane_bits)
@@ -302,6 +348,11 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
             a += ((dki + dk[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
         DFSPH_PAIRS_END
         a *= mass * sph_gradw_coef(h);
+        float3 ab = (float3)(0.0f);
+        SPH_BOUNDARY_BEGIN(p)
+            ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * dki * sph_gradw_q(sqrt(br2) * inv_h)) * bd;
+        SPH_BOUNDARY_END
+        if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (!active || lane != 0u) return;
@@ -338,6 +389,10 @@ void sph_dfsph_predict(__global const float4* restrict pos,
                        __global const uint* restrict nbcount,
                        __global const float* restrict kden,
                        __global const float* restrict clock,
+                       __global const float4* restrict bpos,
+                       __global const float4* restrict bvel,
+                       __global const uint2* restrict bcells,
+                       const uint nbound, const int4 dims, const float inv_cell,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale, const uint lane_bits)
 {
@@ -354,6 +409,11 @@ void sph_dfsph_predict(__global const float4* restrict pos,
             a += ((ki + kden[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
         DFSPH_PAIRS_END
         a *= mass * sph_gradw_coef(h);
+        float3 ab = (float3)(0.0f);
+        SPH_BOUNDARY_BEGIN(p)
+            ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(sqrt(br2) * inv_h)) * bd;
+        SPH_BOUNDARY_END
+        if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (i >= n || lane != 0u) return;

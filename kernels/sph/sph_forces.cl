@@ -13,6 +13,11 @@
  * (the hydrostatic pressure is otherwise too high by 1/gamma_L).
  * Every pair term is antisymmetric in (i, j): momentum is conserved pairwise.
  * Wall images contribute pressure and viscosity (not cohesion).
+ * Boundary particles b (Akinci et al. 2012, SPH_BOUNDARY_BEGIN) add
+ *   - sum_b psi_b (f p_i/rho_i^2 + Pi_ib) grad_i W_ib
+ * (eq. 10 with pressure mirroring, f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR, and
+ * the friction of eq. 11: Pi_ib as Pi_ij with alpha_b = boundary_viscosity,
+ * rho_b = rho_i and v_b the boundary particle's velocity).
  * The work-group maxima of |a|^2 and |v|^2 go into counters (atomic max of
  * the float bits, valid for non-negative floats) for the time-step kernel.
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes"). */
@@ -25,6 +30,10 @@ void sph_forces(__global const float4* restrict pos,
                 __global uint* restrict nbcount,
                 __global float4* restrict acc,
                 __global uint* restrict counters,
+                __global const float4* restrict bpos,
+                __global const float4* restrict bvel,
+                __global const uint2* restrict bcells,
+                const uint nbound, const float alpha_b,
                 const uint n, const int4 dims, const float inv_cell, const float4 tank,
                 const float h, const float mass, const float c0, const float alpha,
                 const float gravity, const float gamma, const float rho0,
@@ -76,6 +85,13 @@ void sph_forces(__global const float4* restrict pos,
                 }
             }
         SPH_NEIGHBOURS_END
+        const float cvis_b = alpha_b * c0 * hs / di.x, gcu = sph_gradw_coef(h);
+        SPH_BOUNDARY_BEGIN(p)
+            const float vr = dot(v - bvel[bj].xyz, bd);
+            const float pi_ib = vr < 0.0f ? -cvis_b * vr / (br2 + eta2) : 0.0f;
+            a -= (bp.w * (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * pri + pi_ib) * gcu *
+                  sph_gradw_q(sqrt(br2) * inv_h)) * bd;
+        SPH_BOUNDARY_END
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     float a2 = 0.0f, v2 = 0.0f;

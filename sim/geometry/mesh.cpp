@@ -100,21 +100,23 @@ double boxDistance2(const Aabb& b, const Vec3d& p) {
   return d2;
 }
 
-// Points in cells of size >= radius over a box, for "is any point closer
-// than the radius" questions.
+// Points in cells of size >= radius over a box (at most 128 cells along the
+// longest side: a few MB), for "is any point closer than the radius".
 class PointGrid {
  public:
   PointGrid(const Aabb& box, double radius) : lo_(box.lo) {
     const double ext = std::max({box.hi[0] - box.lo[0], box.hi[1] - box.lo[1], box.hi[2] - box.lo[2]});
-    cell_ = std::max(radius, ext / 256);
+    cell_ = std::max(radius, ext / 128);
     for (int k = 0; k < 3; ++k) dims_[k] = int((box.hi[k] - box.lo[k]) / cell_) + 1;
-    const size_t n = size_t(dims_[0]) * size_t(dims_[1]) * size_t(dims_[2]);
-    cells_.resize(n);
+    head_.assign(size_t(dims_[0]) * size_t(dims_[1]) * size_t(dims_[2]), -1);
   }
   void add(const Vec3d& p) {
     int c[3];
     cellOf(p, c);
-    cells_[slot(c[0], c[1], c[2])].push_back(p);
+    int& h = head_[slot(c[0], c[1], c[2])];
+    next_.push_back(h);
+    h = int(pts_.size());
+    pts_.push_back(p);
   }
   // No point closer than `radius` (<= the cell size).
   bool free(const Vec3d& p, double radius) const {
@@ -123,8 +125,10 @@ class PointGrid {
     for (int z = std::max(0, c[2] - 1); z <= std::min(dims_[2] - 1, c[2] + 1); ++z)
       for (int y = std::max(0, c[1] - 1); y <= std::min(dims_[1] - 1, c[1] + 1); ++y)
         for (int x = std::max(0, c[0] - 1); x <= std::min(dims_[0] - 1, c[0] + 1); ++x)
-          for (const Vec3d& q : cells_[slot(x, y, z)])
-            if (dot(p - q, p - q) < radius * radius) return false;
+          for (int i = head_[slot(x, y, z)]; i >= 0; i = next_[size_t(i)]) {
+            const Vec3d d = p - pts_[size_t(i)];
+            if (dot(d, d) < radius * radius) return false;
+          }
     return true;
   }
 
@@ -138,14 +142,19 @@ class PointGrid {
   Vec3d lo_;
   double cell_ = 0;
   int dims_[3] = {1, 1, 1};
-  std::vector<std::vector<Vec3d>> cells_;
+  std::vector<int> head_, next_;
+  std::vector<Vec3d> pts_;
 };
 
-class Mesh final : public Shape {
+class Mesh final : public Shape, public HintedSdf {
  public:
   Mesh(const std::string& file, const Vec3d& scale) : file_(file) { build(readTriangles(file, scale)); }
   ShapeKind kind() const override { return ShapeKind::Mesh; }
-  double sdf(const Vec3d& p) const override;
+  double sdf(const Vec3d& p) const override {
+    int hint = -1;
+    return sdfNear(p, hint);
+  }
+  double sdfNear(const Vec3d& p, int& hint) const override;
   double volume() const override { return volume_; }
   double surfaceArea() const override { return area_; }
   Vec3d centroid() const override { return centroid_; }
@@ -377,9 +386,27 @@ int Mesh::buildNode(int first, int count, const std::vector<Vec3d>& centres) {
   return id;
 }
 
-double Mesh::sdf(const Vec3d& p) const {
+double Mesh::sdfNear(const Vec3d& p, int& hint) const {
   double best = INFINITY;
+  int bestT = -1;
   Vec3d bestQ{0, 0, 0}, bestN{0, 0, 0};
+  auto visit = [&](int t) {
+    const Tri& tri = t_[size_t(t)];
+    int feature = 0;
+    const Vec3d q = closestOnTriangle(p, v_[size_t(tri[0])], v_[size_t(tri[1])], v_[size_t(tri[2])], feature);
+    const Vec3d d = p - q;
+    const double d2 = dot(d, d);
+    if (d2 < best) {
+      best = d2;
+      bestT = t;
+      bestQ = q;
+      bestN = feature == 0   ? faceNormal_[size_t(t)]
+              : feature <= 3 ? vertexNormal_[size_t(tri[size_t(feature - 1)])]
+                             : edgeNormal_[size_t(triEdge_[size_t(t)][size_t(feature - 4)])];
+    }
+  };
+  // The hint's distance bounds the search: boxes farther away are skipped.
+  if (hint >= 0 && size_t(hint) < t_.size()) visit(hint);
   int stack[128];
   int top = 0;
   stack[top++] = 0;
@@ -387,21 +414,7 @@ double Mesh::sdf(const Vec3d& p) const {
     const Node& n = nodes_[size_t(stack[--top])];
     if (boxDistance2(n.box, p) >= best) continue;
     if (n.left < 0) {
-      for (int i = n.first; i < n.first + n.count; ++i) {
-        const int t = order_[size_t(i)];
-        const Tri& tri = t_[size_t(t)];
-        int feature = 0;
-        const Vec3d q = closestOnTriangle(p, v_[size_t(tri[0])], v_[size_t(tri[1])], v_[size_t(tri[2])], feature);
-        const Vec3d d = p - q;
-        const double d2 = dot(d, d);
-        if (d2 < best) {
-          best = d2;
-          bestQ = q;
-          bestN = feature == 0   ? faceNormal_[size_t(t)]
-                  : feature <= 3 ? vertexNormal_[size_t(tri[size_t(feature - 1)])]
-                                 : edgeNormal_[size_t(triEdge_[size_t(t)][size_t(feature - 4)])];
-        }
-      }
+      for (int i = n.first; i < n.first + n.count; ++i) visit(order_[size_t(i)]);
       continue;
     }
     const int a = n.left, b = n.right;
@@ -415,6 +428,7 @@ double Mesh::sdf(const Vec3d& p) const {
       stack[top++] = b;
     }
   }
+  hint = bestT;
   const double dist = std::sqrt(best);
   return dot(p - bestQ, bestN) < 0 ? -dist : dist;
 }
@@ -429,7 +443,7 @@ double Mesh::sdf(const Vec3d& p) const {
 // area / spacing^2. Seeded: the same samples on every call.
 constexpr double kCandidates = 12;  // candidates per spacing^2 of area (worst hole 0.92 spacing)
 void Mesh::sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals) const {
-  if (!std::isfinite(spacing) || spacing <= 0) throw Error("shape sampling: spacing must be a finite number > 0");
+  checkSampleSpacing(spacing, area_);
   const double cosSharp = std::cos(30.0 * 3.14159265358979323846 / 180.0);
   std::vector<Vec3d> edgeP, edgeN;
   std::vector<char> corner(v_.size(), 0);

@@ -13,9 +13,6 @@ constexpr double kPi = 3.14159265358979323846;
 // Intervals of length about `spacing` on a segment of length `len` (>= 1).
 long intervals(double len, double spacing) { return std::max(1L, std::lround(len / spacing)); }
 
-void checkSpacing(double spacing) {
-  if (!std::isfinite(spacing) || spacing <= 0) throw Error("shape sampling: spacing must be a finite number > 0");
-}
 
 class Box final : public Shape {
  public:
@@ -38,7 +35,7 @@ class Box final : public Shape {
   // each axis: every face is a grid, edges and corners appear once. A node on
   // an edge or corner gets the normalised sum of its faces' normals.
   void sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals) const override {
-    checkSpacing(spacing);
+    checkSampleSpacing(spacing, surfaceArea());
     points.clear();
     normals.clear();
     const long n[3] = {intervals(2 * h_[0], spacing), intervals(2 * h_[1], spacing), intervals(2 * h_[2], spacing)};
@@ -77,7 +74,7 @@ class Sphere final : public Shape {
   // (Gonzalez 2010, "Measurement of areas on a sphere using Fibonacci and
   // latitude-longitude lattices", Math. Geosci. 42:49-64).
   void sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals) const override {
-    checkSpacing(spacing);
+    checkSampleSpacing(spacing, surfaceArea());
     points.clear();
     normals.clear();
     const long n = std::max(1L, std::lround(surfaceArea() / (spacing * spacing)));
@@ -116,7 +113,7 @@ class Cylinder final : public Shape {
   // once, alternate rings turned by half a step) and concentric rings on each
   // cap, about `spacing` apart, with a point at the cap's centre.
   void sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals) const override {
-    checkSpacing(spacing);
+    checkSampleSpacing(spacing, surfaceArea());
     points.clear();
     normals.clear();
     const long rings = intervals(2 * hh_, spacing);

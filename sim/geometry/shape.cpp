@@ -91,6 +91,17 @@ std::unique_ptr<Shape> makeShape(const ShapeSpec& spec) {
   throw Error("unknown shape kind");
 }
 
+namespace geom {
+void checkSampleSpacing(double spacing, double area) {
+  if (!std::isfinite(spacing) || spacing <= 0)
+    throw Error("shape sampling: spacing must be a finite number > 0, got " + num(spacing));
+  const double n = area / (spacing * spacing);
+  if (!(n <= 2e7))
+    throw Error("shape sampling: spacing " + num(spacing) + " gives about " + num(std::round(n)) +
+                " samples on a surface of area " + num(area) + " m^2 (at most 2e7); use a larger spacing");
+}
+}  // namespace geom
+
 SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin) {
   if (!std::isfinite(cell) || cell <= 0) throw Error("SDF grid: cell must be a finite number > 0, got " + num(cell));
   if (!std::isfinite(margin) || margin < 0)
@@ -111,12 +122,17 @@ SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin) {
   g.values.resize(size_t(g.dims[0]) * g.dims[1] * g.dims[2]);
   // Slices of z on up to 16 threads (Shape::sdf is const and thread-safe);
   // every node is computed the same way whatever the thread count.
+  // A mesh is asked with a hint: the previous node's nearest triangle.
+  const auto* hinted = dynamic_cast<const geom::HintedSdf*>(&shape);
   auto slab = [&](int z0, int z1) {
     size_t i = size_t(z0) * g.dims[1] * g.dims[0];
+    int hint = -1;
     for (int z = z0; z < z1; ++z)
       for (int y = 0; y < g.dims[1]; ++y)
-        for (int x = 0; x < g.dims[0]; ++x)
-          g.values[i++] = float(shape.sdf({g.origin[0] + x * cell, g.origin[1] + y * cell, g.origin[2] + z * cell}));
+        for (int x = 0; x < g.dims[0]; ++x) {
+          const Vec3d p{g.origin[0] + x * cell, g.origin[1] + y * cell, g.origin[2] + z * cell};
+          g.values[i++] = float(hinted ? hinted->sdfNear(p, hint) : shape.sdf(p));
+        }
   };
   const int threads = std::clamp(int(std::thread::hardware_concurrency()), 1, std::min(16, g.dims[2]));
   if (threads == 1 || g.values.size() < 4096) {

@@ -25,6 +25,19 @@ inline Vec3d normalized(const Vec3d& a) {
 }
 inline Mat3d diag(double a, double b, double c) { return {a, 0, 0, 0, b, 0, 0, 0, c}; }
 
+// A shape whose SDF query is faster with a hint (meshes): `hint` is a
+// triangle near p (or -1), updated to p's nearest triangle; makeSdfGrid
+// passes each node's to the next. The value is sdf(p) whatever the hint.
+class HintedSdf {
+ public:
+  virtual ~HintedSdf() = default;
+  virtual double sdfNear(const Vec3d& p, int& hint) const = 0;
+};
+
+// Throws eddy::Error unless spacing is finite, > 0 and gives at most 2e7
+// samples on a surface of the given area.
+void checkSampleSpacing(double spacing, double area);
+
 // The primitives (sizes already checked: finite and > 0).
 std::unique_ptr<Shape> makeBox(const Vec3d& size);
 std::unique_ptr<Shape> makeSphere(double diameter);

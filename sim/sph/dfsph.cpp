@@ -58,6 +58,8 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     state_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_DFSPH_STATE_SIZE * sizeof(cl_uint),
                               "DFSPH state");
     ticket_ = ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "DFSPH tickets");
+    noBoundary_ = ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float4), "DFSPH no boundary");
+    noBoundaryCells_ = ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "DFSPH no boundary");
     auto& q = ctx.queue();
     const std::vector<cl_float> zeros(cap_, 0.0f);
     for (int k = 0; k < 2; ++k) {
@@ -83,12 +85,18 @@ DfsphKernels::~DfsphKernels() {
   }
 }
 
+SphBoundaryView DfsphKernels::boundaryView(const DfsphBuffers& b) const {
+  if (b.boundary) return b.boundary->view();
+  return {&noBoundary_, &noBoundary_, &noBoundaryCells_, 0};
+}
+
 cl::NDRange DfsphKernels::global(size_t n) const { return cl::NDRange(roundUp(n, EDDY_SPH_WG)); }
 cl::EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
   return sphLaneLaunch(ctx_.queue(), b.n, b.laneBits);
 }
 
 void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
+  const SphBoundaryView bv = boundaryView(b);
   const DfsphDensityArgs a{.pos = *b.pos,
                            .nlist = *b.nlist,
                            .nbcount = *b.nbcount,
@@ -97,6 +105,12 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .kden = kden_[cur_],
                            .kdiv = kdiv_[cur_],
                            .clock = *b.clock,
+                           .bpos = *bv.pos,
+                           .bvel = *bv.vel,
+                           .bcells = *bv.cells,
+                           .nbound = bv.count,
+                           .dims = b.dims,
+                           .invCell = b.invCell,
                            .withPressure = cl_uint(withPressure ? 1 : 0),
                            .n = cl_uint(b.n),
                            .tank = tank4(b.tank),
@@ -113,6 +127,7 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
 
 void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphParams& p) {
   const bool div = slot == EDDY_DFSPH_SLOT_DIV;
+  const SphBoundaryView bv = boundaryView(b);
   const DfsphRateArgs a{.pos = *b.pos,
                         .vel = *b.vel,
                         .nlist = *b.nlist,
@@ -125,6 +140,12 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .state = state_,
                         .ticket = ticket_,
                         .clock = *b.clock,
+                        .bpos = *bv.pos,
+                        .bvel = *bv.vel,
+                        .bcells = *bv.cells,
+                        .nbound = bv.count,
+                        .dims = b.dims,
+                        .invCell = b.invCell,
                         .slot = cl_uint(slot),
                         .n = cl_uint(b.n),
                         .tank = tank4(b.tank),
@@ -147,6 +168,7 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
   const bool warm = slot == EDDY_DFSPH_NO_SLOT;
   const bool div = slot == EDDY_DFSPH_SLOT_DIV || warm;
   const char* row = warm ? "divergence_warm" : div ? "divergence_velocity" : "density_velocity";
+  const SphBoundaryView bv = boundaryView(b);
   const DfsphVelocityArgs a{.pos = *b.pos,
                             .vel = *b.vel,
                             .nlist = *b.nlist,
@@ -155,6 +177,12 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
                             .k = div ? kdiv_[cur_] : kden_[cur_],
                             .state = state_,
                             .clock = *b.clock,
+                            .bpos = *bv.pos,
+                            .bvel = *bv.vel,
+                            .bcells = *bv.cells,
+                            .nbound = bv.count,
+                            .dims = b.dims,
+                            .invCell = b.invCell,
                             .slot = cl_uint(slot),
                             .useDt = cl_uint(div ? 0 : 1),
                             .commit = cl_uint(commit ? 1 : 0),
@@ -220,6 +248,7 @@ void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
 }
 
 void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
+  const SphBoundaryView bv = boundaryView(b);
   const DfsphPredictArgs a{.pos = *b.pos,
                            .vel = *b.vel,
                            .acc = *b.acc,
@@ -227,6 +256,12 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .nbcount = *b.nbcount,
                            .kden = kden_[cur_],
                            .clock = *b.clock,
+                           .bpos = *bv.pos,
+                           .bvel = *bv.vel,
+                           .bcells = *bv.cells,
+                           .nbound = bv.count,
+                           .dims = b.dims,
+                           .invCell = b.invCell,
                            .n = cl_uint(b.n),
                            .tank = tank4(b.tank),
                            .h = cl_float(p.h),
@@ -258,6 +293,25 @@ void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
   } catch (const cl::Error& e) {
     throw Error("DFSPH integrate kernel: " + describe(e));
   }
+}
+
+void DfsphKernels::runBoundaryForce(const DfsphBuffers& b, const DfsphParams& p) {
+  if (!b.boundary || b.boundary->size() == 0) return;
+  SphBoundaryFluid f;
+  f.pos = b.pos;
+  f.vel = b.vel;
+  f.rhop = b.rhop;
+  f.cells = b.cells;
+  f.clock = b.clock;
+  f.kden = &kden_[cur_];
+  f.kdiv = &kdiv_[cur_];
+  f.mode = EDDY_BOUNDARY_FORCE_DFSPH;
+  f.h = p.h;
+  f.mass = p.mass;
+  f.c0 = p.c0;
+  f.alphaB = p.boundaryViscosity;
+  f.gradScale = p.gradScale;
+  b.boundary->runForce(f);
 }
 
 void DfsphKernels::reorder(const cl::Buffer& order, size_t n) {
@@ -309,6 +363,7 @@ void DfsphKernels::finishStep(const DfsphBuffers& b, const DfsphParams& p) {
   runDt(b, p);
   runPredict(b, p);
   runDensitySolve(b, p);
+  runBoundaryForce(b, p);
   runIntegrate(b, p);
   // The state of this step, read without waiting (the batches two steps on,
   // stats). reads_[next_] was taken by beginStep.
@@ -454,6 +509,8 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.divergenceTolerance = phys.divergenceTolerance;
   d.minIterations = phys.minIterations;
   d.maxIterations = phys.maxIterations;
+  d.c0 = phys.c0;
+  d.boundaryViscosity = phys.boundaryViscosity;
   return d;
 }
 
@@ -470,6 +527,10 @@ DfsphBuffers DfsphSolver::buffers(SphParticles& p) const {
   b.n = p.size();
   b.tank = p.tank();
   b.laneBits = p.laneBits();
+  b.boundary = &p.boundary();
+  b.cells = &p.cells();
+  b.dims = p.dims4();
+  b.invCell = p.invCell();
   return b;
 }
 

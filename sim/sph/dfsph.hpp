@@ -30,6 +30,7 @@ struct DfsphParams {
   double h = 0, mass = 0, rho0 = 0, gradScale = 1, spacing = 0;
   double velocityCfl = 0.4, minDt = 1e-6, maxDt = 1e-3, restitution = 0.5;
   double densityTolerance = 0.05, divergenceTolerance = 0.1;  // percent
+  double c0 = 0, boundaryViscosity = 0;  // the boundary force's friction term
   unsigned minIterations = 2, maxIterations = 100;
   // true: every solve gets max_iterations rounds (no batch from earlier steps).
   bool exactSolves = false;
@@ -48,42 +49,62 @@ struct DfsphBuffers {
   size_t n = 0;
   std::array<double, 3> tank{};
   cl_uint laneBits = 0;  // 2^laneBits work-items per particle (sph_common.cl, "Lanes")
+  // Boundary particles (boundary.hpp); null: none. Their sums walk the
+  // boundary grid (the fluid's cells: dims, invCell); cells is the fluid's
+  // cell table (sph_boundary_force).
+  SphBoundary* boundary = nullptr;
+  const cl::Buffer* cells = nullptr;
+  cl_int4 dims{};
+  cl_float invCell = 1;
 };
 
 // Arguments of the kernels of kernels/sph/sph_dfsph.cl, in their order
 // (kernel_args.hpp).
 struct DfsphDensityArgs {
   const cl::Buffer &pos, &nlist, &nbcount, &rhop, &aux, &kden, &kdiv, &clock;
+  const cl::Buffer &bpos, &bvel, &bcells;
+  cl_uint nbound;
+  cl_int4 dims;
+  cl_float invCell;
   cl_uint withPressure, n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits;
   auto args() const {
-    return std::tie(pos, nlist, nbcount, rhop, aux, kden, kdiv, clock, withPressure, n, tank, h,
-                    mass, gradScale, laneBits);
+    return std::tie(pos, nlist, nbcount, rhop, aux, kden, kdiv, clock, bpos, bvel, bcells, nbound,
+                    dims, invCell, withPressure, n, tank, h, mass, gradScale, laneBits);
   }
 };
 struct DfsphRateArgs {
   const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &aux, &k, &dk, &partial, &state,
       &ticket, &clock;
+  const cl::Buffer &bpos, &bvel, &bcells;
+  cl_uint nbound;
+  cl_int4 dims;
+  cl_float invCell;
   cl_uint slot, n;
   cl_float4 tank;
   cl_float h, mass, rho0, tolerance;
   cl_uint minIter, maxIter, laneBits;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, aux, k, dk, partial, state, ticket, clock,
-                    slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter, laneBits);
+                    bpos, bvel, bcells, nbound, dims, invCell, slot, n, tank, h, mass, rho0,
+                    tolerance, minIter, maxIter, laneBits);
   }
 };
 struct DfsphVelocityArgs {
   const cl::Buffer &pos, &vel, &nlist, &nbcount, &dk, &k, &state, &clock;
+  const cl::Buffer &bpos, &bvel, &bcells;
+  cl_uint nbound;
+  cl_int4 dims;
+  cl_float invCell;
   cl_uint slot, useDt, commit, n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits;
   auto args() const {
-    return std::tie(pos, vel, nlist, nbcount, dk, k, state, clock, slot, useDt, commit, n, tank,
-                    h, mass, gradScale, laneBits);
+    return std::tie(pos, vel, nlist, nbcount, dk, k, state, clock, bpos, bvel, bcells, nbound,
+                    dims, invCell, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits);
   }
 };
 struct DfsphDtArgs {
@@ -93,13 +114,17 @@ struct DfsphDtArgs {
 };
 struct DfsphPredictArgs {
   const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kden, &clock;
+  const cl::Buffer &bpos, &bvel, &bcells;
+  cl_uint nbound;
+  cl_int4 dims;
+  cl_float invCell;
   cl_uint n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits;
   auto args() const {
-    return std::tie(pos, vel, acc, nlist, nbcount, kden, clock, n, tank, h, mass, gradScale,
-                    laneBits);
+    return std::tie(pos, vel, acc, nlist, nbcount, kden, clock, bpos, bvel, bcells, nbound, dims,
+                    invCell, n, tank, h, mass, gradScale, laneBits);
   }
 };
 struct DfsphIntegrateArgs {
@@ -143,6 +168,10 @@ class DfsphKernels {
   void runPredict(const DfsphBuffers& b, const DfsphParams& p);
   void runDensitySolve(const DfsphBuffers& b, const DfsphParams& p);
   void runIntegrate(const DfsphBuffers& b, const DfsphParams& p);
+  // The fluid's force on the boundary particles from the pressures both
+  // solves applied this step (k + kv/dt; sph_boundary_force), before the
+  // positions move (finishStep runs it between the density solve and integrate).
+  void runBoundaryForce(const DfsphBuffers& b, const DfsphParams& p);
   // Single launches (tests): one rate kernel (slot EDDY_DFSPH_SLOT_DIV or
   // _DEN) with its check, one velocity update of dk (commit: k += dk).
   void runRate(unsigned slot, const DfsphBuffers& b, const DfsphParams& p);
@@ -190,6 +219,8 @@ class DfsphKernels {
   size_t cap_;
   cl::Program program_;
   cl::Buffer aux_, kdiv_[2], kden_[2], dk_, partial_, state_, ticket_;
+  cl::Buffer noBoundary_, noBoundaryCells_;  // stand-ins when b.boundary is null
+  SphBoundaryView boundaryView(const DfsphBuffers& b) const;
   int cur_ = 0;
   // The state reads of the last two steps: beginStep takes reads_[next_]
   // (two steps old) for the batches, finishStep reads into it again.

@@ -80,7 +80,8 @@ std::string SphParticles::buildOptions(const Context& ctx, const SphKernelConfig
 }
 
 SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& setup,
-                           const SphKernelConfig& cfg, size_t capacity, double h)
+                           const SphKernelConfig& cfg, size_t capacity, double h,
+                           const std::vector<SphSolidSamples>& solids)
     : ctx_(ctx),
       profiler_(profiler),
       cfg_(cfg),
@@ -140,6 +141,8 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
   } catch (const cl::Error& e) {
     throw Error("SPH setup: " + describe(e));
   }
+  boundary_ = std::make_unique<SphBoundary>(ctx, profiler, sorter_, solids, dims_, cell_, keyBits_,
+                                            h, buildOptions(ctx, cfg));
 }
 
 void SphParticles::grow(size_t k) { n_ += k; }

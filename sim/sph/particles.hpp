@@ -9,6 +9,7 @@
 // neighbour list from here and owns only its own phases and buffers.
 #pragma once
 
+#include "boundary.hpp"
 #include "radix_sort.hpp"
 #include "simulation.hpp"
 
@@ -17,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,9 @@ struct SphSetup {
   std::array<double, 3> tank{};  // L (x), H (y, up), D (z)
   double spacing = 0;            // lattice spacing: mass = rho0 * dx^3 (calibrated), h = ratio * dx
   double expectedSpeed = 0;      // largest speed expected (m/s): automatic sound speed = 10x this
+  // Solids (obstacles, bodies) as boundary particles (boundary.hpp), in
+  // declaration order: static obstacles first.
+  std::vector<SphSolid> solids;
 };
 
 struct SphKernelConfig {
@@ -61,6 +66,8 @@ struct SphPhysics {
   double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
          maxDt = 0, restitution = 0, spacing = 0;
   double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
+  // Boundary particles (boundary.hpp): friction alpha_b of the fluid on solids.
+  double boundaryViscosity = 0;
   // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
   double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
   unsigned minIterations = 2, maxIterations = 100;
@@ -99,8 +106,9 @@ class SphParticles {
   // Allocates every per-particle buffer for `capacity` particles (>= the
   // setup's count) and uploads the setup. `h` is the support radius (grid).
   // The caller has checked the device memory.
+  // `solids`: the sampled solids of the setup (boundary particles).
   SphParticles(Context& ctx, Profiler& profiler, const SphSetup& setup, const SphKernelConfig& cfg,
-               size_t capacity, double h);
+               size_t capacity, double h, const std::vector<SphSolidSamples>& solids = {});
 
   // Program build options every SPH program uses (work-group size, list mode,
   // division): a solver builds its own program with them.
@@ -152,6 +160,10 @@ class SphParticles {
   size_t numCells() const { return numCells_; }
   const std::array<double, 3>& tank() const { return tank_; }
 
+  // The boundary particles of the solids (none: size() 0, kernels skip them).
+  SphBoundary& boundary() { return *boundary_; }
+  const SphBoundary& boundary() const { return *boundary_; }
+
   // The count grows (addBlock, after appending at the end of the current slots).
   void grow(size_t k);
 
@@ -173,6 +185,7 @@ class SphParticles {
   cl::Buffer keys_, vals_, tmpKeys_, tmpVals_;
   cl::Buffer cells_, nlist_, nbcount_, counters_, clock_;
   int cur_ = 0;
+  std::unique_ptr<SphBoundary> boundary_;
 
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};

@@ -32,7 +32,11 @@ const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, 
 // Water columns start in WCSPH's hydrostatic equilibrium (layers squeezed as
 // the Tait equation wants) with the wcsph solver, at rest density otherwise
 // (an incompressible solver would push the squeeze apart in its first step).
-SphSetup makeSphScene(std::string_view scene, const Params& params);
+// `obstacles` (--obstacle, config "obstacles") are added to the scene's own
+// solids as static obstacles; fluid particles inside any solid (or within
+// half a spacing of it) are not created.
+SphSetup makeSphScene(std::string_view scene, const Params& params,
+                      const std::vector<ShapeSpec>& obstacles = {});
 
 // The particle count and tank of a named scene, from its geometry alone:
 // nothing is allocated (checked against the limits before makeSphScene).
@@ -41,7 +45,15 @@ struct SphSceneSize {
   std::array<double, 3> tank{};
   double spacing = 0;
 };
-SphSceneSize sphSceneSize(std::string_view scene, const Params& params);
+SphSceneSize sphSceneSize(std::string_view scene, const Params& params,
+                          const std::vector<ShapeSpec>& obstacles = {});
+
+// A file of the repository's data/ folder (EDDY_DATA_DIR in the environment
+// overrides where that is).
+std::string sphDataFile(const std::string& relative);
+// The particles of `in` that lie outside every solid by at least `clearance`.
+void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
+                      const std::vector<SphParticle>& in, std::vector<SphParticle>& out);
 
 // The dam-break column with `target` particles (3-D block a x 2a x a in a
 // 4a x 2.5a x a tank) at rest density: the benchmark's scene.
@@ -53,6 +65,7 @@ struct SphCounters {
   uint64_t escaped = 0;    // integrate: outside the tank / non-finite, put back
   uint64_t outOfGrid = 0;  // hash: outside the grid, clamped
   uint64_t overflow = 0;   // neighbour list entries beyond capacity (list mode)
+  uint64_t penetrations = 0;  // boundary_guard: inside a solid, put back outside
 };
 
 struct SphDiagnostics {
@@ -202,6 +215,8 @@ class SphSim : public Simulation {
   size_t numCells() const { return particles_->numCells(); }
   const std::array<double, 3>& tank() const { return tank_; }
   SphParticles& particles() { return *particles_; }
+  SphBoundary& boundary() { return particles_->boundary(); }
+  const std::vector<SphSolid>& solids() const { return solids_; }
   SphSolver& solver() { return *solver_; }
 
  private:
@@ -218,6 +233,7 @@ class SphSim : public Simulation {
   double spacing_ = 0;
   std::unique_ptr<SphParticles> particles_;
   std::unique_ptr<SphSolver> solver_;
+  std::vector<SphSolid> solids_;  // as declared (snapshots)
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)

@@ -1,6 +1,10 @@
-// SPH scenes: dam_break (Martin & Moyce 1952), double_dam_break, drop.
+// SPH scenes: dam_break (Martin & Moyce 1952), double_dam_break, drop,
+// spheric_dam_break (SPHERIC Benchmark Test 2, Kleefsman et al. 2005) and
+// mesh_obstacle (a dam break against data/meshes/obstacle.stl).
 #include "rng.hpp"
 #include "sph.hpp"
+
+#include <cstdlib>
 
 #include <cmath>
 #include <limits>
@@ -9,7 +13,8 @@
 namespace eddy {
 
 const std::vector<std::string>& sphSceneNames() {
-  static const std::vector<std::string> names = {"dam_break", "drop", "double_dam_break"};
+  static const std::vector<std::string> names = {"dam_break", "drop", "double_dam_break",
+                                                 "spheric_dam_break", "mesh_obstacle"};
   return names;
 }
 
@@ -73,25 +78,100 @@ struct Builder {
 
 }  // namespace
 
+std::string sphDataFile(const std::string& relative) {
+  // EDDY_DATA_DIR (environment) first, then the source tree's data/.
+  const char* env = std::getenv("EDDY_DATA_DIR");
+  const std::string dir = env && *env ? std::string(env) : std::string(EDDY_DATA_DIR);
+  return dir + "/" + relative;
+}
+
+void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
+                      const std::vector<SphParticle>& in, std::vector<SphParticle>& out) {
+  std::vector<std::unique_ptr<Shape>> shapes;
+  std::vector<Mat3d> rot;
+  for (const auto& so : solids) {
+    shapes.push_back(makeShape(so.spec));
+    rot.push_back(rotationMatrix(so.spec.pose.rotationDeg));
+  }
+  out.clear();
+  out.reserve(in.size());
+  for (const auto& p : in) {
+    bool inside = false;
+    for (size_t k = 0; k < solids.size() && !inside; ++k) {
+      const Vec3d& c = solids[k].spec.pose.position;
+      const Mat3d& R = rot[k];
+      const double w[3] = {p.x - c[0], p.y - c[1], p.z - c[2]};
+      const Vec3d l{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
+                    R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};  // R^T (x - c)
+      inside = shapes[k]->sdf(l) < clearance;
+    }
+    if (!inside) out.push_back(p);
+  }
+}
+
 namespace {
 
 // Builds the scene, or with countOnly only counts its particles (the same
 // geometry code either way: the count is exactly what a build gives).
-SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total) {
+// SPHERIC Benchmark Test 2 (Kleefsman et al. 2005, "A volume-of-fluid based
+// simulation method for wave impact problems", JCP 206:363; issue 12): tank
+// 3.22 x 1.0 x 1.0 m (y up), a water column 1.228 m long, 0.55 m high and the
+// whole 1.0 m wide against the wall x = 3.22, and a box obstacle 0.161 (x) x
+// 0.161 (y) x 0.403 (z) m standing on the floor with its faces at x = 0.6635
+// and 0.8245, z = 0.295 and 0.698.
+constexpr double kSphericTank[3] = {3.22, 1.0, 1.0};
+constexpr double kSphericColumn[2] = {1.228, 0.55};  // length (x), height (y)
+ShapeSpec sphericObstacle() {
+  ShapeSpec b;
+  b.kind = ShapeKind::Box;
+  b.size = {0.8245 - 0.6635, 0.161, 0.698 - 0.295};
+  b.pose.position = {0.5 * (0.6635 + 0.8245), 0.5 * 0.161, 0.5 * (0.295 + 0.698)};
+  return b;
+}
+
+// mesh_obstacle: a dam break against the ramp of data/meshes/obstacle.stl
+// (x in [-0.5, 0.5], rising along +x, y in [0, 0.3], z in [-0.3, 0.3]),
+// scaled by 0.5 and standing on the floor at x = 1.2, mid-depth: tank 2.0 x 0.8 x 0.6 m, column 0.6 long, 0.5 high, full depth.
+constexpr double kMeshTank[3] = {2.0, 0.8, 0.6};
+constexpr double kMeshColumn[2] = {0.6, 0.5};
+ShapeSpec meshObstacle() {
+  ShapeSpec m;
+  m.kind = ShapeKind::Mesh;
+  m.file = sphDataFile("meshes/obstacle.stl");
+  m.scale = {0.5, 0.5, 0.5};
+  m.pose.position = {1.2, 0.0, 0.3};  // the water runs up the ramp
+  return m;
+}
+
+SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total,
+                    const std::vector<ShapeSpec>& obstacles) {
   // Only WCSPH's equation of state wants the squeezed hydrostatic start.
   const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
   const double dx = P.get("spacing");
-  const double L = P.get("tank_length"), H = P.get("tank_height");
+  const bool spheric = scene == "spheric_dam_break", mesh = scene == "mesh_obstacle";
+  const double* fixedTank = spheric ? kSphericTank : mesh ? kMeshTank : nullptr;
+  const double L = fixedTank ? fixedTank[0] : P.get("tank_length");
+  const double H = fixedTank ? fixedTank[1] : P.get("tank_height");
   const double g = P.get("gravity"), rho0 = P.get("rest_density");
   SphSetup s;
   s.spacing = dx;
-  const int nz = count(P.get("depth"), dx, "depth");
-  s.tank = {L, H, nz * dx};
+  // The fixed tanks keep their depth; the slab scenes round it to whole particles.
+  const int nz = fixedTank ? std::max(1, int(std::floor(fixedTank[2] / dx + 1e-9)))
+                           : count(P.get("depth"), dx, "depth");
+  s.tank = {L, H, fixedTank ? fixedTank[2] : nz * dx};
+  if (spheric) s.solids.push_back({sphericObstacle(), -1});
+  if (mesh) s.solids.push_back({meshObstacle(), -1});
+  for (const auto& o : obstacles) s.solids.push_back({o, -1});
+  // With solids the count needs the particles themselves (those inside a
+  // solid are not created).
+  if (!s.solids.empty()) countOnly = false;
 
   // The scene's tallest water and largest speed fix the automatic sound speed,
   // which the hydrostatic initial compression needs too.
   double top = 0;
   if (scene == "dam_break" || scene == "double_dam_break") top = P.get("column_height");
+  else if (spheric) top = kSphericColumn[1];
+  else if (mesh) top = kMeshColumn[1];
   else if (scene == "drop") top = P.get("drop_height") + P.get("drop_radius");
   else {
     throw Error("unknown SPH scene '" + std::string(scene) +
@@ -111,7 +191,15 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
       throw Error(o.str());
     }
   };
-  if (scene == "dam_break" || scene == "double_dam_break") {
+  if (fixedTank) {  // spheric_dam_break (column at x = L), mesh_obstacle (at x = 0)
+    const double* col = spheric ? kSphericColumn : kMeshColumn;
+    const int nx = std::max(1, int(std::floor(col[0] / dx + 1e-9)));
+    const int ny = std::max(1, int(std::floor(col[1] / dx + 1e-9)));
+    if (nx > 1000000 || ny > 1000000 || nz > 1000000)
+      throw Error("SPH scene " + std::string(scene) + ": spacing " + std::to_string(dx) +
+                  " m gives too many particles along one axis");
+    b.column(spheric ? L - nx * dx : 0.0, nx, ny);
+  } else if (scene == "dam_break" || scene == "double_dam_break") {
     const int nx = count(P.get("column_width"), dx, "column_width");
     const int ny = count(P.get("column_height"), dx, "column_height");
     const int columns = scene == "dam_break" ? 1 : 2;
@@ -142,6 +230,14 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
             b.add(x, y, z);
         }
   }
+  if (!s.solids.empty()) {
+    // No fluid inside a solid, nor within half a spacing of its surface
+    // (the scenes' clearance from the tank walls).
+    std::vector<SphParticle> kept;
+    dropInsideSolids(s.solids, 0.5 * dx, b.out, kept);
+    b.out = std::move(kept);
+    b.count = b.out.size();
+  }
   total = b.count;
   s.particles = std::move(b.out);
   if (total == 0) throw Error("SPH scene " + std::string(scene) + ": no particles");
@@ -150,18 +246,21 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
 
 }  // namespace
 
-SphSetup makeSphScene(std::string_view scene, const Params& P) {
+SphSetup makeSphScene(std::string_view scene, const Params& P,
+                      const std::vector<ShapeSpec>& obstacles) {
   size_t count = 0;
-  return buildScene(scene, P, false, count);
+  return buildScene(scene, P, false, count, obstacles);
 }
 
-SphSceneSize sphSceneSize(std::string_view scene, const Params& P) {
+SphSceneSize sphSceneSize(std::string_view scene, const Params& P,
+                          const std::vector<ShapeSpec>& obstacles) {
   size_t count = 0;
-  const SphSetup s = buildScene(scene, P, true, count);
+  const SphSetup s = buildScene(scene, P, true, count, obstacles);
   return {count, s.tank, s.spacing};
 }
 
 SphSetup makeSphBenchScene(size_t target, const Params& params) {
+  // (no obstacles: the benchmark's block)
   return makeSphScene("dam_break", sphBenchParams(target, params));
 }
 

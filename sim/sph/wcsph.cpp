@@ -17,11 +17,15 @@ WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& c
 }
 
 void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
+  const SphBoundaryView bv = p.boundary().view();
   const SphDensityArgs a{.pos = p.positions(),
                          .cells = p.cells(),
                          .nlist = p.neighbourList(),
                          .nbcount = p.neighbourCounts(),
                          .rhop = rhop_,
+                         .bpos = *bv.pos,
+                         .bcells = *bv.cells,
+                         .nbound = bv.count,
                          .n = p.count(),
                          .dims = p.dims4(),
                          .invCell = p.invCell(),
@@ -40,6 +44,7 @@ void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
 
 SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
                                 const cl::Buffer& acc, const SphPhysics& phys) {
+  const SphBoundaryView bv = p.boundary().view();
   return SphForcesArgs{.pos = p.positions(),
                        .vel = p.velocities(),
                        .rhop = rhop,
@@ -48,6 +53,11 @@ SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
                        .nbcount = p.neighbourCounts(),
                        .acc = acc,
                        .counters = p.counters(),
+                       .bpos = *bv.pos,
+                       .bvel = *bv.vel,
+                       .bcells = *bv.cells,
+                       .nbound = bv.count,
+                       .alphaB = cl_float(phys.boundaryViscosity),
                        .n = p.count(),
                        .dims = p.dims4(),
                        .invCell = p.invCell(),
@@ -70,6 +80,27 @@ void WcsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) 
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }
+}
+
+void WcsphSolver::step(SphParticles& p, const SphPhysics& phys) {
+  computeDensity(p, phys);
+  computeAccelerations(p, phys);
+  // The fluid's force on the boundary particles, from this step's pressures.
+  SphBoundaryFluid f;
+  f.pos = &p.positions();
+  f.vel = &p.velocities();
+  f.rhop = &rhop_;
+  f.cells = &p.cells();
+  f.clock = &p.clock();
+  f.mode = EDDY_BOUNDARY_FORCE_WCSPH;
+  f.h = phys.h;
+  f.mass = phys.mass;
+  f.c0 = phys.c0;
+  f.alphaB = phys.boundaryViscosity;
+  f.gradScale = phys.gradScale;
+  p.boundary().runForce(f);
+  p.runDt(phys);
+  p.runIntegrate(acc_, phys);
 }
 
 }  // namespace eddy

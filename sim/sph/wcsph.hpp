@@ -13,22 +13,25 @@ namespace eddy {
 
 // Arguments of kernels/sph/sph_density.cl, in its order (kernel_args.hpp).
 struct SphDensityArgs {
-  const cl::Buffer &pos, &cells, &nlist, &nbcount, &rhop;
-  cl_uint n;
+  const cl::Buffer &pos, &cells, &nlist, &nbcount, &rhop, &bpos, &bcells;
+  cl_uint nbound, n;
   cl_int4 dims;
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, rho0, B;
   cl_uint laneBits;
   auto args() const {
-    return std::tie(pos, cells, nlist, nbcount, rhop, n, dims, invCell, tank, h, mass, rho0, B,
-                    laneBits);
+    return std::tie(pos, cells, nlist, nbcount, rhop, bpos, bcells, nbound, n, dims, invCell, tank,
+                    h, mass, rho0, B, laneBits);
   }
 };
 
 // Arguments of kernels/sph/sph_forces.cl, in its order (kernel_args.hpp).
 struct SphForcesArgs {
-  const cl::Buffer &pos, &vel, &rhop, &cells, &nlist, &nbcount, &acc, &counters;
+  const cl::Buffer &pos, &vel, &rhop, &cells, &nlist, &nbcount, &acc, &counters, &bpos, &bvel,
+      &bcells;
+  cl_uint nbound;
+  cl_float alphaB;
   cl_uint n;
   cl_int4 dims;
   cl_float invCell;
@@ -36,8 +39,9 @@ struct SphForcesArgs {
   cl_float h, mass, c0, alpha, gravity, gamma, rho0, gradScale;
   cl_uint laneBits;
   auto args() const {
-    return std::tie(pos, vel, rhop, cells, nlist, nbcount, acc, counters, n, dims, invCell, tank,
-                    h, mass, c0, alpha, gravity, gamma, rho0, gradScale, laneBits);
+    return std::tie(pos, vel, rhop, cells, nlist, nbcount, acc, counters, bpos, bvel, bcells,
+                    nbound, alphaB, n, dims, invCell, tank, h, mass, c0, alpha, gravity, gamma,
+                    rho0, gradScale, laneBits);
   }
   // The arguments of the particles' current state (sph_forces without the
   // pressure term when rhop's pressures are 0, as DFSPH's non-pressure forces).
@@ -54,6 +58,8 @@ class WcsphSolver : public SphSolver {
   void computeAccelerations(SphParticles& p, const SphPhysics& phys) override;
   const cl::Buffer& densityPressure() const override { return rhop_; }
   const cl::Buffer& accelerations() const override { return acc_; }
+  // The explicit step, plus the fluid's force on the boundary particles.
+  void step(SphParticles& p, const SphPhysics& phys) override;
 
  private:
   cl::Program program_;

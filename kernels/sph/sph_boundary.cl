@@ -1,0 +1,185 @@
+/*
+ * sph_boundary.cl: boundary particles of solids (Akinci, Ihmsen, Akinci,
+ * Solenthaler & Teschner 2012, "Versatile rigid-fluid coupling for
+ * incompressible SPH", ACM TOG 31(4):62) and the penetration guard. Built
+ * after sph_common.cl, sph_hash.cl and sph_cells.cl (the boundary grid reuses
+ * sph_hash, the radix sort, sph_cells_clear and sph_cells on its own buffers;
+ * sim/sph/boundary.hpp).
+ *
+ * Buffers: bpos/bvel/bforce in declaration order (contiguous per solid), the
+ * sorted copies bspos/bsvel in the fluid's cell order (what the fluid kernels
+ * read through SPH_BOUNDARY_BEGIN), `order` the source index of each sorted
+ * slot. The grid and psi are rebuilt only when a solid moved.
+ */
+
+/* Phase "boundary_reorder": the sorted copies, gathered by the sort's order
+ * (psi is filled in by boundary_psi). */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_boundary_reorder(__global const uint* restrict order,
+                          __global const float4* restrict bpos,
+                          __global const float4* restrict bvel,
+                          __global float4* restrict bspos_tmp,
+                          __global float4* restrict bsvel,
+                          const uint nbound)
+{
+    const uint s = get_global_id(0);
+    if (s >= nbound) return;
+    const uint b = order[s];
+    bspos_tmp[s] = bpos[b];
+    bsvel[s] = bvel[b];
+}
+
+/* Phase "boundary_psi": the volume of each boundary particle from its
+ * boundary neighbours (all solids, self included), Akinci et al. 2012 eq. 4:
+ *     psi_b = rho0 / sum_k W_bk
+ * into the sorted copy (w) and into bpos (w) in declaration order. Reads the
+ * positions from bspos_tmp, so no work-item reads what another writes. */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_boundary_psi(__global const float4* restrict bspos_tmp,
+                      __global const uint2* restrict bcells,
+                      __global const uint* restrict order,
+                      __global float4* restrict bspos,
+                      __global float4* restrict bpos,
+                      const uint nbound, const int4 dims, const float inv_cell,
+                      const float h, const float rho0)
+{
+    const uint s = get_global_id(0);
+    if (s >= nbound) return;
+    const float3 p = bspos_tmp[s].xyz;
+    const float inv_h = 1.0f / h;
+    float sum = 0.0f;
+    SPH_CELLS_BEGIN(bcells, p, k, 0u, 1u)
+        const float r2 = sph_r2(p - bspos_tmp[k].xyz);
+        if (r2 < h * h) sum += sph_w_q(sqrt(r2) * inv_h);
+    SPH_CELLS_END
+    const float psi = rho0 / (sph_w_sigma(h) * sum); /* sum >= W(0) > 0: self */
+    bspos[s] = (float4)(p, psi);
+    bpos[order[s]].w = psi;
+}
+
+/* Phase "boundary_force": the force the fluid exerts on each boundary
+ * particle b, gathered over its fluid neighbours i (one work-item per
+ * boundary particle, declaration order, no atomics): minus the boundary
+ * terms of the fluid's acceleration (sph_forces.cl; Akinci et al. 2012
+ * eqs. 10 and 11, pressure mirrored), times the fluid mass:
+ *     F_b = sum_i m psi_b (f s k_i + Pi_ib) grad_i W_ib
+ * with k_i = p_i / rho_i^2 (WCSPH, mode EDDY_BOUNDARY_FORCE_WCSPH: rhop) or
+ * k_i = kden_i + kdiv_i / dt (DFSPH, mode _DFSPH: the pressures both solves
+ * applied this step, the divergence solve's unknown holding dt, so the
+ * force is the step's pressure impulse on the fluid divided by dt, run
+ * before the positions move). Pi_ib is the friction term of sph_forces with
+ * alpha_b (Monaghan form, approaching pairs only). */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_boundary_force(__global const float4* restrict bpos,
+                        __global const float4* restrict bvel,
+                        __global float4* restrict bforce,
+                        __global const float4* restrict pos,
+                        __global const float4* restrict vel,
+                        __global const float2* restrict rhop,
+                        __global const float* restrict kden,
+                        __global const float* restrict kdiv,
+                        __global const float* restrict clock,
+                        __global const uint2* restrict cells,
+                        const uint mode, const uint nbound,
+                        const int4 dims, const float inv_cell, const float h,
+                        const float mass, const float c0, const float alpha_b,
+                        const float grad_scale)
+{
+    const uint b = get_global_id(0);
+    if (b >= nbound) return;
+    const float4 bp = bpos[b];
+    const float3 p = bp.xyz, vb = bvel[b].xyz;
+    const float inv_h = 1.0f / h, hs = 0.5f * h, eta2 = 0.01f * hs * hs;
+    const float dt = clock[EDDY_SPH_CLOCK_DT];
+    const float inv_dt = dt > 0.0f ? 1.0f / dt : 0.0f;
+    float3 f = (float3)(0.0f);
+    SPH_CELLS_BEGIN(cells, p, i, 0u, 1u)
+        const float3 d = pos[i].xyz - p; /* x_i - x_b */
+        const float r2 = sph_r2(d);
+        if (r2 < h * h) {
+            const float2 di = rhop[i];
+            const float k = mode == EDDY_BOUNDARY_FORCE_DFSPH ? kden[i] + kdiv[i] * inv_dt
+                                                               : di.y / (di.x * di.x);
+            const float vr = dot(vel[i].xyz - vb, d);
+            const float pi_ib = vr < 0.0f ? -(alpha_b * c0 * hs / di.x) * vr / (r2 + eta2) : 0.0f;
+            f += ((EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * grad_scale * k + pi_ib) *
+                  sph_gradw_q(sqrt(r2) * inv_h)) * d;
+        }
+    SPH_CELLS_END
+    bforce[b] = (float4)((mass * bp.w * sph_gradw_coef(h)) * f, 0.0f);
+}
+
+/* Trilinear signed distance of the SDF grid of solid s at the local point l,
+ * with its gradient (local frame); false outside the grid (then: outside). */
+inline bool sph_solid_sdf(__global const float4* restrict solid, __global const float* restrict sdf,
+                          const float3 l, float* dist, float3* grad)
+{
+    const float4 o = solid[EDDY_SOLID_SDF];
+    const uint4 g = as_uint4(solid[EDDY_SOLID_GRID]);
+    const float3 u = (l - o.xyz) / o.w;
+    if (!(u.x >= 0.0f && u.y >= 0.0f && u.z >= 0.0f)) return false;
+    const int3 c = convert_int3(floor(u));
+    if (c.x >= (int)g.x - 1 || c.y >= (int)g.y - 1 || c.z >= (int)g.z - 1) return false;
+    const float3 t = u - convert_float3(c);
+    const uint sx = 1u, sy = g.x, sz = g.x * g.y;
+    const uint base = g.w + (uint)c.x + sy * (uint)c.y + sz * (uint)c.z;
+    const float v000 = sdf[base], v100 = sdf[base + sx];
+    const float v010 = sdf[base + sy], v110 = sdf[base + sx + sy];
+    const float v001 = sdf[base + sz], v101 = sdf[base + sx + sz];
+    const float v011 = sdf[base + sy + sz], v111 = sdf[base + sx + sy + sz];
+    const float x00 = mix(v000, v100, t.x), x10 = mix(v010, v110, t.x);
+    const float x01 = mix(v001, v101, t.x), x11 = mix(v011, v111, t.x);
+    const float y0 = mix(x00, x10, t.y), y1 = mix(x01, x11, t.y);
+    *dist = mix(y0, y1, t.z);
+    const float dx0 = mix(mix(v100 - v000, v110 - v010, t.y), mix(v101 - v001, v111 - v011, t.y), t.z);
+    const float dy0 = mix(mix(v010 - v000, v110 - v100, t.x), mix(v011 - v001, v111 - v101, t.x), t.z);
+    const float dz0 = y1 - y0;
+    *grad = (float3)(dx0, dy0, dz0);
+    return true;
+}
+
+/* Phase "boundary_guard" (after integration): a fluid particle found inside
+ * a solid (trilinear SDF < 0 in the solid's local frame at its current pose)
+ * is put back outside along the SDF gradient, to distance `margin` from the
+ * surface; the inward part of its velocity relative to the solid
+ * (v_s + omega x r) is removed; counted in counters[PENETRATIONS]. */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_boundary_guard(__global float4* restrict pos,
+                        __global float4* restrict vel,
+                        __global uint* restrict counters,
+                        __global const float4* restrict solids,
+                        __global const float* restrict sdf,
+                        const uint nsolids, const uint n, const float margin)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    float3 p = pos[i].xyz;
+    float3 v = vel[i].xyz;
+    bool hit = false;
+    for (uint s = 0; s < nsolids; ++s) {
+        __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
+        const float3 c = solid[EDDY_SOLID_POS].xyz;
+        const float3 r0 = solid[EDDY_SOLID_ROT].xyz, r1 = solid[EDDY_SOLID_ROT + 1].xyz,
+                     r2 = solid[EDDY_SOLID_ROT + 2].xyz;
+        const float3 w = p - c;
+        /* local = R^T (p - c): R's columns are the local axes in the world */
+        const float3 l = w.x * r0 + w.y * r1 + w.z * r2;
+        float dist;
+        float3 gl;
+        if (!sph_solid_sdf(solid, sdf, l, &dist, &gl) || !(dist < 0.0f)) continue;
+        const float gn = length(gl);
+        if (!(gn > 0.0f)) continue;
+        gl /= gn;
+        const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl)); /* R n_local */
+        p += (margin - dist) * nw;
+        const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, p - c);
+        const float vn = dot(v - vs, nw);
+        if (vn < 0.0f) v -= vn * nw;
+        hit = true;
+    }
+    if (hit) {
+        atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);
+        pos[i].xyz = p;
+        vel[i].xyz = v;
+    }
+}

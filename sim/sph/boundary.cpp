@@ -1,0 +1,231 @@
+#include "boundary.hpp"
+
+#include "io.hpp"
+#include "particles.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace eddy {
+
+namespace {
+
+template <class T>
+std::vector<T> readBuf(cl::CommandQueue& q, const cl::Buffer& b, size_t n) {
+  std::vector<T> out(n);
+  if (n) q.enqueueReadBuffer(b, CL_TRUE, 0, n * sizeof(T), out.data());
+  return out;
+}
+
+cl_float4 uintBits4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
+  const uint32_t u[4] = {x, y, z, w};
+  cl_float4 f;
+  std::memcpy(&f, u, sizeof f);
+  return f;
+}
+
+}  // namespace
+
+Vec3d poseApply(const Pose& pose, const Vec3d& l) {
+  const Mat3d R = rotationMatrix(pose.rotationDeg);
+  Vec3d w;
+  for (int r = 0; r < 3; ++r)
+    w[r] = pose.position[r] + R[3 * r] * l[0] + R[3 * r + 1] * l[1] + R[3 * r + 2] * l[2];
+  return w;
+}
+
+SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell) {
+  const auto shape = makeShape(solid.spec);
+  SphSolidSamples s;
+  std::vector<Vec3d> normals;
+  shape->sample(spacing, s.local, normals);
+  if (s.local.empty())
+    throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": no boundary particles at spacing " +
+                formatNumber(spacing) + " m");
+  s.pose = solid.spec.pose;
+  s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell);
+  s.body = solid.body;
+  return s;
+}
+
+SphBoundary::SphBoundary(Context& ctx, Profiler& profiler, RadixSort& sorter,
+                         const std::vector<SphSolidSamples>& solids,
+                         const std::array<int, 3>& dims, double cell, unsigned keyBits, double h,
+                         const std::string& buildOptions)
+    : ctx_(ctx),
+      prof_(profiler),
+      sorter_(sorter),
+      solids_(solids),
+      cell_(cell),
+      h_(h),
+      keyBits_(keyBits),
+      program_(ctx.buildProgram(sphProgramFiles({"sph_hash.cl", "sph_cells.cl", "sph_boundary.cl"}), buildOptions)) {
+  for (const auto& s : solids_) {
+    first_.push_back(n_);
+    n_ += s.local.size();
+  }
+  if (n_ > 0x7fffffffu) throw Error("SPH: too many boundary particles (" + std::to_string(n_) + ")");
+  dims_.s[0] = dims[0];
+  dims_.s[1] = dims[1];
+  dims_.s[2] = dims[2];
+  dims_.s[3] = 0;
+  numCells_ = n_ ? size_t(dims[0]) * size_t(dims[1]) * size_t(dims[2]) : 1;
+  const size_t m = std::max<size_t>(n_, 1);
+  const size_t v4 = m * sizeof(cl_float4), u = m * sizeof(cl_uint);
+
+  // Host copies: world and local positions, solid records, SDF values.
+  std::vector<cl_float4> pos(m, makeFloat4(0, 0, 0)), local(m, makeFloat4(0, 0, 0)),
+      zeros(m, makeFloat4(0, 0, 0));
+  std::vector<cl_float4> rec(std::max<size_t>(solids_.size(), 1) * EDDY_SOLID_STRIDE,
+                             makeFloat4(0, 0, 0));
+  std::vector<cl_float> sdf;
+  for (size_t s = 0; s < solids_.size(); ++s) {
+    const auto& so = solids_[s];
+    const Mat3d R = rotationMatrix(so.pose.rotationDeg);
+    for (size_t k = 0; k < so.local.size(); ++k) {
+      const Vec3d& l = so.local[k];
+      const Vec3d w = poseApply(so.pose, l);
+      pos[first_[s] + k] = makeFloat4(w[0], w[1], w[2]);
+      local[first_[s] + k] = makeFloat4(l[0], l[1], l[2]);
+    }
+    const size_t values = size_t(so.sdf.dims[0]) * size_t(so.sdf.dims[1]) * size_t(so.sdf.dims[2]);
+    if (so.sdf.values.size() != values || so.sdf.dims[0] < 2 || so.sdf.dims[1] < 2 ||
+        so.sdf.dims[2] < 2 || !(so.sdf.cell > 0))
+      throw Error("SPH boundary: solid " + std::to_string(s) + " has an invalid SDF grid");
+    cl_float4* r = &rec[s * EDDY_SOLID_STRIDE];
+    r[EDDY_SOLID_POS] = makeFloat4(so.pose.position[0], so.pose.position[1], so.pose.position[2]);
+    for (int row = 0; row < 3; ++row)
+      r[EDDY_SOLID_ROT + row] = makeFloat4(R[3 * row], R[3 * row + 1], R[3 * row + 2]);
+    r[EDDY_SOLID_SDF] = makeFloat4(so.sdf.origin[0], so.sdf.origin[1], so.sdf.origin[2], so.sdf.cell);
+    r[EDDY_SOLID_GRID] = uintBits4(uint32_t(so.sdf.dims[0]), uint32_t(so.sdf.dims[1]),
+                                   uint32_t(so.sdf.dims[2]), uint32_t(sdf.size()));
+    sdf.insert(sdf.end(), so.sdf.values.begin(), so.sdf.values.end());
+  }
+  if (sdf.empty()) sdf.push_back(0.0f);
+  try {
+    bpos_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary pos");
+    bvel_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary vel");
+    blocal_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary local");
+    bforce_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary force");
+    bspos_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary sorted pos");
+    bsposTmp_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary sorted pos (tmp)");
+    bsvel_ = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH boundary sorted vel");
+    keys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH boundary keys");
+    vals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH boundary vals");
+    tmpKeys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH boundary tmpKeys");
+    tmpVals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH boundary tmpVals");
+    bcells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH boundary cells");
+    counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint),
+                                 "SPH boundary counters");
+    solidBuf_ = ctx.createBuffer(CL_MEM_READ_WRITE, rec.size() * sizeof(cl_float4), "SPH solids");
+    sdf_ = ctx.createBuffer(CL_MEM_READ_WRITE, sdf.size() * sizeof(cl_float), "SPH solid SDF");
+    auto& q = ctx.queue();
+    q.enqueueWriteBuffer(bpos_, CL_TRUE, 0, v4, pos.data());
+    q.enqueueWriteBuffer(bvel_, CL_TRUE, 0, v4, zeros.data());
+    q.enqueueWriteBuffer(blocal_, CL_TRUE, 0, v4, local.data());
+    q.enqueueWriteBuffer(bforce_, CL_TRUE, 0, v4, zeros.data());
+    q.enqueueWriteBuffer(bspos_, CL_TRUE, 0, v4, zeros.data());
+    q.enqueueWriteBuffer(bsvel_, CL_TRUE, 0, v4, zeros.data());
+    const std::vector<cl_uint> c(EDDY_SPH_NUM_COUNTERS, 0);
+    q.enqueueWriteBuffer(counters_, CL_TRUE, 0, c.size() * sizeof(cl_uint), c.data());
+    const cl_uint empty[2] = {EDDY_SPH_EMPTY_CELL, 0};
+    q.enqueueWriteBuffer(bcells_, CL_TRUE, 0, sizeof empty, empty);
+    q.enqueueWriteBuffer(solidBuf_, CL_TRUE, 0, rec.size() * sizeof(cl_float4), rec.data());
+    q.enqueueWriteBuffer(sdf_, CL_TRUE, 0, sdf.size() * sizeof(cl_float), sdf.data());
+  } catch (const cl::Error& e) {
+    throw Error("SPH boundary setup: " + describe(e));
+  }
+}
+
+std::pair<size_t, size_t> SphBoundary::range(size_t s) const {
+  if (s >= solids_.size())
+    throw Error("SPH boundary: solid " + std::to_string(s) + " of " +
+                std::to_string(solids_.size()));
+  return {first_[s], solids_[s].local.size()};
+}
+
+void SphBoundary::update(double rho0) {
+  if (!dirty_ || n_ == 0) return;
+  dirty_ = false;
+  auto& q = ctx_.queue();
+  const cl::EnqueueArgs items(q, cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
+  const cl_uint n = cl_uint(n_);
+  const cl_float invCell = cl_float(1.0 / cell_);
+  try {
+    prof_.record("boundary_hash", hash_(items, bpos_, keys_, vals_, counters_, n, dims_, invCell));
+    sorter_.sort(keys_, vals_, tmpKeys_, tmpVals_, n_, keyBits_, prof_);
+    prof_.record("boundary_reorder", reorder_(items, vals_, bpos_, bvel_, bsposTmp_, bsvel_, n));
+    prof_.record("boundary_cells_clear",
+                 cellsClear_(cl::EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)),
+                                             cl::NDRange(EDDY_SPH_WG)),
+                             bcells_, cl_uint(numCells_)));
+    prof_.record("boundary_cells", cells_(items, keys_, bcells_, n));
+    prof_.record("boundary_psi", psi_(items, bsposTmp_, bcells_, vals_, bspos_, bpos_, n, dims_,
+                                      invCell, cl_float(h_), cl_float(rho0)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH boundary grid kernels: " + describe(e));
+  }
+}
+
+void SphBoundary::runForce(const SphBoundaryFluid& f) {
+  if (n_ == 0) return;
+  const SphBoundaryForceArgs a{.bpos = bpos_,
+                               .bvel = bvel_,
+                               .bforce = bforce_,
+                               .pos = *f.pos,
+                               .vel = *f.vel,
+                               .rhop = *f.rhop,
+                               .kden = f.kden ? *f.kden : *f.rhop,
+                               .kdiv = f.kdiv ? *f.kdiv : *f.rhop,
+                               .clock = *f.clock,
+                               .cells = *f.cells,
+                               .mode = f.mode,
+                               .nbound = cl_uint(n_),
+                               .dims = dims_,
+                               .invCell = cl_float(1.0 / cell_),
+                               .h = cl_float(f.h),
+                               .mass = cl_float(f.mass),
+                               .c0 = cl_float(f.c0),
+                               .alphaB = cl_float(f.alphaB),
+                               .gradScale = cl_float(f.gradScale)};
+  try {
+    prof_.record("boundary_force",
+                 launch(force_,
+                        cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)),
+                                        cl::NDRange(EDDY_SPH_WG)),
+                        a));
+  } catch (const cl::Error& e) {
+    throw Error("SPH boundary force kernel: " + describe(e));
+  }
+}
+
+void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
+                           const cl::Buffer& counters, size_t n, double margin) {
+  if (solids_.empty() || n == 0) return;
+  try {
+    prof_.record("boundary_guard",
+                 guard_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
+                                        cl::NDRange(EDDY_SPH_WG)),
+                        pos, vel, counters, solidBuf_, sdf_, cl_uint(solids_.size()), cl_uint(n),
+                        cl_float(margin)));
+  } catch (const cl::Error& e) {
+    throw Error("SPH boundary guard kernel: " + describe(e));
+  }
+}
+
+std::vector<cl_float4> SphBoundary::readPositions() { return readBuf<cl_float4>(ctx_.queue(), bpos_, n_); }
+std::vector<cl_float4> SphBoundary::readForces() { return readBuf<cl_float4>(ctx_.queue(), bforce_, n_); }
+std::vector<cl_float4> SphBoundary::readSortedPositions() { return readBuf<cl_float4>(ctx_.queue(), bspos_, n_); }
+std::vector<cl_uint> SphBoundary::readCells() { return readBuf<cl_uint>(ctx_.queue(), bcells_, 2 * numCells_); }
+
+void SphBoundary::writeState(const std::vector<cl_float4>& pos, const std::vector<cl_float4>& vel) {
+  if (pos.size() != n_ || vel.size() != n_) throw Error("SPH boundary writeState: wrong count");
+  if (n_ == 0) return;
+  auto& q = ctx_.queue();
+  q.enqueueWriteBuffer(bpos_, CL_TRUE, 0, n_ * sizeof(cl_float4), pos.data());
+  q.enqueueWriteBuffer(bvel_, CL_TRUE, 0, n_ * sizeof(cl_float4), vel.data());
+  moved();
+}
+
+}  // namespace eddy

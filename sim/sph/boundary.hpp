@@ -1,0 +1,165 @@
+// boundary.hpp: boundary particles of solids for both SPH solvers (issue 12).
+//
+// Akinci, Ihmsen, Akinci, Solenthaler & Teschner 2012, "Versatile rigid-fluid
+// coupling for incompressible SPH", ACM TOG 31(4):62. Each solid's surface is
+// sampled with particles (Shape::sample at boundary_spacing x dx); their
+// volumes psi_b = rho0 / sum_k W_bk (eq. 4) enter the fluid's density and
+// pressure sums (kernels/sph/sph_common.cl, SPH_BOUNDARY_BEGIN) and the fluid's
+// force on each of them is gathered into bforce (sph_boundary_force). The tank
+// keeps its mirror walls; obstacles and bodies are boundary particles.
+//
+// Device buffers (declaration order: contiguous per solid, static obstacles
+// first, then body 0, body 1, ...; range(solid) = [first, count)):
+//   bpos    float4  world position, w = psi
+//   bvel    float4  world velocity (0 for a static solid)
+//   blocal  float4  position in the solid's local frame
+//   bforce  float4  force of the fluid on the particle (N), every step
+// and, for the fluid kernels, copies sorted by the fluid's grid cells (bspos
+// with psi, bsvel) with their own cell table (same cells as the fluid), built
+// by sph_hash, the radix sort, boundary_reorder, sph_cells_clear/sph_cells and
+// boundary_psi, only when something moved (moved(); a static scene builds it
+// once). Per solid, a record of EDDY_SOLID_STRIDE float4 (pose, velocities,
+// SDF grid header, eddy_shared.h) and its SDF grid values (local frame) for
+// the penetration guard (sph_boundary_guard). A body helper that rewrites
+// bpos/bvel and the solid records on the device calls moved().
+#pragma once
+
+#include "cl.hpp"
+#include "kernel_args.hpp"
+#include "profiler.hpp"
+#include "radix_sort.hpp"
+#include "shape.hpp"
+
+#include "eddy_shared.h"
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace eddy {
+
+// A solid as a scene or config declares it.
+struct SphSolid {
+  ShapeSpec spec;  // shape, size, pose (position + rotation)
+  int body = -1;   // -1: a static obstacle; >= 0: rigid body index (bodies)
+};
+
+// What the device gets of one solid: its boundary particles in the local
+// frame, its pose and its signed-distance grid (local frame).
+struct SphSolidSamples {
+  std::vector<Vec3d> local;
+  Pose pose;
+  SdfGrid sdf;
+  int body = -1;
+};
+
+// Samples a solid: Shape::sample at `spacing` and an SDF grid of cell
+// `sdfCell` with a margin of two cells (makeShape errors name the problem).
+SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell);
+
+// x_world = pose.position + R x_local (shape.hpp's convention).
+Vec3d poseApply(const Pose& pose, const Vec3d& local);
+
+// The boundary buffers the fluid kernels read (sorted copies and their cells).
+struct SphBoundaryView {
+  const cl::Buffer* pos = nullptr;    // float4 (x, psi), cell order
+  const cl::Buffer* vel = nullptr;    // float4 (v, 0), cell order
+  const cl::Buffer* cells = nullptr;  // uint2 per cell (start, end)
+  cl_uint count = 0;
+};
+
+// Arguments of sph_boundary_force (kernel_args.hpp).
+struct SphBoundaryForceArgs {
+  const cl::Buffer &bpos, &bvel, &bforce, &pos, &vel, &rhop, &kden, &kdiv, &clock, &cells;
+  cl_uint mode, nbound;
+  cl_int4 dims;
+  cl_float invCell, h, mass, c0, alphaB, gradScale;
+  auto args() const {
+    return std::tie(bpos, bvel, bforce, pos, vel, rhop, kden, kdiv, clock, cells, mode, nbound,
+                    dims, invCell, h, mass, c0, alphaB, gradScale);
+  }
+};
+
+// The fluid state sph_boundary_force reads (current sorted order).
+struct SphBoundaryFluid {
+  const cl::Buffer *pos = nullptr, *vel = nullptr, *rhop = nullptr, *cells = nullptr,
+                   *clock = nullptr;
+  const cl::Buffer *kden = nullptr, *kdiv = nullptr;  // DFSPH only (else rhop twice)
+  cl_uint mode = EDDY_BOUNDARY_FORCE_WCSPH;
+  double h = 0, mass = 0, c0 = 0, alphaB = 0, gradScale = 1;
+};
+
+class SphBoundary {
+ public:
+  // The grid is the fluid's (dims, cell size, key bits); `sorter` the
+  // pipeline's radix sort (its rows sort_* also count the boundary's sorts).
+  SphBoundary(Context& ctx, Profiler& profiler, RadixSort& sorter,
+              const std::vector<SphSolidSamples>& solids, const std::array<int, 3>& dims,
+              double cell, unsigned keyBits, double h, const std::string& buildOptions);
+
+  size_t size() const { return n_; }              // boundary particles
+  size_t solidCount() const { return solids_.size(); }
+  // [first, count) of solid s in declaration order.
+  std::pair<size_t, size_t> range(size_t s) const;
+  // Positions/velocities (bpos/bvel) or a solid's record changed on the
+  // device: the grid and psi are rebuilt at the next update().
+  void moved() { dirty_ = true; }
+  // hash .. psi when something moved (nothing otherwise).
+  void update(double rho0);
+  // The force of the fluid on every boundary particle into bforce.
+  void runForce(const SphBoundaryFluid& f);
+  // Fluid particles inside a solid put back outside `margin` from its
+  // surface, counted in counters[EDDY_SPH_CNT_PENETRATIONS].
+  void runGuard(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer& counters,
+                size_t n, double margin);
+
+  SphBoundaryView view() const { return {&bspos_, &bsvel_, &bcells_, cl_uint(n_)}; }
+  const cl::Buffer& positions() const { return bpos_; }
+  const cl::Buffer& velocities() const { return bvel_; }
+  const cl::Buffer& localPositions() const { return blocal_; }
+  const cl::Buffer& forces() const { return bforce_; }
+  const cl::Buffer& solidRecords() const { return solidBuf_; }  // EDDY_SOLID_STRIDE float4 each
+  const cl::Buffer& sdfValues() const { return sdf_; }
+  const std::vector<SphSolidSamples>& solids() const { return solids_; }
+
+  // Read-backs (blocking; tests, app, output).
+  std::vector<cl_float4> readPositions();       // declaration order, w = psi
+  std::vector<cl_float4> readForces();          // declaration order
+  std::vector<cl_float4> readSortedPositions();  // cell order, w = psi
+  std::vector<cl_uint> readCells();
+  // Overwrites bpos (xyz; psi is recomputed) and bvel, declaration order (tests).
+  void writeState(const std::vector<cl_float4>& pos, const std::vector<cl_float4>& vel);
+
+ private:
+  Context& ctx_;
+  Profiler& prof_;
+  RadixSort& sorter_;
+  std::vector<SphSolidSamples> solids_;
+  std::vector<size_t> first_;
+  size_t n_ = 0;
+  cl_int4 dims_{};
+  double cell_ = 0, h_ = 0;
+  size_t numCells_ = 1;
+  unsigned keyBits_ = 1;
+  bool dirty_ = true;
+  cl::Program program_;
+  cl::Buffer bpos_, bvel_, blocal_, bforce_, bspos_, bsposTmp_, bsvel_;
+  cl::Buffer keys_, vals_, tmpKeys_, tmpVals_, bcells_, counters_, solidBuf_, sdf_;
+
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
+      hash_{program_, "sph_hash"};
+  cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_{program_, "sph_cells"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint>
+      reorder_{program_, "sph_boundary_reorder"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
+                    cl_float, cl_float, cl_float>
+      psi_{program_, "sph_boundary_psi"};
+  KernelFunctorOf<SphBoundaryForceArgs> force_{program_, "sph_boundary_force"};
+  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
+                    cl_float>
+      guard_{program_, "sph_boundary_guard"};
+};
+
+}  // namespace eddy

@@ -1,0 +1,237 @@
+// Static obstacles as boundary particles (issue 12), both solvers: a settled
+// tank with a submerged box (hydrostatic pressure beside and above it, no
+// particle inside, the buoyancy force rho g V from bforce), a dam break
+// against a box (no penetration, no escape), the scenes that carry one.
+#include "eddy_shared.h"
+#include "sph.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+using namespace eddy;
+
+namespace {
+
+const double kG = 9.81;
+
+ShapeSpec box(double cx, double cy, double cz, double sx, double sy, double sz) {
+  ShapeSpec b;
+  b.kind = ShapeKind::Box;
+  b.size = {sx, sy, sz};
+  b.pose.position = {cx, cy, cz};
+  return b;
+}
+
+// Signed distance to an axis-aligned box spec (test geometry only).
+double boxSdf(const ShapeSpec& b, const cl_float4& p) {
+  double out = 0, in = -1e30;
+  for (int k = 0; k < 3; ++k) {
+    const double q = std::fabs(double(p.s[k]) - b.pose.position[k]) - 0.5 * b.size[k];
+    out += std::max(q, 0.0) * std::max(q, 0.0);
+    in = std::max(in, q);
+  }
+  return std::sqrt(out) + std::min(in, 0.0);
+}
+
+struct TankResult {
+  double worstBeside = 0, worstAbove = 0, force = 0, buoyancy = 0;
+  size_t inside = 0;
+};
+
+// 1 m of water (dx = 0.04 m: 12 x 25 x 4 particles) in a 0.48 m tank, a box
+// 0.16 x 0.16 m suspended at 0.2 .. 0.36 m above the floor, through the
+// whole slab (and one support radius beyond each side wall, so the walls'
+// mirror images and the box meet without a gap). Settles for 1.5 s; the
+// pressure is averaged over the last 0.3 s per layer beside the box (x < 0.12
+// or x > 0.36) and above it (0.16 < x < 0.32, y > 0.4), against rho0 g (1 - y);
+// the force on the box is the sum of bforce over its particles, averaged the
+// same way, against the buoyancy rho0 g V of its wetted volume.
+TankResult submergedBox(Params p) {
+  const double dx = 0.04, D = 4 * dx;
+  p.set("spacing", dx);
+  p.set("column_width", 0.48);
+  p.set("tank_length", 0.48);
+  p.set("column_height", 1.0);
+  p.set("tank_height", 1.2);
+  p.set("depth", D);
+  p.set("speed_of_sound", 31.320920);
+  p.set("viscosity", 0.05);
+  const double h = p.get("smoothing_ratio") * dx;
+  const ShapeSpec b = box(0.24, 0.28, 0.5 * D, 0.16, 0.16, D + 2 * h);
+  const SphSetup setup = makeSphScene("dam_break", p, {b});
+  SphSim sim(test::context(), p, setup);
+  EXPECT_GT(sim.boundary().size(), 0u);
+  const int layers = 25;
+  std::vector<double> pB(layers, 0), yB(layers, 0), nB(layers, 0);
+  std::vector<double> pA(layers, 0), yA(layers, 0), nA(layers, 0);
+  TankResult r;
+  double fSum = 0, fN = 0;
+  const auto range = sim.boundary().range(0);
+  while (sim.syncTime() < 1.5) {
+    for (int k = 0; k < 20; ++k) sim.step();
+    if (sim.time() < 1.2) continue;
+    const auto F = sim.boundary().readForces();  // of the last step
+    double fy = 0;
+    for (size_t k = range.first; k < range.first + range.second; ++k) fy += F[k].s[1];
+    fSum += fy;
+    fN += 1;
+    sim.diagnostics();  // refreshes density/pressure for these positions
+    const auto pos = sim.readPositions();
+    const auto rp = sim.readDensityPressure();
+    for (size_t i = 0; i < pos.size(); ++i) {
+      const double x = pos[i].s[0], y = pos[i].s[1];
+      const int l = std::clamp(int(y / dx), 0, layers - 1);
+      if (x < 0.12 || x > 0.36) {
+        pB[l] += rp[i].s[1];
+        yB[l] += y;
+        nB[l] += 1;
+      } else if (x > 0.16 && x < 0.32 && y > 0.4) {
+        pA[l] += rp[i].s[1];
+        yA[l] += y;
+        nA[l] += 1;
+      }
+    }
+  }
+  const double rho0 = sim.physics().rho0;
+  std::printf("submerged box, %s, N = %zu, boundary %zu, %llu steps:\n",
+              p.getChoice("solver").c_str(), sim.size(), sim.boundary().size(),
+              static_cast<unsigned long long>(sim.steps()));
+  for (int l = 0; l < layers; ++l) {
+    for (int side = 0; side < 2; ++side) {
+      const auto& P = side ? pA : pB;
+      const auto& Y = side ? yA : yB;
+      const auto& N = side ? nA : nB;
+      if (N[l] == 0) continue;
+      const double y = Y[l] / N[l], pSim = P[l] / N[l], pEx = rho0 * kG * (1.0 - y);
+      // depths 0.2 .. 0.85 m (the surface layers and the floor's first layers aside)
+      if (y < 0.15 || y > 0.8) continue;
+      const double err = (pSim - pEx) / pEx;
+      std::printf("  %s y = %.3f m  p = %8.1f Pa  rho g d = %8.1f Pa  error %+.2f%%\n",
+                  side ? "above " : "beside", y, pSim, pEx, 100 * err);
+      (side ? r.worstAbove : r.worstBeside) =
+          std::max(side ? r.worstAbove : r.worstBeside, std::fabs(err));
+    }
+  }
+  r.force = fSum / std::max(fN, 1.0);
+  r.buoyancy = rho0 * kG * 0.16 * 0.16 * D;
+  std::printf("  force on the box %.3f N, buoyancy rho g V %.3f N (%+.2f%%)\n", r.force, r.buoyancy,
+              100 * (r.force - r.buoyancy) / r.buoyancy);
+  for (const auto& q : sim.readPositions())
+    if (boxSdf(b, q) < 0) ++r.inside;
+  const auto c = sim.readCounters();
+  EXPECT_EQ(c.escaped, 0u);
+  EXPECT_EQ(c.outOfGrid, 0u);
+  std::printf("  penetrations %llu, inside now %zu\n",
+              static_cast<unsigned long long>(c.penetrations), r.inside);
+  return r;
+}
+
+// A dam break (Martin & Moyce column a = 2.25 in, a/dx = 10, 2a high, slab of
+// 4 layers) against a box 0.5a high and 0.5a long at x = 2.5a across the
+// slab: for 0.5 s the surge hits and overtops it.
+void damBreakAgainstBox(const std::string& solver) {
+  const double a = 0.05715, dx = a / 10;
+  Params p(sphParamDecl());
+  p.setAssignment("solver=" + solver);
+  p.set("spacing", dx);
+  p.set("column_width", a);
+  p.set("column_height", 2 * a);
+  p.set("depth", 4 * dx);
+  p.set("tank_length", 4.5 * a);
+  p.set("tank_height", 2.6 * a);
+  const double h = p.get("smoothing_ratio") * dx;
+  const ShapeSpec b = box(2.5 * a, 0.25 * a, 2 * dx, 0.5 * a, 0.5 * a, 4 * dx + 2 * h);
+  const SphSetup setup = makeSphScene("dam_break", p, {b});
+  SphSim sim(test::context(), p, setup);
+  size_t maxInside = 0;
+  while (sim.syncTime() < 0.5) {
+    for (int k = 0; k < 10; ++k) sim.step();
+    size_t inside = 0;
+    for (const auto& q : sim.readPositions()) inside += boxSdf(b, q) < 0;
+    maxInside = std::max(maxInside, inside);
+  }
+  const auto c = sim.readCounters();
+  std::printf("dam break against a box, %s: N = %zu, boundary %zu, %llu steps, penetrations "
+              "%llu, escaped %llu, most inside at a check %zu\n",
+              solver.c_str(), sim.size(), sim.boundary().size(),
+              static_cast<unsigned long long>(sim.steps()),
+              static_cast<unsigned long long>(c.penetrations),
+              static_cast<unsigned long long>(c.escaped), maxInside);
+  EXPECT_EQ(c.penetrations, 0u);
+  EXPECT_EQ(c.escaped, 0u);
+  EXPECT_EQ(c.outOfGrid, 0u);
+  EXPECT_EQ(maxInside, 0u);
+  // The surge went past the box.
+  double front = 0;
+  for (const auto& q : sim.readPositions()) front = std::max(front, double(q.s[0]));
+  EXPECT_GT(front, 3.0 * a);
+}
+
+}  // namespace
+
+TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
+  Params p(sphParamDecl());
+  const TankResult r = submergedBox(p);
+  EXPECT_LT(r.worstBeside, 0.02);
+  EXPECT_LT(r.worstAbove, 0.02);
+  EXPECT_NEAR(r.force, r.buoyancy, 0.05 * r.buoyancy);
+  EXPECT_EQ(r.inside, 0u);
+}
+
+TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
+  Params p(sphParamDecl());
+  p.setAssignment("solver=dfsph");
+  p.set("density_tolerance", 0.001);
+  p.set("max_iterations", 200);
+  const TankResult r = submergedBox(p);
+  EXPECT_LT(r.worstBeside, 0.025);
+  EXPECT_LT(r.worstAbove, 0.025);
+  EXPECT_NEAR(r.force, r.buoyancy, 0.05 * r.buoyancy);
+  EXPECT_EQ(r.inside, 0u);
+}
+
+TEST(SphObstacles, WcsphDamBreakAgainstABoxLetsNothingThrough) { damBreakAgainstBox("wcsph"); }
+TEST(SphObstacles, DfsphDamBreakAgainstABoxLetsNothingThrough) { damBreakAgainstBox("dfsph"); }
+
+TEST(SphObstacles, ScenesCarryTheirObstacleAndNoFluidInsideIt) {
+  Params p(sphParamDecl());
+  p.set("spacing", 0.04);
+  const SphSetup s = makeSphScene("spheric_dam_break", p);
+  ASSERT_EQ(s.solids.size(), 1u);
+  EXPECT_EQ(s.tank[0], 3.22);
+  EXPECT_EQ(s.tank[1], 1.0);
+  EXPECT_EQ(s.tank[2], 1.0);
+  const ShapeSpec& b = s.solids[0].spec;
+  EXPECT_NEAR(b.pose.position[0] - 0.5 * b.size[0], 0.6635, 1e-12);
+  EXPECT_NEAR(b.pose.position[0] + 0.5 * b.size[0], 0.8245, 1e-12);
+  EXPECT_NEAR(b.pose.position[2] - 0.5 * b.size[2], 0.295, 1e-12);
+  EXPECT_NEAR(b.pose.position[2] + 0.5 * b.size[2], 0.698, 1e-12);
+  EXPECT_NEAR(b.pose.position[1] - 0.5 * b.size[1], 0.0, 1e-12);
+  EXPECT_NEAR(b.pose.position[1] + 0.5 * b.size[1], 0.161, 1e-12);
+  double xmin = 10;
+  for (const auto& q : s.particles) {
+    xmin = std::min(xmin, q.x);
+    EXPECT_LT(q.y, 0.55);
+  }
+  EXPECT_NEAR(xmin, 3.22 - 1.228 + 0.5 * 0.04, 0.04);
+  EXPECT_EQ(sphSceneSize("spheric_dam_break", p).count, s.particles.size());
+  // An obstacle inside the column: none of its fluid is created.
+  p.set("spacing", 0.01);
+  const ShapeSpec inCol = box(0.03, 0.03, 0.004, 0.02, 0.02, 0.1);
+  const SphSetup d = makeSphScene("dam_break", p, {inCol});
+  const SphSetup d0 = makeSphScene("dam_break", p);
+  EXPECT_LT(d.particles.size(), d0.particles.size());
+  for (const auto& q : d.particles)
+    EXPECT_GE(boxSdf(inCol, makeFloat4(q.x, q.y, q.z)), 0.5 * 0.01 - 1e-9);
+  EXPECT_EQ(sphSceneSize("dam_break", p, {inCol}).count, d.particles.size());
+  // mesh_obstacle reads the shipped STL.
+  p.set("spacing", 0.05);
+  const SphSetup m = makeSphScene("mesh_obstacle", p);
+  ASSERT_EQ(m.solids.size(), 1u);
+  EXPECT_EQ(m.solids[0].spec.kind, ShapeKind::Mesh);
+  EXPECT_GT(m.particles.size(), 0u);
+}
