@@ -36,6 +36,8 @@ struct RunArgs {
   std::vector<double> shares;
   bool json = false, quiet = false;
   bool overwrite = false;  // --overwrite: replace an earlier export in --export DIR
+  std::optional<std::string> bodiesOut;  // --bodies-out FILE.csv
+  std::vector<std::string> bodies;       // --body SPEC (after the config's "bodies")
 };
 
 // The command line with the config file merged in.
@@ -69,6 +71,11 @@ void addRunOptions(Options& o, RunArgs& a) {
   o.text("--diag", cli.diag, "FILE.csv", "diagnostics every --diag-every steps");
   o.count("--diag-every", cli.diagEvery, kLimitEvery, "K", "with --diag (default 10)");
   o.text("--out", cli.out, "FILE.csv", "final particle state");
+  o.texts("--body", a.bodies, "SPEC",
+          "sph: add a rigid body (repeatable), e.g. box:size=0.1,0.05,0.1:\npos=0.5,0.2,0.15:"
+          "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")");
+  o.text("--bodies-out", a.bodiesOut, "FILE.csv",
+         "sph: the bodies' state every --diag-every steps\n(step,time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz)");
   o.text("--export", cli.exportDir, "DIR",
          "ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every\n--export-every steps, first and "
          "last too;\nDIR must be empty or new unless --overwrite is given");
@@ -165,7 +172,17 @@ RunOptions resolveRun(const RunArgs& a) {
     throw UsageError("--load restores the simulation and its scene: do not combine it with "
                      "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
-  if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
+  for (const auto& text : o.bodies) {
+    try {
+      c.bodies.push_back(parseBodySpec(text));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--body: ") + e.what());
+    }
+  }
+  if (!o.loadPath.empty() && !c.bodies.empty())
+    throw UsageError("--load restores the simulation with its bodies: do not combine it with "
+                     "--body (nor a config with \"bodies\")");
+  if (c.diagEvery && !c.diag && !o.bodiesOut) throw UsageError("--diag-every needs --diag FILE");
   if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
   return o;
 }
@@ -183,6 +200,7 @@ void checkOutputs(const RunOptions& o) {
   };
   std::vector<Output> outs;
   if (c.diag) outs.push_back({"--diag", *c.diag, false});
+  if (o.bodiesOut) outs.push_back({"--bodies-out", *o.bodiesOut, false});
   if (c.out) outs.push_back({"--out", *c.out, false});
   if (c.save) outs.push_back({"--save", *c.save, false});
   if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
@@ -328,6 +346,16 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
   j["final"] = b;
   if (r.dE) j["energy_rel_change"] = *r.dE;
   if (r.virial) j["virial_ratio"] = *r.virial;
+  if (const auto cols = r.sim.objectColumns(); !cols.empty()) {
+    json bodies = json::array();
+    for (const auto& row : r.sim.objectRows()) {
+      json b = json::object();
+      for (size_t i = 0; i < cols.size() && i < row.size(); ++i)
+        b[cols[i]] = jsonNumber(row[i], cols[i] == "body");
+      bodies.push_back(b);
+    }
+    j["bodies"] = bodies;
+  }
   j["warnings"] = r.warnings;
   j["profile"] = profileJson(r.sim.profiler());
   j["params"] = json::object();
@@ -401,6 +429,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     spec.scene = c.scene.value_or("");
     spec.n = c.n.value_or(0);
     spec.icPath = c.ic.value_or("");
+    spec.bodies = c.bodies;
     params = Params(paramDecl(spec.sim));
   }
   // Changes on top of the scene's (or the snapshot's) values: config, then --set.
@@ -476,6 +505,14 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     diag = std::make_unique<AtomicFile>(*c.diag);
     session.setDiag(&diag->stream());
   }
+  std::unique_ptr<AtomicFile> bodiesOut;
+  if (o.bodiesOut) {
+    if (sim->objectColumns().empty())
+      throw UsageError("--bodies-out: the simulation has no rigid bodies (add --body or a scene "
+                       "with bodies)");
+    bodiesOut = std::make_unique<AtomicFile>(*o.bodiesOut);
+    session.setObjects(&bodiesOut->stream());
+  }
   std::unique_ptr<VtkSeries> series;
   if (c.exportDir) {
     if (o.overwrite) {
@@ -511,6 +548,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   } catch (const BlowUpError&) {
     // Keep what was recorded up to the blow-up; write no final state over good files.
     if (diag) diag->commit();
+    if (bodiesOut) bodiesOut->commit();
     throw;
   }
   const double wall = ended.wallSeconds;
@@ -520,6 +558,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     // committed, every exported frame and eddy.pvd is already in place; the
     // final state (--out, --save) of a run that did not finish is not written.
     if (diag) diag->commit();
+    if (bodiesOut) bodiesOut->commit();
     err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
         << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
     if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
@@ -531,6 +570,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   sim->profiler().collect(true);
   const std::vector<double> last = session.end();
   if (diag) diag->commit();
+  if (bodiesOut) bodiesOut->commit();
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: e.g. SPH particles that had to be put back into the tank.

@@ -374,15 +374,35 @@ void body_contact(__global const float4* restrict in,
 /* Phase "body_update_particles" (one work-item per boundary particle of the
  * bodies, [first, first + count) of the boundary buffers; body[k] its body):
  *   r = R (blocal - centroid_local);  bpos.xyz = c + r;  bvel = v + omega x r
- * (bpos.w, the particle's volume psi, is kept: the boundary recomputes it). */
+ * (bpos.w, the particle's volume psi, is kept: the boundary recomputes it).
+ * Work-item b < nbodies also writes body b's solid record (solid_first + b,
+ * EDDY_SOLID_*: the pose of the shape's origin, the rows of R, the velocity
+ * of the origin, omega) for the penetration guard; solid_first =
+ * 0xffffffff: no records. */
 __kernel void body_update_particles(__global const float4* restrict state,
                                     __global const uint* restrict body,
                                     __global const float4* restrict blocal,
                                     __global float4* restrict bpos,
                                     __global float4* restrict bvel,
-                                    const uint first, const uint count)
+                                    __global float4* restrict solids,
+                                    const uint first, const uint count,
+                                    const uint solid_first, const uint nbodies)
 {
     const uint k = get_global_id(0);
+    if (k < nbodies && solid_first != 0xffffffffu) {
+        const float4 q = BODY_AT(state, k, EDDY_BODY_QUAT);
+        const float3 c = BODY_AT(state, k, EDDY_BODY_POS).xyz;
+        const float3 w = BODY_AT(state, k, EDDY_BODY_OMEGA).xyz;
+        const float3 o = c - body_rotate(q, BODY_AT(state, k, EDDY_BODY_CENTROID).xyz);
+        __global float4* rec = solids + (size_t)(solid_first + k) * EDDY_SOLID_STRIDE;
+        const float x = q.x, y = q.y, z = q.z, qw = q.w;
+        rec[EDDY_SOLID_POS] = (float4)(o, 0.0f);
+        rec[EDDY_SOLID_ROT] = (float4)(1.0f - 2.0f * (y * y + z * z), 2.0f * (x * y - z * qw), 2.0f * (x * z + y * qw), 0.0f);
+        rec[EDDY_SOLID_ROT + 1] = (float4)(2.0f * (x * y + z * qw), 1.0f - 2.0f * (x * x + z * z), 2.0f * (y * z - x * qw), 0.0f);
+        rec[EDDY_SOLID_ROT + 2] = (float4)(2.0f * (x * z - y * qw), 2.0f * (y * z + x * qw), 1.0f - 2.0f * (x * x + y * y), 0.0f);
+        rec[EDDY_SOLID_VEL] = (float4)(BODY_AT(state, k, EDDY_BODY_VEL).xyz + cross(w, o - c), 0.0f);
+        rec[EDDY_SOLID_OMEGA] = (float4)(w, 0.0f);
+    }
     if (k >= count) return;
     const uint i = first + k, b = body[k];
     const float3 r = body_rotate(BODY_AT(state, b, EDDY_BODY_QUAT),

@@ -15,6 +15,7 @@
 // files is unspecified).
 #pragma once
 
+#include "body_spec.hpp"
 #include "params.hpp"
 
 #include <cstdint>
@@ -36,6 +37,7 @@ struct SceneSpec {
   std::string scene;          // "" = the simulation's default scene
   size_t n = 0;               // body count (N-body); 0 = default
   std::string icPath;         // N-body: initial conditions CSV instead of a scene
+  std::vector<BodySpec> bodies;  // SPH: rigid bodies added to the scene (--body, config "bodies")
 };
 
 struct SimulationType {

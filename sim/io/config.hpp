@@ -12,7 +12,8 @@
 //     "device": "cpu",
 //     "check_every": 100,            blow-up check interval in steps (0 = off)
 //     "diag": "diag.csv", "diag_every": 10, "out": "final.csv",
-//     "export": "frames", "export_every": 50, "save": "end.snap"
+//     "export": "frames", "export_every": 50, "save": "end.snap",
+//     "bodies": [ {"shape": "box", "size": [0.1, 0.05, 0.1], "density": 500} ]   (sph)
 //   }
 //
 // Every problem is an eddy::Error that names the file, the key and the allowed
@@ -20,6 +21,7 @@
 // values out of range.
 #pragma once
 
+#include "body_spec.hpp"
 #include "params.hpp"
 
 #include <optional>
@@ -45,6 +47,8 @@ struct RunConfig {
   std::optional<double> until;
   // Declared parameters by name (already range-checked for `sim`).
   std::vector<std::pair<std::string, double>> params;
+  // SPH rigid bodies ("bodies": [ {...} ], body_spec.hpp); --body adds more.
+  std::vector<BodySpec> bodies;
 };
 
 // Parses config text; `source` (the path) names it in every message.

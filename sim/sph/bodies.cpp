@@ -1,6 +1,7 @@
 #include "bodies.hpp"
 
 #include "error.hpp"
+#include "sph.hpp"
 #include "io.hpp"
 
 #include <algorithm>
@@ -345,15 +346,18 @@ void BodyKernels::runContact(const cl::Buffer& blocal, const cl::Buffer& counter
 }
 
 void BodyKernels::runUpdateParticles(const cl::Buffer& blocal, const cl::Buffer& bpos,
-                                     const cl::Buffer& bvel) {
-  if (count_ == 0) return;
+                                     const cl::Buffer& bvel, const cl::Buffer* solids,
+                                     size_t solidFirst) {
+  const size_t items = std::max(count_, bodies_.size());
   try {
-    const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(roundUp(count_, EDDY_BODY_WG)),
+    const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(roundUp(items, EDDY_BODY_WG)),
                                 cl::NDRange(EDDY_BODY_WG));
     prof_.record("body_update_particles",
                  launch(update_, range,
-                        BodyUpdateArgs{state_[cur_], owner_, blocal, bpos, bvel, cl_uint(first_),
-                                       cl_uint(count_)}));
+                        BodyUpdateArgs{state_[cur_], owner_, blocal, bpos, bvel,
+                                       solids ? *solids : owner_, cl_uint(first_), cl_uint(count_),
+                                       solids ? cl_uint(solidFirst) : cl_uint(0xffffffffu),
+                                       cl_uint(bodies_.size())}));
   } catch (const cl::Error& e) {
     throw Error("body_update_particles kernel: " + describe(e));
   }
@@ -363,7 +367,7 @@ void BodyKernels::step(const BodyBuffers& b, double gravity, double margin) {
   runReduce(*b.bpos, *b.bforce, gravity);
   runIntegrate(*b.clock, *b.counters);
   runContact(*b.blocal, *b.counters, b.tank, margin);
-  runUpdateParticles(*b.blocal, *b.bpos, *b.bvel);
+  runUpdateParticles(*b.blocal, *b.bpos, *b.bvel, b.solids, b.solidFirst);
 }
 
 std::vector<cl_float4> BodyKernels::readRaw() {
@@ -384,6 +388,66 @@ std::vector<BodyState> BodyKernels::read() {
   std::vector<BodyState> out;
   for (size_t b = 0; b < bodies_.size(); ++b) out.push_back(decodeBody(&raw[b * EDDY_BODY_STRIDE]));
   return out;
+}
+
+void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid) {
+  if (bodies.empty()) return;
+  std::vector<SphSolid> solids;
+  for (const BodySpec& b : bodies) {
+    const int index = int(setup.bodies.size());
+    setup.bodies.push_back(b);
+    setup.solids.push_back({b.shape, index});
+    solids.push_back({b.shape, index});
+  }
+  if (dropFluid) {
+    std::vector<SphParticle> kept;
+    dropInsideSolids(solids, 0.5 * setup.spacing, setup.particles, kept);
+    setup.particles = std::move(kept);
+  }
+}
+
+SphBodies::SphBodies(Context& ctx, Profiler& profiler, const SphSetup& setup, SphBoundary& boundary)
+    : boundary_(boundary), specs_(setup.bodies) {
+  if (specs_.empty()) throw Error("bodies: the setup has none");
+  if (setup.solids.size() < specs_.size() || boundary.solidCount() != setup.solids.size())
+    throw Error("bodies: the boundary does not hold the bodies' solids");
+  solidFirst_ = setup.solids.size() - specs_.size();
+  margin_ = 0.5 * setup.spacing;
+  std::vector<RigidBody> bodies;
+  for (size_t b = 0; b < specs_.size(); ++b) {
+    const size_t s = solidFirst_ + b;
+    if (setup.solids[s].body != int(b))
+      throw Error("bodies: solid " + std::to_string(s) + " is not body " + std::to_string(b) +
+                  " (bodies must follow the static obstacles, in order)");
+    const auto shape = makeShape(specs_[b].shape);
+    const auto range = boundary.range(s);
+    RigidBody rb = rigidBodyFromSpec(specs_[b], *shape, boundary.solids()[s].local, uint32_t(range.first));
+    if (rb.count != range.second) throw Error("bodies: body " + std::to_string(b) + "'s boundary range");
+    bodies.push_back(rb);
+  }
+  kernels_ = std::make_unique<BodyKernels>(ctx, profiler, bodies);
+  place();
+}
+
+void SphBodies::place() {
+  kernels_->runUpdateParticles(boundary_.localPositions(), boundary_.positions(),
+                               boundary_.velocities(), &boundary_.solidRecords(), solidFirst_);
+  boundary_.moved();
+}
+
+void SphBodies::step(SphParticles& p, double gravity) {
+  BodyBuffers b;
+  b.bpos = &boundary_.positions();
+  b.bvel = &boundary_.velocities();
+  b.blocal = &boundary_.localPositions();
+  b.bforce = &boundary_.forces();
+  b.clock = &p.clock();
+  b.counters = &p.counters();
+  b.solids = &boundary_.solidRecords();
+  b.solidFirst = solidFirst_;
+  b.tank = p.tank();
+  kernels_->step(b, gravity, margin_);
+  boundary_.moved();
 }
 
 }  // namespace eddy

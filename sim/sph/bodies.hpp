@@ -18,12 +18,14 @@
 #include "body_spec.hpp"
 #include "cl.hpp"
 #include "kernel_args.hpp"
+#include "particles.hpp"
 #include "profiler.hpp"
 
 #include "eddy_shared.h"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -109,9 +111,11 @@ struct BodyContactArgs {
   auto args() const { return std::tie(in, out, info, blocal, counters, n, tank, margin); }
 };
 struct BodyUpdateArgs {
-  const cl::Buffer &state, &owner, &blocal, &bpos, &bvel;
-  cl_uint first, count;
-  auto args() const { return std::tie(state, owner, blocal, bpos, bvel, first, count); }
+  const cl::Buffer &state, &owner, &blocal, &bpos, &bvel, &solids;
+  cl_uint first, count, solidFirst, n;
+  auto args() const {
+    return std::tie(state, owner, blocal, bpos, bvel, solids, first, count, solidFirst, n);
+  }
 };
 
 // The boundary buffers and the fluid's clock/counters the bodies work on.
@@ -122,6 +126,8 @@ struct BodyBuffers {
   const cl::Buffer* bforce = nullptr;  // float4 force of the fluid on the particle
   const cl::Buffer* clock = nullptr;   // EDDY_SPH_CLOCK_*: dt of the step, time after it
   const cl::Buffer* counters = nullptr;  // EDDY_SPH_CNT_*: the maxima for the next dt
+  const cl::Buffer* solids = nullptr;    // solid records (EDDY_SOLID_*) or none
+  size_t solidFirst = 0;                 // body 0's solid record
   std::array<double, 3> tank{};
 };
 
@@ -148,7 +154,9 @@ class BodyKernels {
   void runIntegrate(const cl::Buffer& clock, const cl::Buffer& counters);
   void runContact(const cl::Buffer& blocal, const cl::Buffer& counters,
                   const std::array<double, 3>& tank, double margin);
-  void runUpdateParticles(const cl::Buffer& blocal, const cl::Buffer& bpos, const cl::Buffer& bvel);
+  // With `solids`, also body b's record solidFirst + b (pose for the guard).
+  void runUpdateParticles(const cl::Buffer& blocal, const cl::Buffer& bpos, const cl::Buffer& bvel,
+                          const cl::Buffer* solids = nullptr, size_t solidFirst = 0);
 
   // The current state buffer (EDDY_BODY_STRIDE float4 per body).
   const cl::Buffer& stateBuffer() const { return state_[cur_]; }
@@ -169,6 +177,37 @@ class BodyKernels {
   KernelFunctorOf<BodyIntegrateArgs> integrate_{program_, "body_integrate"};
   KernelFunctorOf<BodyContactArgs> contact_{program_, "body_contact"};
   KernelFunctorOf<BodyUpdateArgs> update_{program_, "body_update_particles"};
+};
+
+// ---- The bodies of an SPH simulation -----------------------------------------
+
+// Appends bodies to a scene: body b's solid (SphSolid body = b) after the
+// setup's solids (static obstacles first), its spec in setup.bodies; with
+// dropFluid the fluid particles within half a spacing of a body go.
+void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid = true);
+
+// The bodies of a setup on the boundary's particles: per step after the fluid
+// (its boundary_force wrote bforce) reduce, integrate, contact and update,
+// then the boundary's grid is rebuilt (moved()). Contact keeps the bodies'
+// surfaces half a fluid spacing from the tank walls and from each other.
+class SphBodies {
+ public:
+  SphBodies(Context& ctx, Profiler& profiler, const SphSetup& setup, SphBoundary& boundary);
+  size_t size() const { return kernels_->size(); }
+  const std::vector<BodySpec>& specs() const { return specs_; }
+  void step(SphParticles& p, double gravity);
+  // The boundary particles and solid records from the current body state
+  // (construction, restore); the boundary is rebuilt at its next update.
+  void place();
+  BodyKernels& kernels() { return *kernels_; }
+  std::vector<BodyState> read() { return kernels_->read(); }
+
+ private:
+  SphBoundary& boundary_;
+  std::vector<BodySpec> specs_;
+  size_t solidFirst_ = 0;
+  double margin_ = 0;
+  std::unique_ptr<BodyKernels> kernels_;
 };
 
 }  // namespace eddy

@@ -9,6 +9,7 @@
 // neighbour list from here and owns only its own phases and buffers.
 #pragma once
 
+#include "body_spec.hpp"
 #include "boundary.hpp"
 #include "radix_sort.hpp"
 #include "simulation.hpp"
@@ -37,6 +38,8 @@ struct SphSetup {
   // Solids (obstacles, bodies) as boundary particles (boundary.hpp), in
   // declaration order: static obstacles first.
   std::vector<SphSolid> solids;
+  // Rigid bodies (sim/sph/bodies.hpp): body b is the solid with body = b.
+  std::vector<BodySpec> bodies;
 };
 
 struct SphKernelConfig {
