@@ -139,6 +139,14 @@ RunOptions resolveRun(const RunArgs& a) {
     over(c.n, cli.n);
     c.ic.reset();
   }
+  // The config file's bodies, then --body's.
+  for (const auto& text : o.bodies) {
+    try {
+      c.bodies.push_back(parseBodySpec(text));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--body: ") + e.what());
+    }
+  }
   o.cfg = c;
 
   // A value's origin in messages: the flag, or the config file and its key.
@@ -172,13 +180,6 @@ RunOptions resolveRun(const RunArgs& a) {
     throw UsageError("--load restores the simulation and its scene: do not combine it with "
                      "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
-  for (const auto& text : o.bodies) {
-    try {
-      c.bodies.push_back(parseBodySpec(text));
-    } catch (const Error& e) {
-      throw UsageError(std::string("--body: ") + e.what());
-    }
-  }
   if (!o.loadPath.empty() && !c.bodies.empty())
     throw UsageError("--load restores the simulation with its bodies: do not combine it with "
                      "--body (nor a config with \"bodies\")");

@@ -189,7 +189,7 @@ void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dro
 // The bodies of a setup on the boundary's particles: per step after the fluid
 // (its boundary_force wrote bforce) reduce, integrate, contact and update,
 // then the boundary's grid is rebuilt (moved()). Contact keeps the bodies'
-// surfaces half a fluid spacing from the tank walls and from each other.
+// surfaces one fluid spacing from the tank walls and from each other.
 class SphBodies {
  public:
   SphBodies(Context& ctx, Profiler& profiler, const SphSetup& setup, SphBoundary& boundary);
