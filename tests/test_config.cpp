@@ -61,7 +61,9 @@ TEST(Config, BadInputNamesFileKeyAndRange) {
   EXPECT_CONFIG_ERROR("{\"n\": 10,}", "not valid JSON");
   EXPECT_CONFIG_ERROR("{\"n\": 10", "not valid JSON");
   EXPECT_CONFIG_ERROR("[1, 2]", "expected a JSON object");
-  EXPECT_CONFIG_ERROR(R"({"bodies": 10})", "unknown key 'bodies'");
+  EXPECT_CONFIG_ERROR(R"({"particles": 10})", "unknown key 'particles'");
+  EXPECT_CONFIG_ERROR(R"({"bodies": 10})", "key 'bodies': expected an array");
+  EXPECT_CONFIG_ERROR(R"({"bodies": [{"shape": "box", "size": 0.1}]})", "bodies[0]: key 'density'");
   EXPECT_CONFIG_ERROR(R"({"dt": 0.1})", "parameters go inside \"params\"");
   EXPECT_CONFIG_ERROR(R"({"sim": "plasma"})", "key 'sim': unknown simulation 'plasma'");
   EXPECT_CONFIG_ERROR(R"({"sim": 3})", "key 'sim': expected a string, got an integer");

@@ -38,6 +38,8 @@ struct RunArgs {
   std::vector<double> shares;
   bool json = false, quiet = false;
   bool overwrite = false;  // --overwrite: replace an earlier export in --export DIR
+  std::optional<std::string> bodiesOut;  // --bodies-out FILE.csv
+  std::vector<std::string> bodies;       // --body SPEC (after the config's "bodies")
 };
 
 // The command line with the config file merged in.
@@ -81,6 +83,11 @@ void addRunOptions(Options& o, RunArgs& a) {
   o.text("--diag", cli.diag, "FILE.csv", "diagnostics every --diag-every steps");
   o.count("--diag-every", cli.diagEvery, kLimitEvery, "K", "with --diag (default 10)");
   o.text("--out", cli.out, "FILE.csv", "final particle state");
+  o.texts("--body", a.bodies, "SPEC",
+          "sph: add a rigid body (repeatable), e.g. box:size=0.1,0.05,0.1:\npos=0.5,0.2,0.15:"
+          "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")");
+  o.text("--bodies-out", a.bodiesOut, "FILE.csv",
+         "sph: the bodies' state every --diag-every steps\n(step,time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz)");
   o.text("--export", cli.exportDir, "DIR",
          "ParaView frames DIR/step_*.vtp + DIR/eddy.pvd every\n--export-every steps, first and "
          "last too;\nDIR must be empty or new unless --overwrite is given");
@@ -170,6 +177,14 @@ RunOptions resolveRun(const RunArgs& a) {
   }
   // Obstacles: the config's, then each --obstacle.
   c.obstacles.insert(c.obstacles.end(), cli.obstacles.begin(), cli.obstacles.end());
+  // The config file's bodies, then --body's.
+  for (const auto& text : o.bodies) {
+    try {
+      c.bodies.push_back(parseBodySpec(text));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--body: ") + e.what());
+    }
+  }
   o.cfg = c;
 
   // A value's origin in messages: the flag, or the config file and its key.
@@ -210,7 +225,10 @@ RunOptions resolveRun(const RunArgs& a) {
     throw UsageError("--load restores the simulation and its scene: do not combine it with "
                      "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
-  if (c.diagEvery && !c.diag) throw UsageError("--diag-every needs --diag FILE");
+  if (!o.loadPath.empty() && !c.bodies.empty())
+    throw UsageError("--load restores the simulation with its bodies: do not combine it with "
+                     "--body (nor a config with \"bodies\")");
+  if (c.diagEvery && !c.diag && !o.bodiesOut) throw UsageError("--diag-every needs --diag FILE");
   if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
   if (cli.probeEvery && cli.probeDt) throw UsageError("run: give either --probe-every or --probe-dt, not both");
   if ((c.probeEvery || c.probeDt) && !c.probeOut)
@@ -239,6 +257,7 @@ void checkOutputs(const RunOptions& o) {
   };
   std::vector<Output> outs;
   if (c.diag) outs.push_back({"--diag", *c.diag, false});
+  if (o.bodiesOut) outs.push_back({"--bodies-out", *o.bodiesOut, false});
   if (c.out) outs.push_back({"--out", *c.out, false});
   if (c.save) outs.push_back({"--save", *c.save, false});
   if (c.probeOut) outs.push_back({"--probe-out", *c.probeOut, false});
@@ -388,6 +407,16 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
   j["final"] = b;
   if (r.dE) j["energy_rel_change"] = *r.dE;
   if (r.virial) j["virial_ratio"] = *r.virial;
+  if (const auto cols = r.sim.objectColumns(); !cols.empty()) {
+    json bodies = json::array();
+    for (const auto& row : r.sim.objectRows()) {
+      json b = json::object();
+      for (size_t i = 0; i < cols.size() && i < row.size(); ++i)
+        b[cols[i]] = jsonNumber(row[i], cols[i] == "body");
+      bodies.push_back(b);
+    }
+    j["bodies"] = bodies;
+  }
   j["warnings"] = r.warnings;
   if (!r.probes.empty()) {  // the last sample of each probe (Pa, m)
     json p = json::object();
@@ -470,6 +499,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     spec.n = c.n.value_or(0);
     spec.icPath = c.ic.value_or("");
     spec.obstacles = c.obstacles;
+    spec.bodies = c.bodies;
     params = Params(paramDecl(spec.sim));
   }
   // Changes on top of the scene's (or the snapshot's) values: config, then --set.
@@ -545,6 +575,14 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     diag = std::make_unique<AtomicFile>(*c.diag);
     session.setDiag(&diag->stream());
   }
+  std::unique_ptr<AtomicFile> bodiesOut;
+  if (o.bodiesOut) {
+    if (sim->objectColumns().empty())
+      throw UsageError("--bodies-out: the simulation has no rigid bodies (add --body or a scene "
+                       "with bodies)");
+    bodiesOut = std::make_unique<AtomicFile>(*o.bodiesOut);
+    session.setObjects(&bodiesOut->stream());
+  }
   std::unique_ptr<VtkSeries> series;
   if (c.exportDir) {
     if (o.overwrite) {
@@ -617,6 +655,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
       sim->flushProbes();
       probeFile->commit();
     }
+    if (bodiesOut) bodiesOut->commit();
     throw;
   }
   const double wall = ended.wallSeconds;
@@ -630,6 +669,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
       sim->flushProbes();
       probeFile->commit();
     }
+    if (bodiesOut) bodiesOut->commit();
     err << "eddy: " << signalName(sig) << " received: stopped at step " << sim->steps() << " (t = "
         << sim->syncTime() << ") after " << sim->steps() - startStep << " of this run's steps\n";
     if (diag) err << "eddy: wrote " << *c.diag << " (diagnostics up to step " << sim->steps() << ")\n";
@@ -646,6 +686,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     sim->flushProbes();
     probeFile->commit();
   }
+  if (bodiesOut) bodiesOut->commit();
   if (c.out) writeCsv(*c.out, sim->stateColumns(), sim->stateRows());
   if (c.save) saveSnapshot(*sim, spec, *c.save);
   // Never silent: e.g. SPH particles that had to be put back into the tank.

@@ -218,4 +218,42 @@
 /* The most lanes any launch uses (the developer aid EDDY_SPH_LANES included). */
 #define EDDY_SPH_LANE_BITS_LIMIT 5
 
+/* ---- Rigid bodies (kernels/sph/sph_bodies.cl, sim/sph/bodies.cpp) ------- */
+/* Work-group size of the per-body kernels (body_reduce, body_contact: one
+ * work-group per body) and of body_update_particles / body_integrate. */
+#define EDDY_BODY_WG 128
+/* Motion of a body (uint4 info.z): two-way coupled 6-DOF, a piston
+ * x(t) = x0 + A sin(2 pi t / T + phase) along an axis, or a rotation at a
+ * constant angular velocity about an axis through a point. */
+#define EDDY_BODY_FLOATING 0u
+#define EDDY_BODY_PISTON 1u
+#define EDDY_BODY_ROTATE 2u
+/* Shape of a body for body-body contact (uint4 info.w): the analytic signed
+ * distance of the primitive; any other shape (a mesh) its bounding sphere. */
+#define EDDY_BODY_SHAPE_BOX 0u
+#define EDDY_BODY_SHAPE_SPHERE 1u
+#define EDDY_BODY_SHAPE_CYLINDER 2u
+#define EDDY_BODY_SHAPE_OTHER 3u
+/* The device state of body b: EDDY_BODY_STRIDE float4 from b * STRIDE; the
+ * static part of each (info) is a uint4 (first boundary particle, count,
+ * motion, shape). World frame, SI units; quaternions are (x, y, z, w). */
+#define EDDY_BODY_POS 0       /* centroid xyz; w = 1 / mass (0: kinematic) */
+#define EDDY_BODY_QUAT 1      /* orientation, local -> world */
+#define EDDY_BODY_VEL 2       /* centroid velocity xyz; w = mass */
+#define EDDY_BODY_OMEGA 3     /* angular velocity xyz; w = bounding radius about the centroid */
+#define EDDY_BODY_ANGMOM 4    /* angular momentum about the centroid (floating) */
+#define EDDY_BODY_FORCE 5     /* fluid force (+ gravity if floating) of the last reduce */
+#define EDDY_BODY_TORQUE 6    /* fluid torque about the centroid */
+#define EDDY_BODY_INERTIA_D 7 /* local inertia about the centroid: Ixx, Iyy, Izz */
+#define EDDY_BODY_INERTIA_O 8 /*   and Ixy, Ixz, Iyz */
+#define EDDY_BODY_INVI_D 9    /* its inverse, diagonal */
+#define EDDY_BODY_INVI_O 10   /*   and off-diagonal (symmetric) */
+#define EDDY_BODY_SHAPE 11    /* box: half extents; sphere: radius in x; cylinder: radius, half height */
+#define EDDY_BODY_CENTROID 12 /* centroid in the shape's local frame (blocal's frame) */
+#define EDDY_BODY_M0 13       /* kinematic: centroid at t = 0 (x0); w = amplitude A / angular speed */
+#define EDDY_BODY_M1 14       /* unit axis; w = period T (piston) */
+#define EDDY_BODY_M2 15       /* rotation: point on the axis; w = phase (piston, rad) */
+#define EDDY_BODY_M3 16       /* orientation at t = 0 */
+#define EDDY_BODY_STRIDE 20
+
 #endif /* EDDY_SHARED_H */

@@ -15,6 +15,7 @@
 // files is unspecified).
 #pragma once
 
+#include "body_spec.hpp"
 #include "params.hpp"
 #include "shape.hpp"
 
@@ -38,6 +39,7 @@ struct SceneSpec {
   size_t n = 0;               // body count (N-body); 0 = default
   std::string icPath;         // N-body: initial conditions CSV instead of a scene
   std::vector<ShapeSpec> obstacles;  // static obstacles added to the scene (--obstacle)
+  std::vector<BodySpec> bodies;  // SPH: rigid bodies added to the scene (--body, config "bodies")
 };
 
 struct SimulationType {

@@ -86,6 +86,10 @@ class Simulation {
   // Final state: header and one row per particle (reads back).
   virtual std::vector<std::string> stateColumns() const = 0;
   virtual std::vector<std::vector<double>> stateRows() = 0;
+  // Rigid objects (SPH bodies): the columns of one row per object and the
+  // rows now (reads back; eddy-cli --bodies-out and --json). None by default.
+  virtual std::vector<std::string> objectColumns() const { return {}; }
+  virtual std::vector<std::vector<double>> objectRows() { return {}; }
   // The buffer holding the current positions (float4 per particle) for drawing.
   virtual const cl::Buffer& positionBuffer() const = 0;
   // Waits until everything the simulation enqueued has completed (end of a

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -23,7 +24,7 @@ using json = nlohmann::json;
 const char* kKeys[] = {"eddy_config", "sim",  "scene", "n",           "ic",          "device",
                        "steps",       "until", "params", "check_every", "diag",       "diag_every",
                        "out",         "export", "export_every", "save", "probes", "probe_out",
-                       "probe_every", "probe_dt", "obstacles"};
+                       "probe_every", "probe_dt", "obstacles", "bodies"};
 
 std::string knownKeys() {
   std::string s;
@@ -199,6 +200,12 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (c.ic && (c.scene || c.n)) r.fail("ic", "\"ic\" replaces the scene: do not combine it with \"scene\" or \"n\"");
   if (j.contains("check_every")) c.checkEvery = r.count(j["check_every"], "check_every", kLimitCheckEvery);
   if (j.contains("diag")) c.diag = r.string(j["diag"], "diag");
+  if (j.contains("bodies")) {
+    if (!j["bodies"].is_array()) r.fail("bodies", "expected an array of body objects, got " + typeName(j["bodies"]));
+    const std::string dir = std::filesystem::path(source).parent_path().string();
+    for (size_t i = 0; i < j["bodies"].size(); ++i)
+      c.bodies.push_back(bodySpecFromJson(j["bodies"][i], source + ": bodies[" + std::to_string(i) + "]", dir));
+  }
   if (j.contains("diag_every")) c.diagEvery = r.count(j["diag_every"], "diag_every", kLimitEvery);
   if (j.contains("out")) c.out = r.string(j["out"], "out");
   if (j.contains("export")) c.exportDir = r.string(j["export"], "export");
@@ -356,6 +363,11 @@ std::string configToJson(const RunConfig& c) {
     json o = json::array();
     for (const auto& s : c.obstacles) o.push_back(shapeSpecToJson(s));
     j["obstacles"] = o;
+  }
+  if (!c.bodies.empty()) {
+    json b = json::array();
+    for (const auto& body : c.bodies) b.push_back(bodySpecToJson(body));
+    j["bodies"] = b;
   }
   if (!c.params.empty()) {
     json p = json::object();

@@ -20,6 +20,7 @@
 //     "obstacles": [{"shape": "box", "size": [..], "position": [..]}]   sph: static
 //                                    obstacles (shape_spec_io.hpp; a relative mesh
 //                                    path is relative to the config file)
+//     "bodies": [ {"shape": "box", "size": [0.1, 0.05, 0.1], "density": 500} ]   (sph)
 //   }
 //
 // Every problem is an eddy::Error that names the file, the key and the allowed
@@ -27,6 +28,7 @@
 // values out of range.
 #pragma once
 
+#include "body_spec.hpp"
 #include "params.hpp"
 #include "probe.hpp"
 #include "shape.hpp"
@@ -60,6 +62,8 @@ struct RunConfig {
   // Declared parameters by name (already range-checked for `sim`).
   std::vector<std::pair<std::string, double>> params;
   std::vector<ShapeSpec> obstacles;  // "obstacles" (sph)
+  // SPH rigid bodies ("bodies": [ {...} ], body_spec.hpp); --body adds more.
+  std::vector<BodySpec> bodies;
 };
 
 // Parses config text; `source` (the path) names it in every message.

@@ -42,7 +42,9 @@ void registerNBodyType() {
   t.appCpuCount = 2048;  // a CPU device draws a smooth picture with this many
   t.demoCount = 4096;
   t.appGlow = true;
-  t.checkSpec = [](const SceneSpec&) {};
+  t.checkSpec = [](const SceneSpec& spec) {
+    if (!spec.bodies.empty()) throw Error("N-body: rigid bodies (--body) need --sim sph");
+  };
   t.make = [](Context& ctx, const SceneSpec& spec, const Params& params)
       -> std::unique_ptr<Simulation> {
     if (spec.icPath.empty())  // before building the scene

@@ -17,6 +17,12 @@ void Session::begin() {
   if (series_) series_->add(sim_.particleState());
   first_ = sim_.diagRow();
   if (diag_) *diag_ << joinCsv(first_) << '\n';
+  if (objects_) {
+    std::vector<std::string> cols{"step", "time"};
+    for (const auto& c : sim_.objectColumns()) cols.push_back(c);
+    *objects_ << joinCsv(cols) << '\n';
+    writeObjects();
+  }
   nextCheck_ = 0;
   lastSteps_ = sim_.steps();
   lastTime_ = sim_.syncTime();
@@ -31,6 +37,7 @@ void Session::step() {
   if (s_.checkEvery && s % s_.checkEvery == 0)
     if (auto b = sim_.pollFinite()) throw BlowUpError(*b, sim_.kind());
   if (diag_ && s % s_.diagEvery == 0) *diag_ << joinCsv(sim_.diagRow()) << '\n';
+  if (objects_ && s % s_.diagEvery == 0) writeObjects();
   if (series_ && s % s_.exportEvery == 0) series_->add(sim_.particleState());
 }
 
@@ -117,10 +124,19 @@ Session::TimeEstimate Session::estimateTime() {
   return e;
 }
 
+void Session::writeObjects() {
+  const double step = double(sim_.steps()), time = sim_.syncTime();
+  for (auto row : sim_.objectRows()) {
+    row.insert(row.begin(), {step, time});
+    *objects_ << joinCsv(row) << '\n';
+  }
+}
+
 const std::vector<double>& Session::end() {
   last_ = sim_.diagRow();
   const bool moved = sim_.steps() != startStep_;
   if (diag_ && moved && sim_.steps() % s_.diagEvery != 0) *diag_ << joinCsv(last_) << '\n';
+  if (objects_ && moved && sim_.steps() % s_.diagEvery != 0) writeObjects();
   if (series_ && moved && sim_.steps() % s_.exportEvery != 0) series_->add(sim_.particleState());
   return last_;
 }

@@ -44,6 +44,10 @@ class Session {
   // rows) and the ParaView series (frames). Both optional.
   void setDiag(std::ostream* diag) { diag_ = diag; }
   void setSeries(VtkSeries* series) { series_ = series; }
+  // The rigid objects' CSV (eddy-cli --bodies-out): header step,time + the
+  // simulation's objectColumns(), then one row per object at every
+  // diagnostics step (diagEvery), the first and the last too. Optional.
+  void setObjects(std::ostream* objects) { objects_ = objects; }
 
   // Writes the diag header and the first row and the first export frame,
   // checks the state before the first step (this also builds the check's
@@ -120,6 +124,8 @@ class Session {
   SessionSettings s_;
   std::ostream* diag_ = nullptr;
   VtkSeries* series_ = nullptr;
+  std::ostream* objects_ = nullptr;
+  void writeObjects();
   uint64_t startStep_ = 0;
   uint64_t nextCheck_ = 0, lastSteps_ = 0;
   double lastTime_ = 0;

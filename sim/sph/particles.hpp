@@ -10,6 +10,7 @@
 #pragma once
 
 #include "probe.hpp"
+#include "body_spec.hpp"
 #include "boundary.hpp"
 #include "radix_sort.hpp"
 #include "simulation.hpp"
@@ -39,6 +40,8 @@ struct SphSetup {
   // Solids (obstacles, bodies) as boundary particles (boundary.hpp), in
   // declaration order: static obstacles first.
   std::vector<SphSolid> solids;
+  // Rigid bodies (sim/sph/bodies.hpp): body b is the solid with body = b.
+  std::vector<BodySpec> bodies;
 };
 
 struct SphKernelConfig {

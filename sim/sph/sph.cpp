@@ -59,6 +59,10 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "cost only what is in use. 1 = no room (eddy-cli, bench); the desktop app starts "
        "SPH with 4.",
        false, true, false},
+      {"bodies", "Floating bodies (wave_tank)", "Scene", "", 0, 10000, 4,
+       "wave_tank: the number of floating boxes (density 500 kg/m^3) laid out on a grid in front "
+       "of the piston; 0 = the piston alone.",
+       true, true, false},
       {"rest_density", "Rest density", "Physics", "kg/m^3", 1.0, 1e5, 1000.0,
        "rho0 of the fluid (water: 1000).", false, true, true},
       {"speed_of_sound", "Speed of sound", "Physics", "m/s", 0.0, 1e5, 0.0,
@@ -259,6 +263,9 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
       std::make_unique<SphParticles>(ctx, profiler_, setup, cfg_, cap_, phys_.h, solids);
   solver_ = solver(ctx, *particles_, cfg_);
   if (!solver_) throw Error("SPH: the solver factory built no solver");
+  // Rigid bodies on their solids' boundary particles (sim/sph/bodies.hpp).
+  if (!setup.bodies.empty())
+    bodies_ = std::make_unique<SphBodies>(ctx, profiler_, setup, particles_->boundary());
   syncParams();
   refreshDensity();
 }
@@ -447,6 +454,13 @@ void SphSim::saveState(SnapshotWriter& out) {
   out.addArray("sph/clock", clk);
   out.addArray("sph/counters", cnt);
   solver_->saveState(out, n_);
+  if (bodies_) {
+    std::string specs = "[";
+    for (size_t b = 0; b < bodies_->specs().size(); ++b)
+      specs += (b ? "," : "") + bodySpecToJson(bodies_->specs()[b]).dump();
+    out.addString("sph/bodies", specs + "]");
+    out.addArray("sph/bodies_state", bodies_->kernels().readRaw());
+  }
 }
 
 void SphSim::restoreState(const SphState& st) {
@@ -462,6 +476,12 @@ void SphSim::restoreState(const SphState& st) {
     q.enqueueWriteBuffer(particles_->counters(), CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
                          st.counters.data());
     solver_->restoreState(st);
+    if (bodies_) {
+      if (st.bodies.size() != bodies_->size() * EDDY_BODY_STRIDE)
+        throw Error("SPH restore: the snapshot's body state does not match the bodies");
+      bodies_->kernels().writeRaw(st.bodies);
+      bodies_->place();
+    }
   } catch (const cl::Error& e) {
     throw Error("SPH restore: " + describe(e));
   }
@@ -510,6 +530,31 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
       }
       s.setup.solids.push_back(so);
     }
+  }
+  if (snap.has("sph/bodies")) {
+    nlohmann::json specs;
+    try {
+      specs = nlohmann::json::parse(snap.string("sph/bodies"));
+    } catch (const nlohmann::json::exception& e) {
+      snap.fail(std::string("the bodies are not valid JSON: ") + e.what());
+    }
+    if (!specs.is_array()) snap.fail("the bodies are not a JSON array");
+    std::vector<BodySpec> bodies;
+    try {
+      for (size_t b = 0; b < specs.size(); ++b)
+        bodies.push_back(bodySpecFromJson(specs[b], "body " + std::to_string(b)));
+    } catch (const Error& e) {
+      snap.fail(e.what());
+    }
+    s.bodies = snap.array<cl_float4>("sph/bodies_state", bodies.size() * EDDY_BODY_STRIDE);
+    for (const auto& v : s.bodies)
+      for (int k = 0; k < 4; ++k)
+        if (!std::isfinite(v.s[k])) snap.fail("the body state is not finite");
+    // The bodies' solids follow the static ones (unless the solids were saved too).
+    bool saved = false;
+    for (const auto& so : s.setup.solids) saved = saved || so.body >= 0;
+    if (saved) s.setup.bodies = bodies;
+    else addSphBodies(s.setup, bodies, false);
   }
   if (snap.has("sph/capacity")) {
     const uint64_t cap = snap.u64("sph/capacity");
@@ -574,6 +619,9 @@ void SphSim::step() {
   // No fluid inside a solid (none: no launch).
   particles_->boundary().runGuard(particles_->positions(), particles_->velocities(),
                                   particles_->counters(), n_, kGuardMargin * phys_.spacing);
+  // The bodies move on the fluid's force (bforce of this step) and carry
+  // their boundary particles along (sim/sph/bodies.hpp).
+  if (bodies_) bodies_->step(*particles_, phys_.gravity);
   ++steps_;
   if (probes_) probes_->afterStep(*particles_, solver_->densityPressure(), phys_.h, phys_.mass, steps_);
   profiler_.endStep();
@@ -766,6 +814,24 @@ std::vector<std::vector<double>> SphSim::stateRows() {
     if (k >= n_) throw Error("SPH output: corrupt particle id " + std::to_string(k));
     rows[k] = {p[i].s[0], p[i].s[1], p[i].s[2], v[i].s[0],
                v[i].s[1], v[i].s[2], rp[i].s[0], rp[i].s[1]};
+  }
+  return rows;
+}
+
+std::vector<std::string> SphSim::objectColumns() const {
+  if (!bodies_) return {};
+  return {"body", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz"};
+}
+
+std::vector<std::vector<double>> SphSim::objectRows() {
+  std::vector<std::vector<double>> rows;
+  if (!bodies_) return rows;
+  const auto st = bodies_->read();
+  for (size_t b = 0; b < st.size(); ++b) {
+    const auto& s = st[b];
+    rows.push_back({double(b), s.position[0], s.position[1], s.position[2], s.orientation[3],
+                    s.orientation[0], s.orientation[1], s.orientation[2], s.velocity[0],
+                    s.velocity[1], s.velocity[2]});
   }
   return rows;
 }

@@ -8,6 +8,7 @@
 // particle index (used by --out).
 #pragma once
 
+#include "bodies.hpp"
 #include "interact.hpp"
 #include "particles.hpp"
 #include "probes.hpp"
@@ -90,6 +91,8 @@ struct SphState {
   // DFSPH's warm start (slot order) and solver state; empty: none saved.
   std::vector<cl_float> kdiv, kden;
   std::vector<cl_uint> dfsphState;
+  // Rigid bodies' device state (EDDY_BODY_STRIDE float4 each); specs in setup.bodies.
+  std::vector<cl_float4> bodies;
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles
@@ -231,6 +234,11 @@ class SphSim : public Simulation {
   SphBoundary& boundary() { return particles_->boundary(); }
   const std::vector<SphSolid>& solids() const { return solids_; }
   SphSolver& solver() { return *solver_; }
+  // The rigid bodies (none: nullptr).
+  SphBodies* bodies() { return bodies_.get(); }
+  // One row per body: body, x, y, z (centroid), qw, qx, qy, qz, vx, vy, vz.
+  std::vector<std::string> objectColumns() const override;
+  std::vector<std::vector<double>> objectRows() override;
 
  private:
   void syncParams();
@@ -246,6 +254,7 @@ class SphSim : public Simulation {
   double spacing_ = 0;
   std::unique_ptr<SphParticles> particles_;
   std::unique_ptr<SphSolver> solver_;
+  std::unique_ptr<SphBodies> bodies_;
   std::vector<SphSolid> solids_;  // as declared (snapshots)
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;

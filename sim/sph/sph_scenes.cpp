@@ -16,7 +16,7 @@ namespace eddy {
 const std::vector<std::string>& sphSceneNames() {
   static const std::vector<std::string> names = {"dam_break", "drop", "double_dam_break",
                                                  "lobovsky_dam_break", "spheric_dam_break",
-                                                 "mesh_obstacle"};
+                                                 "mesh_obstacle", "wave_tank"};
   return names;
 }
 
@@ -193,13 +193,50 @@ ShapeSpec meshObstacle() {
   return m;
 }
 
+// wave_tank (issue 12): a piston wave-maker at x = 0 of a 1.6 x 0.4 x 0.4 m
+// tank with water 0.2 m deep, and `bodies` floating boxes (density 500
+// kg/m^3, half submerged) on a grid over x in [0.4, 1.5] m.
+constexpr double kWaveTank[3] = {1.6, 0.4, 0.4};
+constexpr double kWaveColumn[2] = {1.6, 0.2};
+
+std::vector<BodySpec> waveTankBodies(const Params& P) {
+  std::vector<BodySpec> out;
+  BodySpec piston;  // 4 cm thick, clear of floor, lid and side walls by 1 cm
+  piston.shape.kind = ShapeKind::Box;
+  piston.shape.size = {0.04, kWaveTank[1] - 0.02, kWaveTank[2] - 0.02};
+  piston.shape.pose.position = {0.1, 0.5 * kWaveTank[1], 0.5 * kWaveTank[2]};
+  piston.motion = BodyMotion::Piston;
+  piston.piston.amplitude = 0.04;
+  piston.piston.period = 1.0;
+  out.push_back(piston);
+  const int n = P.getInt("bodies");
+  if (n <= 0) return out;
+  const double lx = 1.1, lz = kWaveTank[2] - 0.04;
+  const int rows = std::max(1, int(std::floor(std::sqrt(double(n) * lz / lx))));
+  const int cols = (n + rows - 1) / rows;
+  const double cell = std::min(lx / cols, lz / rows);
+  const double a = std::min(0.6 * cell, 0.08);
+  for (int k = 0; k < n; ++k) {
+    const int i = k % cols, j = k / cols;
+    BodySpec box;
+    box.shape.kind = ShapeKind::Box;
+    box.shape.size = {a, 0.5 * a, a};
+    box.shape.pose.position = {0.4 + (i + 0.5) * lx / cols, kWaveColumn[1],
+                               0.02 + (j + 0.5) * lz / rows};
+    box.density = 500;
+    out.push_back(box);
+  }
+  return out;
+}
+
 SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total,
                     const std::vector<ShapeSpec>& obstacles) {
   // Only WCSPH's equation of state wants the squeezed hydrostatic start.
   const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
   const double dx = P.get("spacing");
   const bool spheric = scene == "spheric_dam_break", mesh = scene == "mesh_obstacle";
-  const double* fixedTank = spheric ? kSphericTank : mesh ? kMeshTank : nullptr;
+  const bool wave = scene == "wave_tank";
+  const double* fixedTank = spheric ? kSphericTank : mesh ? kMeshTank : wave ? kWaveTank : nullptr;
   const double L = fixedTank ? fixedTank[0] : P.get("tank_length");
   const double H = fixedTank ? fixedTank[1] : P.get("tank_height");
   const double g = P.get("gravity"), rho0 = P.get("rest_density");
@@ -225,6 +262,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   if (scene == "dam_break" || scene == "double_dam_break") top = P.get("column_height");
   else if (spheric) top = kSphericColumn[1];
   else if (mesh) top = kMeshColumn[1];
+  else if (wave) top = kWaveColumn[1];
   else if (scene == "drop") top = P.get("drop_height") + P.get("drop_radius");
   else if (lobovsky) top = Lobovsky::kColumnHeight;
   else {
@@ -246,10 +284,14 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
     }
   };
   if (fixedTank) {  // spheric_dam_break (column at x = L), mesh_obstacle (at x = 0)
-    const double* col = spheric ? kSphericColumn : kMeshColumn;
-    // rounded to whole particles, as the other scenes' columns
-    const int nx = std::max(1, int(std::min(std::lround(col[0] / dx), 2000000l)));
-    const int ny = std::max(1, int(std::min(std::lround(col[1] / dx), 2000000l)));
+    const double* col = spheric ? kSphericColumn : wave ? kWaveColumn : kMeshColumn;
+    // rounded to whole particles, as the other scenes' columns (wave_tank's
+    // water fills the tank's length: rounded down, so it fits)
+    const auto whole = [&](double len) {
+      const double q = std::min(len / dx, 2e6);
+      return std::max(1, int(wave ? std::floor(q + 1e-9) : std::round(q)));
+    };
+    const int nx = whole(col[0]), ny = whole(col[1]);
     if (nx > 1000000 || ny > 1000000 || nz > 1000000)
       throw Error("SPH scene " + std::string(scene) + ": spacing " + std::to_string(dx) +
                   " m gives too many particles along one axis");
@@ -301,6 +343,10 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   }
   total = b.count;
   s.particles = std::move(b.out);
+  if (wave && !countOnly) {  // the piston and the floating boxes (sim/sph/bodies.hpp)
+    addSphBodies(s, waveTankBodies(P));
+    total = s.particles.size();
+  }
   if (total == 0) throw Error("SPH scene " + std::string(scene) + ": no particles");
   return s;
 }

@@ -37,7 +37,8 @@ void registerSphType() {
     // particles take host memory (spacing=0.0001 would be 52 million).
     const SphSceneSize size = sphSceneSize(scene, params, spec.obstacles);
     SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
-    const auto setup = makeSphScene(scene, params, spec.obstacles);
+    auto setup = makeSphScene(scene, params, spec.obstacles);
+    addSphBodies(setup, spec.bodies);  // --body, config "bodies"
     return std::make_unique<SphSim>(ctx, params, setup);
   };
   t.load = [](Context& ctx, const Params& params, uint64_t count,
