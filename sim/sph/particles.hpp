@@ -61,6 +61,8 @@ struct SphPhysics {
   double h = 0, mass = 0, rho0 = 0, c0 = 0, B = 0, alpha = 0, gravity = 0, gamma = 0, cfl = 0,
          maxDt = 0, restitution = 0, spacing = 0;
   double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
+  // WCSPH: delta-SPH density diffusion (0 = summation density; wcsph_continuity.hpp).
+  double densityDiffusion = 0;
   // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
   double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
   unsigned minIterations = 2, maxIterations = 100;

@@ -67,6 +67,12 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "alpha of Monaghan's (1992) artificial viscosity; the equivalent kinematic viscosity is "
        "about alpha h c0 / 10.",
        false, false, false},
+      {"density_diffusion", "Density diffusion delta (WCSPH)", "Physics", "", 0.0, 1.0, 0.1,
+       "wcsph: delta of the delta-SPH density diffusion (Molteni & Colagrossi 2009) in the "
+       "hydrostatic form of Fourtakas et al. (2019). > 0: the density is carried by the "
+       "continuity equation plus this diffusion, which smooths the pressure field; 0 = off: "
+       "summation density. 0.1 is the literature's value.",
+       false, false, false},
       {"gravity", "Gravity", "Physics", "m/s^2", 0.0, 1000.0, 9.81,
        "Gravitational acceleration, along -y.", false, false, false},
       {"surface_tension", "Surface tension (cohesion)", "Physics", "m^4/(kg s^2)", 0.0, 1e3, 0.0,
@@ -172,6 +178,11 @@ SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const P
 }
 
 }  // namespace
+
+double sphSoundSpeed(double speedOfSound, double expectedSpeed) {
+  return speedOfSound > 0 ? speedOfSound
+                          : kSphSoundSpeedFactor * std::max(expectedSpeed, 1e-3);
+}
 
 // The device's definition (kernels/common/sph_kernel.h), in double.
 double sphKernelW(double r, double h) { return r >= h ? 0.0 : sph_w(r, h); }
@@ -344,11 +355,11 @@ void SphSim::addBlock(const Box& box) {
 void SphSim::syncParams() {
   if (params_.version() == paramsSeen_) return;
   const double g = params_.get("gravity");
-  double c0 = params_.get("speed_of_sound");
-  if (c0 <= 0) c0 = 10.0 * std::max(expectedSpeed_, 1e-3);
+  const double c0 = sphSoundSpeed(params_.get("speed_of_sound"), expectedSpeed_);
   phys_.c0 = fl(c0);
   phys_.B = fl(phys_.rho0 * c0 * c0 / 7.0);
   phys_.alpha = fl(params_.get("viscosity"));
+  phys_.densityDiffusion = fl(params_.get("density_diffusion"));
   phys_.gravity = fl(g);
   phys_.gamma = fl(params_.get("surface_tension"));
   phys_.cfl = fl(params_.get("cfl"));
@@ -453,6 +464,13 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     for (size_t i = 0; i < count; ++i)
       if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
         snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");
+  }
+  if (snap.has("sph/wcsph_rho")) {
+    s.rho = snap.array<cl_float>("sph/wcsph_rho", count);
+    for (size_t i = 0; i < count; ++i)
+      if (!std::isfinite(s.rho[i]) || !(s.rho[i] > 0))
+        snap.fail("the WCSPH density of particle " + std::to_string(i) +
+                  " is not finite and positive");
   }
   if (snap.has("sph/capacity")) {
     const uint64_t cap = snap.u64("sph/capacity");

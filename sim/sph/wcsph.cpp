@@ -1,10 +1,15 @@
 #include "wcsph.hpp"
 
+#include "snapshot.hpp"
+#include "sph.hpp"
+
 namespace eddy {
 
 WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-    : program_(ctx.buildProgram(sphProgramFiles({"sph_density.cl", "sph_forces.cl"}),
-                                SphParticles::buildOptions(ctx, cfg))) {
+    : program_(ctx.buildProgram(
+          sphProgramFiles({"sph_density.cl", "sph_forces.cl", "sph_continuity.cl"}),
+          SphParticles::buildOptions(ctx, cfg))),
+      continuity_(ctx, program_, p.capacity()) {
   const size_t cap = p.capacity();
   try {
     rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap * sizeof(cl_float2), "SPH rhop");
@@ -17,6 +22,33 @@ WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& c
 }
 
 void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
+  phys_ = phys;
+  if (!(phys.densityDiffusion > 0)) {
+    continuity_.reset();  // summation; a later switch to delta > 0 starts afresh
+    sumDensity(p, phys);
+    return;
+  }
+  continuity_.prepare(p, rhop_, phys.rho0, [&] { sumDensity(p, phys); });
+  continuity_.continuity(p, phys, rhop_);
+}
+
+void WcsphSolver::step(SphParticles& p, const SphPhysics& phys) {
+  SphSolver::step(p, phys);
+  if (continuity_.carried() > 0) continuity_.update(p);
+}
+
+void WcsphSolver::reordered(SphParticles& p) {
+  continuity_.reorder(p, rhop_, phys_.rho0, [&] { sumDensity(p, phys_); });
+}
+
+void WcsphSolver::saveState(SnapshotWriter& out, size_t n) {
+  const auto rho = continuity_.read(n);
+  if (!rho.empty()) out.addArray("sph/wcsph_rho", rho);
+}
+
+void WcsphSolver::restoreState(const SphState& st) { continuity_.write(st.rho, st.pos.size()); }
+
+void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys) {
   const SphDensityArgs a{.pos = p.positions(),
                          .cells = p.cells(),
                          .nlist = p.neighbourList(),
