@@ -490,19 +490,31 @@ TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
           const auto nb = sim.readNeighbourCounts();
           for (size_t i = 0; i < n; ++i) ASSERT_EQ(nb[i], count[i]) << "neighbour count " << i;
         }
-        // One step: rho += dt D rho / Dt (by id: the next refresh re-sorts).
-        sim.step();  // the same order (unmoved), the same rates
+        // A step moves the particles; the next density phase (here a refresh,
+        // which re-sorts) advances rho by that step's dt times the rate of the
+        // new positions and velocities, once: a second refresh changes nothing.
+        sim.step();
         const double dt = sim.readClock()[1];
         ASSERT_GT(dt, 0.0);
-        std::vector<double> expect(n);
-        for (size_t i = 0; i < n; ++i) expect[ids[i]] = double(rho[i]) + dt * double(rate[i]);
+        std::vector<double> before(n);
+        for (size_t i = 0; i < n; ++i) before[ids[i]] = rho[i];
         sim.refreshDensity();
         const auto ids2 = sim.readIds();
         const auto rp2 = sim.readDensityPressure();
+        const auto rate2 = solver.readDensityRate(n);
         double worstStep = 0;
-        for (size_t i = 0; i < n; ++i)
-          worstStep = std::max(worstStep, std::fabs(rp2[i].s[0] - expect[ids2[i]]) / 1000.0);
+        for (size_t i = 0; i < n; ++i) {
+          const double expect = before[ids2[i]] + dt * double(rate2[i]);
+          worstStep = std::max(worstStep, std::fabs(rp2[i].s[0] - expect) / 1000.0);
+        }
         EXPECT_LT(worstStep, 2e-7);
+        sim.refreshDensity();
+        const auto ids3 = sim.readIds();
+        const auto rp3 = sim.readDensityPressure();
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(ids3[i], ids2[i]);
+          ASSERT_EQ(rp3[i].s[0], rp2[i].s[0]) << "a refresh advanced rho again, slot " << i;
+        }
         std::printf("continuity %s lanes %d n=%zu: rate rel err %.2e, step %.2e\n",
                     list ? "list " : "cells", 1 << lb, n, worst, worstStep);
       }

@@ -40,9 +40,16 @@
  * of (j, image of i) are equal and opposite: the wall is a no-flux (Neumann)
  * boundary for the diffusion, no density leaks through it.
  *
- * The phase writes rhop_i = (rho_i, p(rho_i)) (Tait, sph_pressure) for the
- * forces, the rate into drho, and in cells mode the real neighbour count
- * (self included) into nbcount, as sph_density does.
+ * Time integration: with `advance` (the first density phase after a step)
+ * rho_out_i = rho_i + dt D rho_i / Dt, with the dt of that step (the device
+ * clock) and the rate of the positions and velocities it produced: rho is
+ * advanced like x += dt v(new) of semi-implicit Euler, after the velocities
+ * (explicit Euler in both rho and v would amplify every acoustic mode by
+ * sqrt(1 + (omega dt)^2) per step); without `advance` (a density refresh for
+ * output, or the first step) rho_out_i = rho_i. The phase writes rho_out,
+ * rhop_i = (rho_out_i, p(rho_out_i)) (Tait, sph_pressure) for the forces, the
+ * rate into drho (tests), and in cells mode the real neighbour count (self
+ * included) into nbcount, as sph_density does.
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes").
  */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
@@ -54,10 +61,12 @@ void sph_continuity(__global const float4* restrict pos,
                     __global uint* restrict nbcount,
                     __global float2* restrict rhop,
                     __global float* restrict drho,
+                    __global float* restrict rho_out,
+                    __global const float* restrict clock,
                     const uint n, const int4 dims, const float inv_cell, const float4 tank,
                     const float h, const float mass, const float rho0, const float B,
                     const float c0, const float delta, const float gravity,
-                    const uint lane_bits)
+                    const uint advance, const uint lane_bits)
 {
     __local float4 red[SPH_WG];
     SPH_LANE_ID(i, lane);
@@ -101,26 +110,14 @@ void sph_continuity(__global const float4* restrict pos,
     const float4 t = sph_lane_sum(red, (float4)(cont, diff, (float)cnt, 0.0f), lane_bits);
     if (i >= n || lane != 0u) return;
     /* sum m G (v_i - v_j).r_ij  -  2 delta hs c0 sum m G dyn,  2 hs = h */
-    drho[i] = mass * sph_gradw_coef(h) * (t.x - delta * h * c0 * t.y);
-    rhop[i] = (float2)(rhoi, sph_pressure(rhoi, rho0, B));
+    const float rate = mass * sph_gradw_coef(h) * (t.x - delta * h * c0 * t.y);
+    const float r = advance ? rhoi + clock[EDDY_SPH_CLOCK_DT] * rate : rhoi;
+    drho[i] = rate;
+    rho_out[i] = r;
+    rhop[i] = (float2)(r, sph_pressure(r, rho0, B));
 #if !SPH_NLIST
     nbcount[i] = (uint)t.z;
 #endif
-}
-
-/* Phase "continuity_update" (after integrate): rho_i += dt D rho_i / Dt with
- * the step's dt from the device clock (semi-implicit Euler: the rate belongs
- * to the positions and velocities at the start of the step, as the
- * accelerations do). */
-__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
-void sph_continuity_update(__global float* restrict rho,
-                           __global const float* restrict drho,
-                           __global const float* restrict clock,
-                           const uint n)
-{
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    rho[i] += clock[EDDY_SPH_CLOCK_DT] * drho[i];
 }
 
 /* Phase "continuity_reorder": the carried density follows its particle into

@@ -471,6 +471,7 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
       if (!std::isfinite(s.rho[i]) || !(s.rho[i] > 0))
         snap.fail("the WCSPH density of particle " + std::to_string(i) +
                   " is not finite and positive");
+    s.rhoPending = snap.has("sph/wcsph_rho_pending") && snap.u64("sph/wcsph_rho_pending") != 0;
   }
   if (snap.has("sph/capacity")) {
     const uint64_t cap = snap.u64("sph/capacity");

@@ -84,6 +84,7 @@ struct SphState {
   std::vector<cl_uint> dfsphState;
   // WCSPH's carried density (density_diffusion > 0, slot order); empty: none saved.
   std::vector<cl_float> rho;
+  bool rhoPending = false;  // its advance by the last step's dt is still to come
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles

@@ -34,7 +34,7 @@ void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
 
 void WcsphSolver::step(SphParticles& p, const SphPhysics& phys) {
   SphSolver::step(p, phys);
-  if (continuity_.carried() > 0) continuity_.update(p);
+  continuity_.stepped();  // the next continuity phase advances rho by this dt
 }
 
 void WcsphSolver::reordered(SphParticles& p) {
@@ -43,10 +43,14 @@ void WcsphSolver::reordered(SphParticles& p) {
 
 void WcsphSolver::saveState(SnapshotWriter& out, size_t n) {
   const auto rho = continuity_.read(n);
-  if (!rho.empty()) out.addArray("sph/wcsph_rho", rho);
+  if (rho.empty()) return;
+  out.addArray("sph/wcsph_rho", rho);
+  out.addU64("sph/wcsph_rho_pending", continuity_.advancePending() ? 1 : 0);
 }
 
-void WcsphSolver::restoreState(const SphState& st) { continuity_.write(st.rho, st.pos.size()); }
+void WcsphSolver::restoreState(const SphState& st) {
+  continuity_.write(st.rho, st.pos.size(), st.rhoPending);
+}
 
 void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys) {
   const SphDensityArgs a{.pos = p.positions(),

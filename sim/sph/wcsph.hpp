@@ -2,8 +2,8 @@
 //
 // Summation density with the Tait equation of state (phase "density"), or
 // with density_diffusion delta > 0 (the default) the density carried by the
-// continuity equation with delta-SPH diffusion (phases "continuity",
-// "continuity_update"; wcsph_continuity.hpp), then
+// continuity equation with delta-SPH diffusion (phases "continuity_reorder",
+// "continuity"; wcsph_continuity.hpp), then
 // pressure, Monaghan's artificial viscosity, optional Akinci cohesion and
 // gravity (phase "forces"); kernels/sph/sph_density.cl and sph_forces.cl.
 // The physics and its references are in docs/ARCHITECTURE.md ("SPH").
@@ -58,8 +58,9 @@ class WcsphSolver : public SphSolver {
   void computeAccelerations(SphParticles& p, const SphPhysics& phys) override;
   const cl::Buffer& densityPressure() const override { return rhop_; }
   const cl::Buffer& accelerations() const override { return acc_; }
-  // delta > 0: the explicit step plus continuity_update; the carried density
-  // follows the sort and goes into snapshots (sph/wcsph_rho).
+  // delta > 0: the explicit step, then the density's advance is pending; the
+  // carried density follows the sort and goes into snapshots (sph/wcsph_rho,
+  // sph/wcsph_rho_pending).
   void step(SphParticles& p, const SphPhysics& phys) override;
   void reordered(SphParticles& p) override;
   void saveState(SnapshotWriter& out, size_t n) override;

@@ -8,7 +8,6 @@ WcsphContinuity::WcsphContinuity(Context& ctx, const cl::Program& program, size_
     : ctx_(ctx),
       cap_(std::max<size_t>(capacity, 1)),
       continuity_(program, "sph_continuity"),
-      update_(program, "sph_continuity_update"),
       reorder_(program, "sph_continuity_reorder") {
   const size_t f = cap_ * sizeof(cl_float);
   for (auto& b : rho_) b = ctx.createBuffer(CL_MEM_READ_WRITE, f, "WCSPH carried density");
@@ -33,6 +32,7 @@ void WcsphContinuity::carry(SphParticles& p, const cl::Buffer& rhop, size_t firs
     throw Error("WCSPH continuity reorder kernel: " + describe(e));
   }
   cur_ = next;
+  if (firstNew == 0) pending_ = false;  // all afresh: nothing to advance
   carried_ = p.size();
 }
 
@@ -51,6 +51,7 @@ void WcsphContinuity::prepare(SphParticles& p, const cl::Buffer& rhop, double rh
 }
 
 void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const cl::Buffer& rhop) {
+  const int next = 1 - cur_;
   const SphContinuityArgs a{.pos = p.positions(),
                             .vel = p.velocities(),
                             .rho = rho_[cur_],
@@ -59,6 +60,8 @@ void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const 
                             .nbcount = p.neighbourCounts(),
                             .rhop = rhop,
                             .drho = drho_,
+                            .rhoOut = rho_[next],
+                            .clock = p.clock(),
                             .n = p.count(),
                             .dims = p.dims4(),
                             .invCell = p.invCell(),
@@ -70,22 +73,15 @@ void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const 
                             .c0 = cl_float(phys.c0),
                             .delta = cl_float(phys.densityDiffusion),
                             .gravity = cl_float(phys.gravity),
+                            .advance = cl_uint(pending_ ? 1 : 0),
                             .laneBits = p.laneBits()};
   try {
     p.profiler().record("continuity", launch(continuity_, p.laneLaunch(), a));
   } catch (const cl::Error& e) {
     throw Error("WCSPH continuity kernel: " + describe(e));
   }
-}
-
-void WcsphContinuity::update(SphParticles& p) {
-  const SphContinuityUpdateArgs a{
-      .rho = rho_[cur_], .drho = drho_, .clock = p.clock(), .n = p.count()};
-  try {
-    p.profiler().record("continuity_update", launch(update_, p.launch(), a));
-  } catch (const cl::Error& e) {
-    throw Error("WCSPH continuity update kernel: " + describe(e));
-  }
+  cur_ = next;
+  pending_ = false;
 }
 
 std::vector<cl_float> WcsphContinuity::read(size_t n) {
@@ -102,13 +98,15 @@ std::vector<cl_float> WcsphContinuity::readRate(size_t n) {
   return out;
 }
 
-void WcsphContinuity::write(const std::vector<cl_float>& rho, size_t n) {
+void WcsphContinuity::write(const std::vector<cl_float>& rho, size_t n, bool pending) {
   if (rho.size() != n || n == 0 || n > cap_) {
     carried_ = 0;
+    pending_ = false;
     return;
   }
   ctx_.queue().enqueueWriteBuffer(rho_[cur_], CL_TRUE, 0, n * sizeof(cl_float), rho.data());
   carried_ = n;
+  pending_ = pending;
 }
 
 }  // namespace eddy

@@ -6,10 +6,17 @@
 // order (it follows the sort through reorder(), and snapshots store it), and
 // each step
 //
-//     continuity          rhop = (rho, Tait p(rho)) ; drho = D rho / Dt (velocity
-//                         divergence + delta-SPH diffusion, Fourtakas et al. 2019)
+//     continuity_reorder  rho follows the sort
+//     continuity          rho += dt_last D rho / Dt (velocity divergence +
+//                         delta-SPH diffusion, Fourtakas et al. 2019) of the
+//                         positions and velocities the last step produced;
+//                         rhop = (rho, Tait p(rho))
 //     forces, dt, integrate (unchanged)
-//     continuity_update   rho += dt drho
+//
+// The advance is pending from a step's integrate to the next continuity
+// phase (advancePending(); in snapshots too), which applies it once: a
+// density refresh between steps (diagnostics) applies it, the step after it
+// does not, with the same bits.
 //
 // Particles without a carried density (the start, a dropped block, a switch
 // from delta = 0) start from the summation density (sph_density) raised to
@@ -26,23 +33,17 @@ namespace eddy {
 
 // Arguments of sph_continuity (kernels/sph/sph_continuity.cl), in its order.
 struct SphContinuityArgs {
-  const cl::Buffer &pos, &vel, &rho, &cells, &nlist, &nbcount, &rhop, &drho;
+  const cl::Buffer &pos, &vel, &rho, &cells, &nlist, &nbcount, &rhop, &drho, &rhoOut, &clock;
   cl_uint n;
   cl_int4 dims;
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, rho0, B, c0, delta, gravity;
-  cl_uint laneBits;
+  cl_uint advance, laneBits;
   auto args() const {
-    return std::tie(pos, vel, rho, cells, nlist, nbcount, rhop, drho, n, dims, invCell, tank, h,
-                    mass, rho0, B, c0, delta, gravity, laneBits);
+    return std::tie(pos, vel, rho, cells, nlist, nbcount, rhop, drho, rhoOut, clock, n, dims,
+                    invCell, tank, h, mass, rho0, B, c0, delta, gravity, advance, laneBits);
   }
-};
-
-struct SphContinuityUpdateArgs {
-  const cl::Buffer &rho, &drho, &clock;
-  cl_uint n;
-  auto args() const { return std::tie(rho, drho, clock, n); }
 };
 
 struct SphContinuityReorderArgs {
@@ -62,6 +63,9 @@ class WcsphContinuity {
   // reorder); 0: none, the next prepare() starts every particle afresh.
   size_t carried() const { return carried_; }
   void reset() { carried_ = 0; }
+  // A step has moved the particles: the next continuity phase advances rho.
+  void stepped() { pending_ = carried_ > 0; }
+  bool advancePending() const { return pending_; }
 
   // After the pipeline's sort (SphSolver::reordered): the carried densities
   // follow the new order. Particles appended since (addBlock) start from the
@@ -72,15 +76,14 @@ class WcsphContinuity {
   // `summation` (as reorder).
   void prepare(SphParticles& p, const cl::Buffer& rhop, double rho0,
                const std::function<void()>& summation);
-  // Phase "continuity": rhop and the rate (and nbcount in cells mode).
+  // Phase "continuity": the pending advance, rhop and the rate (and nbcount
+  // in cells mode).
   void continuity(SphParticles& p, const SphPhysics& phys, const cl::Buffer& rhop);
-  // Phase "continuity_update": rho += dt drho (after integrate).
-  void update(SphParticles& p);
 
   // Snapshot: the carried densities of n particles (slot order); restore
   // makes them carried (an empty or wrongly sized vector: none carried).
   std::vector<cl_float> read(size_t n);
-  void write(const std::vector<cl_float>& rho, size_t n);
+  void write(const std::vector<cl_float>& rho, size_t n, bool pending);
   // The last continuity phase's rates D rho / Dt of n particles (tests).
   std::vector<cl_float> readRate(size_t n);
 
@@ -90,10 +93,10 @@ class WcsphContinuity {
   Context& ctx_;
   size_t cap_;
   size_t carried_ = 0;
+  bool pending_ = false;
   cl::Buffer rho_[2], drho_;
   int cur_ = 0;
   KernelFunctorOf<SphContinuityArgs> continuity_;
-  KernelFunctorOf<SphContinuityUpdateArgs> update_;
   KernelFunctorOf<SphContinuityReorderArgs> reorder_;
 };
 
