@@ -255,7 +255,9 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
       cfg.neighbourList = list;
       cfg.laneBits = lb;
       cfg.listCapacity = 1024;  // random clusters can exceed the default 96 (tested above)
-      SphSim sim(test::context(), physicsParams(), s, cfg);
+      Params params = physicsParams();
+      params.set("density_diffusion", 0.0);  // the summation density (sph_density.cl)
+      SphSim sim(test::context(), params, s, cfg);
       sim.writeState(toF4(s, false), toF4(s, true));
       sim.refreshDensity();
       ASSERT_EQ(sim.readCounters().overflow, 0u);
