@@ -4,6 +4,7 @@
 #include "eddy_shared.h"
 #include "sph.hpp"
 #include "reference/sph_reference.hpp"
+#include "wcsph.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -254,7 +255,9 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
       cfg.neighbourList = list;
       cfg.laneBits = lb;
       cfg.listCapacity = 1024;  // random clusters can exceed the default 96 (tested above)
-      SphSim sim(test::context(), physicsParams(), s, cfg);
+      Params params = physicsParams();
+      params.set("density_diffusion", 0.0);  // the summation density (sph_density.cl)
+      SphSim sim(test::context(), params, s, cfg);
       sim.writeState(toF4(s, false), toF4(s, true));
       sim.refreshDensity();
       ASSERT_EQ(sim.readCounters().overflow, 0u);
@@ -421,4 +424,102 @@ TEST(SphKernels, CellsAndListModesAgree) {
   for (size_t i = 0; i < ra.size(); ++i)
     for (int k = 0; k < 3; ++k) maxErr = std::max(maxErr, std::fabs(ra[i][k] - rb[i][k]));
   EXPECT_LT(maxErr, 1e-5);  // summation order differs only
+}
+
+// delta-SPH (kernels/sph/sph_continuity.cl): the carried density follows the
+// sort, the continuity rate with density diffusion matches the double
+// reference, and a step adds dt times that rate.
+TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
+  const unsigned seed = test::freshSeed();
+  for (bool list : {false, true})
+    for (int lb : {0, 3})
+      for (size_t n : kSizes) {
+        SCOPED_TRACE(std::string(list ? "list" : "cells") + " mode, n = " + std::to_string(n) +
+                     ", lanes " + std::to_string(1 << lb) + ", seed " + std::to_string(seed));
+        const SphSetup s = randomSetup(n, seed + unsigned(n));
+        SphKernelConfig cfg;
+        cfg.neighbourList = list;
+        cfg.laneBits = lb;
+        cfg.listCapacity = 1024;
+        Params params = physicsParams();
+        params.set("density_diffusion", 0.1);
+        params.set("gravity", 30.0);  // a large hydrostatic correction, easy to see
+        SphSim sim(test::context(), params, s, cfg);
+        sim.writeState(toF4(s, false), toF4(s, true));
+        // Random carried densities, put in through a restore (slot order).
+        std::mt19937_64 rng(seed + 7 * unsigned(n));
+        std::uniform_real_distribution<double> u(0.98, 1.03);
+        SphState st;
+        st.pos = sim.readPositions();
+        st.vel = sim.readVelocities();
+        st.ids = sim.readIds();
+        st.clock.assign(EDDY_SPH_CLOCK_SIZE, 0.0f);
+        st.counters.assign(EDDY_SPH_NUM_COUNTERS, 0u);
+        std::vector<double> rhoOfId(n);
+        for (size_t i = 0; i < n; ++i) {
+          st.rho.push_back(float(1000.0 * u(rng)));
+          rhoOfId[st.ids[i]] = st.rho.back();
+        }
+        sim.restoreState(st);
+        sim.refreshDensity();  // sorts (the densities follow), continuity phase
+        ASSERT_EQ(sim.readCounters().overflow, 0u);
+        const auto ids = sim.readIds();
+        const auto rp = sim.readDensityPressure();
+        std::vector<double> rho(n);
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(double(rp[i].s[0]), rhoOfId[ids[i]]) << "carried density of slot " << i;
+          rho[i] = rp[i].s[0];
+          const double pref = sphReferencePressure(rho[i], 1000.0, sim.physics().B);
+          EXPECT_LT(std::fabs(rp[i].s[1] - pref), 1e-5 * (pref + 1e-3 * sim.physics().B));
+        }
+        SphReferenceInput in;
+        in.pos = sim.readPositions();
+        in.vel = sim.readVelocities();
+        in.tank = sim.tank();
+        in.phys = sim.physics();
+        std::vector<double> drho, scale;
+        sphReferenceContinuity(in, rho, drho, scale);
+        auto& solver = dynamic_cast<WcsphSolver&>(sim.solver());
+        const auto rate = solver.readDensityRate(n);
+        double worst = 0;
+        for (size_t i = 0; i < n; ++i)
+          worst = std::max(worst, std::fabs(rate[i] - drho[i]) / scale[i]);
+        EXPECT_LT(worst, 1e-5);
+        if (!list) {
+          std::vector<double> rsum;
+          std::vector<unsigned> count;
+          sphReferenceDensity(in, rsum, count);
+          const auto nb = sim.readNeighbourCounts();
+          for (size_t i = 0; i < n; ++i) ASSERT_EQ(nb[i], count[i]) << "neighbour count " << i;
+        }
+        // A step moves the particles; the next density phase (here a refresh,
+        // which re-sorts) advances rho by that step's dt times the rate of the
+        // new positions and velocities, once: a second refresh changes nothing.
+        sim.step();
+        const double dt = sim.readClock()[1];
+        ASSERT_GT(dt, 0.0);
+        std::vector<double> before(n);
+        for (size_t i = 0; i < n; ++i) before[ids[i]] = rho[i];
+        sim.refreshDensity();
+        const auto ids2 = sim.readIds();
+        const auto rp2 = sim.readDensityPressure();
+        const auto rate2 = solver.readDensityRate(n);
+        double worstStep = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const double expect = before[ids2[i]] + dt * double(rate2[i]);
+          // float rounding of rho + dt rate: relative to rho + |dt rate|
+          const double size = before[ids2[i]] + std::fabs(dt * double(rate2[i]));
+          worstStep = std::max(worstStep, std::fabs(rp2[i].s[0] - expect) / size);
+        }
+        EXPECT_LT(worstStep, 2.5e-7);
+        sim.refreshDensity();
+        const auto ids3 = sim.readIds();
+        const auto rp3 = sim.readDensityPressure();
+        for (size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(ids3[i], ids2[i]);
+          ASSERT_EQ(rp3[i].s[0], rp2[i].s[0]) << "a refresh advanced rho again, slot " << i;
+        }
+        std::printf("continuity %s lanes %d n=%zu: rate rel err %.2e, step %.2e\n",
+                    list ? "list " : "cells", 1 << lb, n, worst, worstStep);
+      }
 }

@@ -73,6 +73,8 @@ struct SphPhysics {
   double gradScale = 1;  // 1 / lattice gradient normalisation (pressure term)
   // Boundary particles (boundary.hpp): friction alpha_b of the fluid on solids.
   double boundaryViscosity = 0;
+  // WCSPH: delta-SPH density diffusion (0 = summation density; wcsph_continuity.hpp).
+  double densityDiffusion = 0;
   // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
   double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
   unsigned minIterations = 2, maxIterations = 100;

@@ -29,6 +29,12 @@ namespace eddy {
 const std::vector<ParamDesc>& sphParamDecl();
 const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, double_dam_break, lobovsky_dam_break
 
+// The automatic speed of sound (parameter speed_of_sound = 0): this factor
+// times the scene's largest expected speed (SphSetup::expectedSpeed, at least
+// 1 mm/s). The scenes' hydrostatic start and SphSim use it.
+inline constexpr double kSphSoundSpeedFactor = 10.0;
+double sphSoundSpeed(double speedOfSound, double expectedSpeed);
+
 // Builds a named scene from the parameter values (spacing, geometry, seed...).
 // Throws eddy::Error naming the parameter when the geometry does not fit.
 // Water columns start in WCSPH's hydrostatic equilibrium (layers squeezed as
@@ -93,6 +99,9 @@ struct SphState {
   std::vector<cl_uint> dfsphState;
   // Rigid bodies' device state (EDDY_BODY_STRIDE float4 each); specs in setup.bodies.
   std::vector<cl_float4> bodies;
+  // WCSPH's carried density (density_diffusion > 0, slot order); empty: none saved.
+  std::vector<cl_float> rho;
+  bool rhoPending = false;  // its advance by the last step's dt is still to come
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles

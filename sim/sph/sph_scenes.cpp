@@ -270,8 +270,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
                 "'; known scenes: " + joinNames(sphSceneNames()));
   }
   s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * top);
-  double c0 = P.get("speed_of_sound");
-  if (c0 <= 0) c0 = 10.0 * std::max(s.expectedSpeed, 1e-3);
+  const double c0 = sphSoundSpeed(P.get("speed_of_sound"), s.expectedSpeed);
   const double B = compressed ? rho0 * c0 * c0 / 7.0 : std::numeric_limits<double>::infinity();
   Builder b{dx, rho0, B, g, P.get("jitter"), nz, Rng(uint64_t(P.getInt("seed"))), countOnly, {}, 0};
 

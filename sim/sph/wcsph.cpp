@@ -1,10 +1,15 @@
 #include "wcsph.hpp"
 
+#include "snapshot.hpp"
+#include "sph.hpp"
+
 namespace eddy {
 
 WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-    : program_(ctx.buildProgram(sphProgramFiles({"sph_density.cl", "sph_forces.cl"}),
-                                SphParticles::buildOptions(ctx, cfg))) {
+    : program_(ctx.buildProgram(
+          sphProgramFiles({"sph_density.cl", "sph_forces.cl", "sph_continuity.cl"}),
+          SphParticles::buildOptions(ctx, cfg))),
+      continuity_(ctx, program_, p.capacity()) {
   const size_t cap = p.capacity();
   try {
     rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap * sizeof(cl_float2), "SPH rhop");
@@ -17,6 +22,32 @@ WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& c
 }
 
 void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
+  phys_ = phys;
+  if (!(phys.densityDiffusion > 0)) {
+    continuity_.reset();  // summation; a later switch to delta > 0 starts afresh
+    sumDensity(p, phys);
+    return;
+  }
+  continuity_.prepare(p, rhop_, phys.rho0, [&] { sumDensity(p, phys); });
+  continuity_.continuity(p, phys, rhop_);
+}
+
+void WcsphSolver::reordered(SphParticles& p) {
+  continuity_.reorder(p, rhop_, phys_.rho0, [&] { sumDensity(p, phys_); });
+}
+
+void WcsphSolver::saveState(SnapshotWriter& out, size_t n) {
+  const auto rho = continuity_.read(n);
+  if (rho.empty()) return;
+  out.addArray("sph/wcsph_rho", rho);
+  out.addU64("sph/wcsph_rho_pending", continuity_.advancePending() ? 1 : 0);
+}
+
+void WcsphSolver::restoreState(const SphState& st) {
+  continuity_.write(st.rho, st.pos.size(), st.rhoPending);
+}
+
+void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys) {
   const SphBoundaryView bv = p.boundary().view();
   const SphDensityArgs a{.pos = p.positions(),
                          .cells = p.cells(),
@@ -101,6 +132,7 @@ void WcsphSolver::step(SphParticles& p, const SphPhysics& phys) {
   p.boundary().runForce(f);
   p.runDt(phys);
   p.runIntegrate(acc_, phys);
+  continuity_.stepped();  // delta > 0: the next continuity phase advances rho by this dt
 }
 
 }  // namespace eddy

@@ -1,6 +1,9 @@
 // wcsph.hpp: weakly compressible SPH (WCSPH), the first SPH solver.
 //
-// Summation density with the Tait equation of state (phase "density"), then
+// Summation density with the Tait equation of state (phase "density"), or
+// with density_diffusion delta > 0 (the default) the density carried by the
+// continuity equation with delta-SPH diffusion (phases "continuity_reorder",
+// "continuity"; wcsph_continuity.hpp), then
 // pressure, Monaghan's artificial viscosity, optional Akinci cohesion and
 // gravity (phase "forces"); kernels/sph/sph_density.cl and sph_forces.cl.
 // The physics and its references are in docs/ARCHITECTURE.md ("SPH").
@@ -8,6 +11,7 @@
 
 #include "kernel_args.hpp"
 #include "solver.hpp"
+#include "wcsph_continuity.hpp"
 
 namespace eddy {
 
@@ -58,14 +62,27 @@ class WcsphSolver : public SphSolver {
   void computeAccelerations(SphParticles& p, const SphPhysics& phys) override;
   const cl::Buffer& densityPressure() const override { return rhop_; }
   const cl::Buffer& accelerations() const override { return acc_; }
-  // The explicit step, plus the fluid's force on the boundary particles.
+  // The explicit step, plus the fluid's force on the boundary particles;
+  // delta > 0: then the density's advance is pending; the
+  // carried density follows the sort and goes into snapshots (sph/wcsph_rho,
+  // sph/wcsph_rho_pending).
   void step(SphParticles& p, const SphPhysics& phys) override;
+  void reordered(SphParticles& p) override;
+  void saveState(SnapshotWriter& out, size_t n) override;
+  void restoreState(const SphState& st) override;
+  // The continuity phase's D rho / Dt of the first n slots (tests).
+  std::vector<cl_float> readDensityRate(size_t n) { return continuity_.readRate(n); }
 
  private:
+  // Phase "density": the summation density and Tait pressure into rhop_.
+  void sumDensity(SphParticles& p, const SphPhysics& phys);
+
   cl::Program program_;
   cl::Buffer rhop_, acc_;
   KernelFunctorOf<SphDensityArgs> density_{program_, "sph_density"};
   KernelFunctorOf<SphForcesArgs> forces_{program_, "sph_forces"};
+  WcsphContinuity continuity_;
+  SphPhysics phys_;  // of the last computeDensity (reordered() starts new particles with it)
 };
 
 }  // namespace eddy

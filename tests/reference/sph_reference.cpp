@@ -1,5 +1,7 @@
 #include "sph_reference.hpp"
 
+#include "sph_kernel.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -133,6 +135,49 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
     a[1] -= P.gravity;
     acc[i] = {a[0], a[1], a[2]};
     scale[i] = sc + P.gravity;
+  }
+}
+
+void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<double>& rho,
+                            std::vector<double>& drho, std::vector<double>& scale) {
+  const size_t n = in.pos.size();
+  const double h = in.phys.h, m = in.phys.mass, rho0 = in.phys.rho0;
+  const double kd = in.phys.densityDiffusion * h * in.phys.c0;  // delta (2 hs) c0
+  const double kh = rho0 * in.phys.gravity / in.phys.B;
+  drho.assign(n, 0);
+  scale.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Walls W = wallsOf(in.pos[i], in.tank, h);
+    double sum = 0, mag = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
+      const double dy = double(in.pos[i].s[1]) - in.pos[j].s[1];
+      // Fourtakas et al. (2019): the departure from the hydrostatic density difference
+      const double hyd = rho0 * (std::pow(1.0 + kh * dy, 1.0 / 7.0) - 1.0);
+      const double dyn = (rho[j] - rho[i]) - hyd;
+      const double dynMag = std::fabs(rho[j] - rho[i]) + std::fabs(hyd);
+      for (unsigned s = 0; s < 8; ++s) {
+        if ((s & W.mask) != s) continue;  // the pair itself (s = 0) and its wall images
+        double d[3], dv = 0, vmag = 0, r2 = 0;
+        for (int a = 0; a < 3; ++a) {
+          const bool flip = (s >> a) & 1;
+          const double q = flip ? 2 * W.w[a] - in.pos[j].s[a] : in.pos[j].s[a];
+          const double vj = flip ? -in.vel[j].s[a] : in.vel[j].s[a];
+          d[a] = double(in.pos[i].s[a]) - q;
+          r2 += d[a] * d[a];
+          dv += (in.vel[i].s[a] - vj) * d[a];
+          vmag += (std::fabs(in.vel[i].s[a]) + std::fabs(vj)) * std::fabs(d[a]);
+        }
+        const double r = std::sqrt(r2);
+        if (r >= h) continue;
+        const double gr = sph_gradw(r, h);  // grad_i W_ij = gr r_ij
+        // continuity m (v_i - v_j).grad W ; diffusion delta hs c0 psi.grad W V_j
+        sum += m * gr * dv - kd * m * gr * dyn / rho[j];
+        mag += std::fabs(m * gr) * (vmag + kd * dynMag / rho[j]);
+      }
+    }
+    drho[i] = sum;
+    scale[i] = mag + 1e-30;
   }
 }
 

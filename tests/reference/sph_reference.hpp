@@ -28,6 +28,11 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
 // (the size of the float rounding to expect; see the .cpp).
 void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<double, 3>>& acc,
                         std::vector<double>& scale);
+// The continuity rate with delta-SPH diffusion (sph_continuity.cl) of the
+// carried densities rho: drho per particle, and scale[i] = the sum of the
+// pair terms' magnitudes (the size of the float rounding to expect).
+void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<double>& rho,
+                            std::vector<double>& drho, std::vector<double>& scale);
 // The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
 bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h);
 

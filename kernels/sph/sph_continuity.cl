@@ -1,0 +1,142 @@
+/*
+ * sph_continuity.cl: WCSPH density from the continuity equation with
+ * density diffusion (delta-SPH), used when density_diffusion delta > 0
+ * (sim/sph/wcsph.{hpp,cpp}; delta = 0 keeps the summation density of
+ * sph_density.cl).
+ *
+ * Phase "continuity": the density rho_i is carried between steps (buffer
+ * rho, slot order) and changes at the rate
+ *
+ *   D rho_i / Dt = sum_j m (v_i - v_j) . grad_i W_ij
+ *                + delta hs c0 sum_j psi_ij . grad_i W_ij V_j ,
+ *   psi_ij = 2 (rho_ji^T - rho_ji^H) (r_j - r_i) / |r_ij|^2 ,  V_j = m / rho_j,
+ *
+ * the delta-SPH diffusion term of Molteni & Colagrossi (2009, "A simple
+ * procedure to improve the pressure evaluation in hydrodynamic context using
+ * the SPH", Comput. Phys. Commun. 180:861, eq. 8) in the dynamic-density
+ * form of Fourtakas et al. (2019, "Local uniform stencil (LUST) boundary
+ * condition for arbitrary 3-D boundaries in parallel smoothed particle
+ * hydrodynamics (SPH) models", Computers & Fluids 190:346, eqs. 11-12):
+ * only the departure from hydrostatics diffuses,
+ *
+ *   rho_ji^T = rho_j - rho_i ,
+ *   rho_ji^H = rho0 ((1 + rho0 g (y_i - y_j) / B)^(1/7) - 1)   (Tait, B = rho0 c0^2 / 7),
+ *
+ * so a hydrostatic tank has no diffusion flux (Molteni & Colagrossi's plain
+ * rho_j - rho_i would diffuse the hydrostatic density gradient and pull the
+ * column's pressure off rho g d). hs = h / 2 is the smoothing length (h the
+ * support radius), as in the artificial viscosity of sph_forces.cl. With
+ * grad_i W_ij = G(r) r_ij (sph_kernel.h), psi_ij . grad_i W_ij =
+ * -2 (rho_ji^T - rho_ji^H) G(r): the |r_ij|^2 cancels, no division per pair.
+ *
+ * Walls: the mirror images of sph_common.cl carry their original's density
+ * and mass, the wall-normal velocity reversed. In the continuity sum a wall
+ * image is a neighbour like any other (its reversed velocity makes a particle
+ * approaching the wall compress). In the diffusion sum the image of j also
+ * takes j's hydrostatic density, i.e. rho_ji^H uses the original's height
+ * y_j, not the image's: the image's departure from hydrostatics is j's, so
+ * near the floor the hydrostatic state still gives no flux. As the mirrored
+ * field is symmetric about the wall, the term of (i, image of j) and the term
+ * of (j, image of i) are equal and opposite: the wall is a no-flux (Neumann)
+ * boundary for the diffusion, no density leaks through it.
+ *
+ * Time integration: with `advance` (the first density phase after a step)
+ * rho_out_i = rho_i + dt D rho_i / Dt, with the dt of that step (the device
+ * clock) and the rate of the positions and velocities it produced: rho is
+ * advanced like x += dt v(new) of semi-implicit Euler, after the velocities
+ * (explicit Euler in both rho and v would amplify every acoustic mode by
+ * sqrt(1 + (omega dt)^2) per step); without `advance` (a density refresh for
+ * output, or the first step) rho_out_i = rho_i. The phase writes rho_out,
+ * rhop_i = (rho_out_i, p(rho_out_i)) (Tait, sph_pressure) for the forces, the
+ * rate into drho (tests), and in cells mode the real neighbour count (self
+ * included) into nbcount, as sph_density does.
+ * 2^lane_bits work-items per particle (sph_common.cl, "Lanes").
+ */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_continuity(__global const float4* restrict pos,
+                    __global const float4* restrict vel,
+                    __global const float* restrict rho,
+                    __global const uint2* restrict cells,
+                    __global const uint* restrict nlist,
+                    __global uint* restrict nbcount,
+                    __global float2* restrict rhop,
+                    __global float* restrict drho,
+                    __global float* restrict rho_out,
+                    __global const float* restrict clock,
+                    const uint n, const int4 dims, const float inv_cell, const float4 tank,
+                    const float h, const float mass, const float rho0, const float B,
+                    const float c0, const float delta, const float gravity,
+                    const uint advance, const uint lane_bits)
+{
+    __local float4 red[SPH_WG];
+    SPH_LANE_ID(i, lane);
+    float cont = 0.0f, diff = 0.0f;
+    uint cnt = 0;
+    float rhoi = 0.0f;
+    if (i < n) {
+        const float3 p = pos[i].xyz;
+        const float3 v = vel[i].xyz;
+        rhoi = rho[i];
+        const float h2 = h * h, inv_h = 1.0f / h;
+        const float kh = rho0 * gravity / B; /* 7 g / c0^2 */
+        float3 w;
+        const uint mask = sph_walls(p, tank, h, &w);
+        SPH_NEIGHBOURS_BEGIN(i, p)
+            const float3 q = pos[j].xyz;
+            const float3 d = p - q;
+            const float r2 = sph_r2(d);
+            if (r2 < h2) {
+                ++cnt;
+                const float3 vj = vel[j].xyz;
+                const float rhoj = rho[j];
+                /* (rho_ji^T - rho_ji^H) / rho_j: the dynamic density difference
+                 * times V_j / m */
+                const float dyn = ((rhoj - rhoi) - rho0 * expm1(log1p(kh * d.y) / 7.0f)) / rhoj;
+                const float g = sph_gradw_q(sqrt(r2) * inv_h);
+                cont += g * dot(v - vj, d);
+                diff += g * dyn;
+                for (uint s = mask; s != 0u; s = (s - 1u) & mask) {
+                    const float3 dg = p - sph_mirror(q, s, w);
+                    const float g2 = sph_r2(dg);
+                    if (g2 < h2) {
+                        const float gg = sph_gradw_q(sqrt(g2) * inv_h);
+                        cont += gg * dot(v - sph_mirror_v(vj, s), dg);
+                        diff += gg * dyn;
+                    }
+                }
+            }
+        SPH_NEIGHBOURS_END
+    }
+    const float4 t = sph_lane_sum(red, (float4)(cont, diff, (float)cnt, 0.0f), lane_bits);
+    if (i >= n || lane != 0u) return;
+    /* sum m G (v_i - v_j).r_ij  -  2 delta hs c0 sum m G dyn,  2 hs = h */
+    const float rate = mass * sph_gradw_coef(h) * (t.x - delta * h * c0 * t.y);
+    const float r = advance ? rhoi + clock[EDDY_SPH_CLOCK_DT] * rate : rhoi;
+    drho[i] = rate;
+    rho_out[i] = r;
+    rhop[i] = (float2)(r, sph_pressure(r, rho0, B));
+#if !SPH_NLIST
+    nbcount[i] = (uint)t.z;
+#endif
+}
+
+/* Phase "continuity_reorder": the carried density follows its particle into
+ * the new sorted order (the pipeline's reorder permutation), rho_out[i] =
+ * rho_in[order[i]]. A particle without a carried density yet (source slot
+ * >= first_new: a block just dropped in; first_new = 0: the start of a run,
+ * a switch from summation) starts from the summation density the caller has
+ * just put into rhop (sph_density, this slot order), raised to rho0: in the
+ * bulk that is the hydrostatic Tait state the scenes set up, at a free
+ * surface (where the summation lacks neighbours) rest density. */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_continuity_reorder(__global const uint* restrict order,
+                            __global const float* restrict rho_in,
+                            __global const float2* restrict rhop,
+                            __global float* restrict rho_out,
+                            const uint n, const uint first_new, const float rho0)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const uint src = first_new > 0u ? order[i] : 0u;
+    rho_out[i] = src < first_new ? rho_in[src] : fmax(rhop[i].x, rho0);
+}
