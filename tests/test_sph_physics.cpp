@@ -463,16 +463,19 @@ TEST(DfsphPhysics, ManyStepsOfDamBreakAndDropStayFiniteInsideAndBounded) {
   }
 }
 
-// WCSPH with delta-SPH density diffusion (density_diffusion, default 0.1;
-// kernels/sph/sph_continuity.cl) at the default settings (automatic c0 =
-// 10 sqrt(2 g H), viscosity, cfl): the 1 m column of dx = 0.04 m (25 layers,
+// WCSPH with delta-SPH density diffusion (density_diffusion 0.1, cfl 0.2;
+// kernels/sph/sph_continuity.cl), otherwise the default settings (automatic
+// c0 = 10 sqrt(2 g H), viscosity): the 1 m column of dx = 0.04 m (25 layers,
 // 500 particles) rests with its pressure close to rho g d at depths 0.1 ..
 // 0.8 of the column. Measured (PoCL, 2026-12-01): +2.12 % at depth 0.8,
 // falling to -1.6 % at depth 0.1: the discrete pressure gradient's bias of
 // this resolution (the summation density shows +1 .. +1.7 % from a jittered
 // start, DFSPH +1.9 .. +2.3 %), so the bound is 2.5 %, not the 2 % asked for.
-TEST(WcsphPressure, HydrostaticTankAtTheDefaultsIsWithinTwoAndAHalfPercent) {
-  const TankResult r = hydrostaticTankRun(0.2, 0.9, Params(sphParamDecl()), false);
+TEST(WcsphPressure, HydrostaticTankWithDensityDiffusionIsWithinTwoAndAHalfPercent) {
+  Params p(sphParamDecl());
+  p.set("density_diffusion", 0.1);
+  p.set("cfl", 0.2);
+  const TankResult r = hydrostaticTankRun(0.2, 0.9, p, false);
   EXPECT_LT(r.worst, 0.025);
 }
 
@@ -483,6 +486,7 @@ TEST(WcsphPressure, DensityDiffusionLowersThePressureNoise) {
   Params p(sphParamDecl());
   p.set("jitter", 0.1);
   p.set("seed", 11);
+  p.set("density_diffusion", 0.1);
   const TankResult with = hydrostaticTankRun(0.2, 0.9, p, false);
   p.set("density_diffusion", 0.0);
   const TankResult without = hydrostaticTankRun(0.2, 0.9, p, false);
