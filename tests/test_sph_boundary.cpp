@@ -2,8 +2,8 @@
 // the boundary terms of the fluid kernels) against a double-precision CPU
 // reference on random particle sets from a fresh seed, with awkward counts
 // (1 boundary particle, primes): psi (Akinci 2012 eq. 4), the boundary part of
-// the density (eq. 6) and of the WCSPH acceleration (eqs. 10, 11, pressure
-// mirrored), DFSPH's density and factor with boundary, the boundary force
+// the density (eq. 6), of the WCSPH continuity rate and of the WCSPH
+// acceleration (eqs. 10, 11, pressure mirrored), DFSPH's density and factor with boundary, the boundary force
 // (both modes) and the penetration guard.
 #include "dfsph.hpp"
 #include "eddy_shared.h"
@@ -116,7 +116,11 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
       cfg.listCapacity = 1024;
       // A SphSim without solids gives the physics; the pipeline and solver are
       // then built around the random boundary directly.
-      SphSim base(ctx, params(), sc.setup, cfg);
+      // density_diffusion = 0: this checks the summation density (sph_density.cl);
+      // the carried density's start and rate: ContinuityRateIncludesTheBoundary.
+      Params P = params();
+      P.set("density_diffusion", 0.0);
+      SphSim base(ctx, P, sc.setup, cfg);
       const SphPhysics phys = base.physics();
       Profiler prof;
       SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
@@ -258,6 +262,85 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
       std::printf("boundary nf=%zu nb=%zu lanes %d: psi %.2e density %.2e accel %.2e "
                   "bforce wcsph %.2e dfsph %.2e\n",
                   nf, nb, 1 << lb, maxPsi, maxRho, maxA, maxF[0], maxF[1]);
+    }
+}
+
+// WCSPH with delta-SPH (kernels/sph/sph_continuity.cl): the carried density
+// starts from the summation density with the boundary (raised to rho0), and
+// its rate includes sum_b psi_b (v_i - v_b).grad W_ib of moving boundary
+// particles (random velocities), no diffusion against them.
+TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
+  const unsigned seed = test::freshSeed();
+  Context& ctx = test::context();
+  for (int lb : {0, 2})
+    for (const auto& [nf, nb] : kSizes) {
+      SCOPED_TRACE("nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " lanes " +
+                   std::to_string(1 << lb) + " seed " + std::to_string(seed));
+      const Scene sc = randomScene(nf, nb, seed + unsigned(nf * 3 + nb));
+      SphKernelConfig cfg;
+      cfg.laneBits = lb;
+      cfg.listCapacity = 1024;
+      Params P = params();
+      P.set("gravity", 30.0);  // a large hydrostatic correction in the diffusion
+      SphSim base(ctx, P, sc.setup, cfg);
+      const SphPhysics phys = base.physics();
+      ASSERT_GT(phys.densityDiffusion, 0.0);  // the default: continuity
+      Profiler prof;
+      SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
+      WcsphSolver solver(ctx, parts, cfg);
+      SphBoundary& bd = parts.boundary();
+      std::mt19937_64 rng(seed + 31 * unsigned(nb));
+      std::uniform_real_distribution<double> u(-1, 1);
+      std::vector<cl_float4> bvel(nb);
+      for (auto& v : bvel) v = makeFloat4(float(u(rng)), float(u(rng)), float(u(rng)), 0.0f);
+      bd.writeState(bd.readPositions(), bvel);
+      bd.update(phys.rho0);
+      parts.update();
+      solver.computeDensity(parts, phys);  // summation start, then the rate
+
+      SphReferenceInput in;
+      in.pos = readBuf<cl_float4>(parts.positions(), nf);
+      in.vel = readBuf<cl_float4>(parts.velocities(), nf);
+      in.tank = parts.tank();
+      in.phys = phys;
+      in.bpos = bd.readPositions();
+      in.bvel = bvel;
+      std::vector<double> sum;
+      std::vector<unsigned> count;
+      sphReferenceDensity(in, sum, count);
+      const auto rp = readBuf<cl_float2>(solver.densityPressure(), nf);
+      std::vector<double> rho(nf);
+      double maxStart = 0;
+      for (size_t i = 0; i < nf; ++i) {
+        for (size_t b = 0; b < nb; ++b)
+          if (sphIsNeighbour(in.pos[i], in.bpos[b], float(phys.h)))
+            sum[i] += in.bpos[b].s[3] * sphKernelW(dist(in.pos[i], in.bpos[b]), phys.h);
+        const double start = std::max(sum[i], phys.rho0);
+        maxStart = std::max(maxStart, std::fabs(rp[i].s[0] - start) / start);
+        rho[i] = rp[i].s[0];
+      }
+      EXPECT_LT(maxStart, 1e-5);
+
+      std::vector<double> drho, scale, drhoFluid, scaleFluid;
+      sphReferenceContinuity(in, rho, drho, scale);
+      SphReferenceInput fluidOnly = in;
+      fluidOnly.bpos.clear();
+      fluidOnly.bvel.clear();
+      sphReferenceContinuity(fluidOnly, rho, drhoFluid, scaleFluid);
+      const auto rate = solver.readDensityRate(nf);
+      double maxRate = 0, maxBoundaryPart = 0;
+      for (size_t i = 0; i < nf; ++i) {
+        maxRate = std::max(maxRate, std::fabs(rate[i] - drho[i]) / scale[i]);
+        maxBoundaryPart = std::max(maxBoundaryPart, std::fabs(drho[i] - drhoFluid[i]) / scale[i]);
+      }
+      EXPECT_LT(maxRate, 1e-5);
+      // the boundary term is there to be checked (far above the tolerance)
+      if (nf > 1) {
+        EXPECT_GT(maxBoundaryPart, 1e-3);
+      }
+      std::printf("continuity boundary nf=%zu nb=%zu lanes %d: start %.2e rate %.2e "
+                  "(boundary part up to %.2e of the scale)\n",
+                  nf, nb, 1 << lb, maxStart, maxRate, maxBoundaryPart);
     }
 }
 

@@ -40,6 +40,16 @@
  * of (j, image of i) are equal and opposite: the wall is a no-flux (Neumann)
  * boundary for the diffusion, no density leaks through it.
  *
+ * Boundary particles b (Akinci et al. 2012, SPH_BOUNDARY_BEGIN) add
+ *
+ *   sum_b psi_b (v_i - v_b) . grad_i W_ib ,
+ *
+ * the time derivative of their part sum_b psi_b W_ib of the summation density
+ * (sph_density.cl, Akinci eq. 6; psi_b = bpos.w, v_b = bvel): fluid
+ * approaching a solid compresses as the summation density would say. The
+ * diffusion term is fluid-fluid only (Fourtakas et al. 2019 apply it between
+ * fluid particles): a solid neither gives nor takes density by diffusion.
+ *
  * Time integration: with `advance` (the first density phase after a step)
  * rho_out_i = rho_i + dt D rho_i / Dt, with the dt of that step (the device
  * clock) and the rate of the positions and velocities it produced: rho is
@@ -63,6 +73,10 @@ void sph_continuity(__global const float4* restrict pos,
                     __global float* restrict drho,
                     __global float* restrict rho_out,
                     __global const float* restrict clock,
+                    __global const float4* restrict bpos,
+                    __global const float4* restrict bvel,
+                    __global const uint2* restrict bcells,
+                    const uint nbound,
                     const uint n, const int4 dims, const float inv_cell, const float4 tank,
                     const float h, const float mass, const float rho0, const float B,
                     const float c0, const float delta, const float gravity,
@@ -70,7 +84,7 @@ void sph_continuity(__global const float4* restrict pos,
 {
     __local float4 red[SPH_WG];
     SPH_LANE_ID(i, lane);
-    float cont = 0.0f, diff = 0.0f;
+    float cont = 0.0f, diff = 0.0f, bcont = 0.0f;
     uint cnt = 0;
     float rhoi = 0.0f;
     if (i < n) {
@@ -106,11 +120,15 @@ void sph_continuity(__global const float4* restrict pos,
                 }
             }
         SPH_NEIGHBOURS_END
+        SPH_BOUNDARY_BEGIN(p)
+            bcont += bp.w * sph_gradw_q(sqrt(br2) * inv_h) * dot(v - bvel[bj].xyz, bd);
+        SPH_BOUNDARY_END
     }
-    const float4 t = sph_lane_sum(red, (float4)(cont, diff, (float)cnt, 0.0f), lane_bits);
+    const float4 t = sph_lane_sum(red, (float4)(cont, diff, (float)cnt, bcont), lane_bits);
     if (i >= n || lane != 0u) return;
-    /* sum m G (v_i - v_j).r_ij  -  2 delta hs c0 sum m G dyn,  2 hs = h */
-    const float rate = mass * sph_gradw_coef(h) * (t.x - delta * h * c0 * t.y);
+    /* sum m G (v_i - v_j).r_ij  -  2 delta hs c0 sum m G dyn  +  sum psi_b G (v_i - v_b).r_ib,
+     * 2 hs = h */
+    const float rate = sph_gradw_coef(h) * (mass * (t.x - delta * h * c0 * t.y) + t.w);
     const float r = advance ? rhoi + clock[EDDY_SPH_CLOCK_DT] * rate : rhoi;
     drho[i] = rate;
     rho_out[i] = r;

@@ -52,6 +52,7 @@ void WcsphContinuity::prepare(SphParticles& p, const cl::Buffer& rhop, double rh
 
 void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const cl::Buffer& rhop) {
   const int next = 1 - cur_;
+  const SphBoundaryView bv = p.boundary().view();
   const SphContinuityArgs a{.pos = p.positions(),
                             .vel = p.velocities(),
                             .rho = rho_[cur_],
@@ -62,6 +63,10 @@ void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const 
                             .drho = drho_,
                             .rhoOut = rho_[next],
                             .clock = p.clock(),
+                            .bpos = *bv.pos,
+                            .bvel = *bv.vel,
+                            .bcells = *bv.cells,
+                            .nbound = bv.count,
                             .n = p.count(),
                             .dims = p.dims4(),
                             .invCell = p.invCell(),

@@ -7,8 +7,9 @@
 // each step
 //
 //     continuity_reorder  rho follows the sort
-//     continuity          rho += dt_last D rho / Dt (velocity divergence +
-//                         delta-SPH diffusion, Fourtakas et al. 2019) of the
+//     continuity          rho += dt_last D rho / Dt (velocity divergence, fluid
+//                         and boundary particles, + delta-SPH diffusion, fluid
+//                         only, Fourtakas et al. 2019) of the
 //                         positions and velocities the last step produced;
 //                         rhop = (rho, Tait p(rho))
 //     forces, dt, integrate (unchanged)
@@ -19,8 +20,9 @@
 // does not, with the same bits.
 //
 // Particles without a carried density (the start, a dropped block, a switch
-// from delta = 0) start from the summation density (sph_density) raised to
-// rho0: the hydrostatic Tait state the scenes set up for wcsph.
+// from delta = 0) start from the summation density (sph_density, boundary
+// particles included) raised to rho0: the hydrostatic Tait state the scenes
+// set up for wcsph.
 #pragma once
 
 #include "kernel_args.hpp"
@@ -34,6 +36,8 @@ namespace eddy {
 // Arguments of sph_continuity (kernels/sph/sph_continuity.cl), in its order.
 struct SphContinuityArgs {
   const cl::Buffer &pos, &vel, &rho, &cells, &nlist, &nbcount, &rhop, &drho, &rhoOut, &clock;
+  const cl::Buffer &bpos, &bvel, &bcells;  // boundary particles (SphBoundaryView)
+  cl_uint nbound;
   cl_uint n;
   cl_int4 dims;
   cl_float invCell;
@@ -41,7 +45,8 @@ struct SphContinuityArgs {
   cl_float h, mass, rho0, B, c0, delta, gravity;
   cl_uint advance, laneBits;
   auto args() const {
-    return std::tie(pos, vel, rho, cells, nlist, nbcount, rhop, drho, rhoOut, clock, n, dims,
+    return std::tie(pos, vel, rho, cells, nlist, nbcount, rhop, drho, rhoOut, clock, bpos, bvel,
+                    bcells, nbound, n, dims,
                     invCell, tank, h, mass, rho0, B, c0, delta, gravity, advance, laneBits);
   }
 };

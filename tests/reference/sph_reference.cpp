@@ -176,6 +176,19 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
         mag += std::fabs(m * gr) * (vmag + kd * dynMag / rho[j]);
       }
     }
+    for (size_t b = 0; b < in.bpos.size(); ++b) {
+      if (!sphIsNeighbour(in.pos[i], in.bpos[b], float(h))) continue;
+      double dv = 0, vmag = 0, r2 = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double d = double(in.pos[i].s[a]) - in.bpos[b].s[a];
+        r2 += d * d;
+        dv += (double(in.vel[i].s[a]) - in.bvel[b].s[a]) * d;
+        vmag += (std::fabs(in.vel[i].s[a]) + std::fabs(in.bvel[b].s[a])) * std::fabs(d);
+      }
+      const double gr = sph_gradw(std::sqrt(r2), h);
+      sum += in.bpos[b].s[3] * gr * dv;
+      mag += std::fabs(in.bpos[b].s[3] * gr) * vmag;
+    }
     drho[i] = sum;
     scale[i] = mag + 1e-30;
   }

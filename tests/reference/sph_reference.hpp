@@ -16,6 +16,9 @@ double sphReferencePressure(double rho, double rho0, double B);
 struct SphReferenceInput {
   std::vector<cl_float4> pos, vel;
   std::vector<cl_float2> rhop;  // forces only: the device's density and pressure
+  // Boundary particles (w = psi) and their velocities: continuity only (the
+  // other references leave the boundary to the test).
+  std::vector<cl_float4> bpos, bvel;
   std::array<double, 3> tank{};
   SphPhysics phys;
 };
@@ -30,7 +33,8 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
                         std::vector<double>& scale);
 // The continuity rate with delta-SPH diffusion (sph_continuity.cl) of the
 // carried densities rho: drho per particle, and scale[i] = the sum of the
-// pair terms' magnitudes (the size of the float rounding to expect).
+// pair terms' magnitudes (the size of the float rounding to expect). The
+// boundary particles in.bpos add psi_b (v_i - v_b).grad W_ib (no diffusion).
 void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<double>& rho,
                             std::vector<double>& drho, std::vector<double>& scale);
 // The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
