@@ -282,9 +282,10 @@ TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
       cfg.listCapacity = 1024;
       Params P = params();
       P.set("gravity", 30.0);  // a large hydrostatic correction in the diffusion
+      P.set("density_diffusion", 0.1);  // continuity (off by default)
       SphSim base(ctx, P, sc.setup, cfg);
       const SphPhysics phys = base.physics();
-      ASSERT_GT(phys.densityDiffusion, 0.0);  // the default: continuity
+      ASSERT_GT(phys.densityDiffusion, 0.0);
       Profiler prof;
       SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
       WcsphSolver solver(ctx, parts, cfg);
