@@ -134,9 +134,9 @@ TEST(AppSettings, BadSettingsFileChangesNothingAndNamesTheProblem) {
   EXPECT_TRUE(contains(c->error(), "dt")) << c->error();
   EXPECT_TRUE(contains(c->error(), "range")) << c->error();
   EXPECT_FALSE(c->rebuildPending());
-  test::writeFile(bad, R"({"sim": "nbody", "bodies": 3})");
+  test::writeFile(bad, R"({"sim": "nbody", "gizmos": 3})");
   EXPECT_FALSE(c->loadSettings(bad));
-  EXPECT_TRUE(contains(c->error(), "unknown key 'bodies'")) << c->error();
+  EXPECT_TRUE(contains(c->error(), "unknown key 'gizmos'")) << c->error();
   EXPECT_FALSE(c->loadSettings(test::tempDir() + "/no-such-settings.json"));
   c->frame(fp);
   EXPECT_EQ(c->generation(), gen);
