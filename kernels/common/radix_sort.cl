@@ -29,6 +29,22 @@
 #endif
 #define SORT_WG EDDY_SORT_WG
 
+/* Exclusive prefix sum over the work-group of each item's value s (Hillis-Steele
+ * in sums[SORT_WG]); every item of the group must call it (barriers). */
+inline uint radix_group_exclusive_scan(__local uint* sums, const uint s)
+{
+    const uint lid = get_local_id(0);
+    sums[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < SORT_WG; off <<= 1) {
+        const uint t = lid >= off ? sums[lid - off] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sums[lid] += t;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return sums[lid] - s;
+}
+
 __kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
 void radix_histogram(__global const uint* restrict keys,
                      __global uint* restrict hist,
@@ -78,15 +94,7 @@ void radix_scan(__global uint* restrict hist, const uint count)
     const uint begin = min(lid * seg, count), end = min(begin + seg, count);
     uint s = 0;
     for (uint i = begin; i < end; ++i) s += hist[i];
-    sums[lid] = s;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint off = 1; off < SORT_WG; off <<= 1) {
-        const uint t = lid >= off ? sums[lid - off] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        sums[lid] += t;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    uint run = sums[lid] - s;  /* exclusive */
+    uint run = radix_group_exclusive_scan(sums, s);
     for (uint i = begin; i < end; ++i) {
         const uint v = hist[i];
         hist[i] = run;
@@ -184,15 +192,7 @@ void radix_sort_local(__global uint* restrict keys, __global uint* restrict vals
         /* exclusive scan of part (EDDY_RADIX entries per item, in order) */
         uint s = 0;
         for (uint k = 0; k < EDDY_RADIX; ++k) s += part[lid * EDDY_RADIX + k];
-        sums[lid] = s;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint off = 1; off < SORT_WG; off <<= 1) {
-            const uint t = lid >= off ? sums[lid - off] : 0u;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            sums[lid] += t;
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        uint run = sums[lid] - s;
+        uint run = radix_group_exclusive_scan(sums, s);
         for (uint k = 0; k < EDDY_RADIX; ++k) {
             const uint v = part[lid * EDDY_RADIX + k];
             part[lid * EDDY_RADIX + k] = run;
