@@ -602,21 +602,14 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   if (c.probeOut) {
     if (!sim->supportsProbes())
       throw UsageError("--probe-out: --sim " + spec.sim + " has no probes (they sample a fluid: --sim sph)");
-    probes = sim->builtinProbes();
-    probes.insert(probes.end(), c.probes.begin(), c.probes.end());
-    if (probes.empty())
-      throw UsageError("--probe-out " + *c.probeOut + ": there are no probes: give --probe "
-                       "pressure:NAME:x,y,z or level:NAME:x,z (scene " + scene + " has none built in)");
-    const std::optional<Box> box = sim->domain();
     try {
-      checkProbeNames(probes);
-      if (box) {
-        const double tank[3] = {box->hi[0], box->hi[1], box->hi[2]};
-        checkProbesInside(probes, tank);
-      }
+      probes = probesToSample(*sim, c.probes);
     } catch (const Error& e) {
       throw UsageError(std::string("--probe: ") + e.what());
     }
+    if (probes.empty())
+      throw UsageError("--probe-out " + *c.probeOut + ": there are no probes: give --probe "
+                       "pressure:NAME:x,y,z or level:NAME:x,z (scene " + scene + " has none built in)");
     probeFile = std::make_unique<AtomicFile>(*c.probeOut);
     probeCsv = std::make_unique<ProbeCsv>(probeFile->stream(), probes);
     ProbeCadence cadence;

@@ -60,6 +60,34 @@ void checkArgs(const std::string& sim, const std::string& scene, std::optional<l
   if (!isDeviceSpec(device)) throw ArgumentError("device " + deviceSpecError(device));
 }
 
+// Obstacles and bodies only for types that take solids; the probe cadence
+// given once; no probes asked of a type without them (before the device opens).
+void checkCadence(const std::vector<ProbeSpec>& probes, std::optional<unsigned long long> every,
+                  std::optional<double> dt) {
+  if (every && dt) throw ArgumentError("give either probe_every or probe_dt, not both");
+  if (every && (*every < kLimitEvery.min || *every > kLimitEvery.max))
+    throw ArgumentError("probe_every: " + std::to_string(*every) + " is out of range [" +
+                        std::to_string(kLimitEvery.min) + ", " + std::to_string(kLimitEvery.max) + "]");
+  if (dt && !(*dt > 0 && *dt <= kMaxUntil))
+    throw ArgumentError("probe_dt: " + formatNumber(*dt) + " must be > 0 (simulated seconds)");
+  try {
+    checkProbeNames(probes);
+  } catch (const Error& e) {
+    throw ArgumentError(std::string("probes: ") + e.what());
+  }
+}
+
+void checkSolidsAndProbes(const std::string& sim, const SceneSpec& spec,
+                          const std::vector<ProbeSpec>& probes,
+                          std::optional<unsigned long long> every, std::optional<double> dt) {
+  const SimulationType& t = simulationType(sim);
+  if (!t.takesObstacles && !spec.obstacles.empty())
+    throw ArgumentError("obstacles: sim='" + sim + "' has no obstacles");
+  if (!t.takesObstacles && !spec.bodies.empty())
+    throw ArgumentError("bodies: sim='" + sim + "' has no rigid bodies");
+  checkCadence(probes, every, dt);
+}
+
 }  // namespace
 
 double paramValue(const Params& params, const std::string& key, const ParamValue& v) {
@@ -113,8 +141,12 @@ std::unique_ptr<Front> Front::build(const BuildArgs& args) {
   f->spec_.scene = args.scene;
   f->spec_.n = args.n ? size_t(*args.n) : 0;
   f->spec_.icPath = args.ic;
+  f->spec_.obstacles = args.obstacles;
+  f->spec_.bodies = args.bodies;
+  checkSolidsAndProbes(sim, f->spec_, args.probes, args.probeEvery, args.probeDt);
   f->ctx_ = std::make_unique<Context>(args.device);
   f->sim_ = makeSimulation(*f->ctx_, f->spec_, params);
+  f->startProbes(args.probes, true, args.probeEvery, args.probeDt);
   return f;
 }
 
@@ -131,14 +163,22 @@ std::unique_ptr<Front> Front::fromConfig(const RunConfig& c, const std::string& 
   f->spec_.scene = c.scene.value_or("");
   f->spec_.n = c.n.value_or(0);
   f->spec_.icPath = c.ic.value_or("");
+  f->spec_.obstacles = c.obstacles;
+  f->spec_.bodies = c.bodies;
+  checkSolidsAndProbes(sim, f->spec_, c.probes, c.probeEvery, c.probeDt);
   f->config_ = c;
   f->ctx_ = std::make_unique<Context>(dev);
   f->sim_ = makeSimulation(*f->ctx_, f->spec_, params);
+  f->startProbes(c.probes, true, c.probeEvery, c.probeDt);
   return f;
 }
 
-std::unique_ptr<Front> Front::load(const std::string& path, const std::string& device) {
+std::unique_ptr<Front> Front::load(const std::string& path, const std::string& device,
+                                   const std::vector<ProbeSpec>& probes,
+                                   std::optional<unsigned long long> probeEvery,
+                                   std::optional<double> probeDt) {
   if (!isDeviceSpec(device)) throw ArgumentError("device " + deviceSpecError(device));
+  checkCadence(probes, probeEvery, probeDt);
   // The file is read and checked before the device is opened.
   const Snapshot snap = Snapshot::read(path);
   readSnapshotHeader(snap);
@@ -147,6 +187,8 @@ std::unique_ptr<Front> Front::load(const std::string& path, const std::string& d
   LoadedSimulation loaded = loadSnapshot(*f->ctx_, snap);
   f->sim_ = std::move(loaded.sim);
   f->spec_ = loaded.spec;
+  // A snapshot keeps no probes (as eddy-cli run --load): only the caller's.
+  f->startProbes(probes, false, probeEvery, probeDt);
   return f;
 }
 
@@ -166,6 +208,31 @@ bool Front::advance(uint64_t steps, std::optional<double> until, uint64_t checkE
   // with Simulation::finish() and the final NaN/inf check.
   Session session(*sim_, s);
   return session.run(stop).stopped;
+}
+
+void Front::startProbes(const std::vector<ProbeSpec>& extra, bool builtins,
+                        std::optional<unsigned long long> every, std::optional<double> dt) {
+  try {
+    probes_ = probesToSample(*sim_, extra, builtins);
+  } catch (const Error& e) {
+    throw ArgumentError(std::string("probes: ") + e.what());
+  }
+  if (probes_.empty()) {
+    if (every || dt)
+      throw ArgumentError(std::string(dt ? "probe_dt" : "probe_every") +
+                          ": there are no probes to sample (give probes=[...]; scene " +
+                          sceneName() + " has none built in)");
+    return;
+  }
+  ProbeCadence cadence;
+  cadence.every = every.value_or(10);
+  cadence.dt = dt.value_or(0.0);
+  sim_->startProbes(probes_, cadence, [this](const ProbeRow& row) { probeRows_.push_back(row); });
+}
+
+const std::vector<ProbeRow>& Front::probeRows() {
+  if (!probes_.empty()) sim_->flushProbes();
+  return probeRows_;
 }
 
 void Front::setParam(const std::string& key, double value) {

@@ -60,6 +60,11 @@ struct BuildArgs {
   std::string ic;                  // initial-conditions CSV (types that take one)
   std::string device;              // "" = a GPU, else a CPU device (as eddy-cli)
   std::vector<std::pair<std::string, ParamValue>> params;
+  std::vector<ShapeSpec> obstacles;  // static obstacles (--obstacle, config "obstacles")
+  std::vector<BodySpec> bodies;      // rigid bodies (--body, config "bodies")
+  std::vector<ProbeSpec> probes;     // probes after the scene's own (--probe, config "probes")
+  std::optional<unsigned long long> probeEvery;  // a sample every K steps (default 10) ...
+  std::optional<double> probeDt;                 // ... or at every multiple of T seconds
 };
 
 // The device as eddy-cli run --json and devices --json describe it.
@@ -80,7 +85,11 @@ class Front {
   // The run keys (steps, until, outputs) are kept for config().
   static std::unique_ptr<Front> fromConfig(const RunConfig& config, const std::string& device);
   // eddy.Simulation.load(path): a restart snapshot, bit-identical on the same device.
-  static std::unique_ptr<Front> load(const std::string& path, const std::string& device);
+  // `probes` (with its cadence) are sampled from the start, as for build().
+  static std::unique_ptr<Front> load(const std::string& path, const std::string& device,
+                                     const std::vector<ProbeSpec>& probes = {},
+                                     std::optional<unsigned long long> probeEvery = {},
+                                     std::optional<double> probeDt = {});
 
   ~Front();
   Front(const Front&) = delete;
@@ -109,6 +118,12 @@ class Front {
   // The diagnostics row (the --diag CSV's columns) at the current step.
   std::vector<std::pair<std::string, double>> diagnostics();
 
+  // The probes sampled (the scene's built-ins, then the caller's; none:
+  // empty) and every sample since the simulation was made, in order:
+  // waits for the samples still on the device first.
+  const std::vector<ProbeSpec>& probes() const { return probes_; }
+  const std::vector<ProbeRow>& probeRows();
+
   // --save: the path checked as eddy-cli checks it, then the snapshot.
   void save(const std::string& path);
   // One ParaView frame of the current step into DIR (DIR/step_<step>.vtp and
@@ -125,6 +140,12 @@ class Front {
   SceneSpec spec_;
   std::optional<RunConfig> config_;
   std::map<std::string, std::unique_ptr<VtkSeries>> series_;  // by export folder
+  std::vector<ProbeSpec> probes_;
+  std::vector<ProbeRow> probeRows_;
+  // Checks and starts the probes (the scene's when `builtins`, then `extra`)
+  // at the cadence; nothing when there are none. ArgumentError for a problem.
+  void startProbes(const std::vector<ProbeSpec>& extra, bool builtins,
+                   std::optional<unsigned long long> every, std::optional<double> dt);
 };
 
 }  // namespace eddy::python

@@ -7,8 +7,10 @@
 #include "cl.hpp"
 #include "io.hpp"
 #include "profiler.hpp"
+#include "shape_spec_io.hpp"
 #include "session.hpp"
 
+#include <nlohmann/json.hpp>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -277,6 +279,85 @@ std::string optionalText(const py::object& o, const char* what) {
   return py::str(py::module_::import("os").attr("fspath")(o));
 }
 
+// A list of solids or probes, each item a string in the command line's
+// syntax (--obstacle / --body / --probe SPEC) or a dict of the config file's
+// structure (its "obstacles" / "bodies" / "probes" entries). Errors name the
+// keyword and the item: "obstacles[1]: ...".
+template <class Spec, class FromText, class FromJson>
+std::vector<Spec> specList(const py::object& list, const char* what, FromText fromText,
+                           FromJson fromJson) {
+  std::vector<Spec> out;
+  if (list.is_none()) return out;
+  if (py::isinstance<py::str>(list) || py::isinstance<py::dict>(list) || !py::hasattr(list, "__iter__"))
+    throw ArgumentError(std::string(what) + ": expected a list of specs (strings or dicts), got " +
+                        Py_TYPE(list.ptr())->tp_name);
+  size_t i = 0;
+  for (auto item : list) {
+    const std::string where = std::string(what) + "[" + std::to_string(i++) + "]";
+    try {
+      if (py::isinstance<py::str>(item)) {
+        out.push_back(fromText(item.cast<std::string>()));
+      } else if (py::isinstance<py::dict>(item)) {
+        const std::string text = py::module_::import("json").attr("dumps")(item).cast<std::string>();
+        out.push_back(fromJson(nlohmann::json::parse(text), where));
+      } else {
+        throw ArgumentError(where + ": expected a string or a dict, got " + Py_TYPE(item.ptr())->tp_name);
+      }
+    } catch (const ArgumentError&) {
+      throw;
+    } catch (const py::error_already_set& e) {
+      throw ArgumentError(where + ": not JSON-serialisable: " + e.what());
+    } catch (const std::exception& e) {
+      const std::string msg = e.what();
+      throw ArgumentError(msg.rfind(where, 0) == 0 ? msg : where + ": " + msg);
+    }
+  }
+  return out;
+}
+
+std::vector<ShapeSpec> obstacleList(const py::object& list) {
+  return specList<ShapeSpec>(
+      list, "obstacles", [](const std::string& t) { return parseShapeSpec(t); },
+      [](const nlohmann::json& j, const std::string& where) { return shapeSpecFromJson(j, where); });
+}
+
+std::vector<BodySpec> bodyList(const py::object& list) {
+  return specList<BodySpec>(
+      list, "bodies", [](const std::string& t) { return parseBodySpec(t); },
+      [](const nlohmann::json& j, const std::string& where) { return bodySpecFromJson(j, where, ""); });
+}
+
+std::vector<ProbeSpec> probeList(const py::object& list) {
+  return specList<ProbeSpec>(
+      list, "probes", [](const std::string& t) { return parseProbeSpec(t); },
+      [](const nlohmann::json& j, const std::string& where) {
+        // The config file's probe objects, read by the config's own parser.
+        try {
+          return parseConfig(nlohmann::json{{"probes", nlohmann::json::array({j})}}.dump(), "probes")
+              .probes.at(0);
+        } catch (const Error& e) {
+          std::string msg = e.what();
+          const std::string item = "probes: key 'probes[0]'", sub = "probes: key 'probes[0].";
+          if (msg.rfind(item, 0) == 0) msg = where + msg.substr(item.size());
+          else if (msg.rfind(sub, 0) == 0) msg = where + ": key '" + msg.substr(sub.size());
+          throw ArgumentError(msg);
+        }
+      });
+}
+
+std::optional<unsigned long long> optionalCount(const py::object& o, const char* what) {
+  if (o.is_none()) return std::nullopt;
+  return static_cast<unsigned long long>(wholeNumber(o, what, kLimitEvery.min, kLimitEvery.max));
+}
+
+std::optional<double> optionalSeconds(const py::object& o, const char* what) {
+  if (o.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(o) || !PyNumber_Check(o.ptr()))
+    throw ArgumentError(std::string(what) + ": expected a number of simulated seconds, got " +
+                        Py_TYPE(o.ptr())->tp_name);
+  return o.cast<double>();
+}
+
 std::string pathText(const py::object& o, const char* what) {
   if (o.is_none()) throw ArgumentError(std::string(what) + ": expected a path, got None");
   return optionalText(o, what);
@@ -409,7 +490,10 @@ PYBIND11_MODULE(eddy, m) {
                            "`eddy-cli run`: sim (--sim), scene (--scene), n (--n), ic (--ic), "
                            "device (--device; None: a GPU, else a CPU device), params (--set).")
       .def(py::init([](const py::object& sim, const py::object& scene, const py::object& n,
-                       const py::object& device, const py::object& params, const py::object& ic) {
+                       const py::object& device, const py::object& params, const py::object& ic,
+                       const py::object& obstacles, const py::object& bodies,
+                       const py::object& probes, const py::object& probeEvery,
+                       const py::object& probeDt) {
              BuildArgs a;
              a.sim = optionalText(sim, "sim");
              if (a.sim.empty())  // the default: the desktop app's type (SPH dam break)
@@ -420,11 +504,19 @@ PYBIND11_MODULE(eddy, m) {
              a.device = optionalText(device, "device");
              a.ic = optionalText(ic, "ic");
              a.params = paramList(params);
+             a.obstacles = obstacleList(obstacles);
+             a.bodies = bodyList(bodies);
+             a.probes = probeList(probes);
+             a.probeEvery = optionalCount(probeEvery, "probe_every");
+             a.probeDt = optionalSeconds(probeDt, "probe_dt");
              return PySimulation(released([&] { return Front::build(a); }));
            }),
            py::kw_only(), py::arg("sim") = py::none(), py::arg("scene") = py::none(),
            py::arg("n") = py::none(), py::arg("device") = py::none(),
-           py::arg("params") = py::none(), py::arg("ic") = py::none())
+           py::arg("params") = py::none(), py::arg("ic") = py::none(),
+           py::arg("obstacles") = py::none(), py::arg("bodies") = py::none(),
+           py::arg("probes") = py::none(), py::arg("probe_every") = py::none(),
+           py::arg("probe_dt") = py::none())
       .def_static(
           "from_config",
           [](const py::object& config, const py::object& device) {
@@ -450,18 +542,26 @@ PYBIND11_MODULE(eddy, m) {
           },
           py::arg("config"), py::kw_only(), py::arg("device") = py::none(),
           "A simulation from a config file (eddy-cli run --config), or from a dict of the "
-          "same structure. Its sim, scene, n, ic, device and params are used; the run keys "
-          "(steps, until, outputs) are left to the script, in `.config`.")
+          "same structure. Its sim, scene, n, ic, device, params, obstacles, bodies, probes "
+          "and probe cadence are used; the run keys (steps, until, outputs such as probe_out) "
+          "are left to the script, in `.config`.")
       .def_static(
           "load",
-          [](const py::object& path, const py::object& device) {
+          [](const py::object& path, const py::object& device, const py::object& probes,
+             const py::object& probeEvery, const py::object& probeDt) {
             const std::string p = pathText(path, "load");
             const std::string dev = optionalText(device, "device");
-            return PySimulation(released([&] { return Front::load(p, dev); }));
+            const auto list = probeList(probes);
+            const auto every = optionalCount(probeEvery, "probe_every");
+            const auto dt = optionalSeconds(probeDt, "probe_dt");
+            return PySimulation(released([&] { return Front::load(p, dev, list, every, dt); }));
           },
           py::arg("path"), py::kw_only(), py::arg("device") = py::none(),
+          py::arg("probes") = py::none(), py::arg("probe_every") = py::none(),
+          py::arg("probe_dt") = py::none(),
           "Restores a restart snapshot (eddy-cli run --load); on the same device it continues "
-          "bit-identically.")
+          "bit-identically. A snapshot keeps its obstacles and bodies but no probes: give them "
+          "here.")
       .def(
           "step",
           [](PySimulation& s, const py::object& n) {
@@ -595,6 +695,57 @@ PYBIND11_MODULE(eddy, m) {
             }
             throw py::attribute_error("'eddy.Simulation' object has no attribute '" + name + "'");
           })
+      .def(
+          "probes",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            const auto rows = released([&] { return s.front().probeRows(); });
+            const auto& specs = s.front().probes();
+            py::dict out;
+            std::vector<unsigned long long> step;
+            std::vector<double> time;
+            std::vector<std::vector<double>> values(specs.size());
+            for (const auto& r : rows) {
+              step.push_back(r.step);
+              time.push_back(r.time);
+              for (size_t k = 0; k < specs.size(); ++k)
+                values[k].push_back(k < r.values.size() ? r.values[k] : std::nan(""));
+            }
+            out["step"] = py::array_t<unsigned long long>(py::ssize_t(step.size()), step.data());
+            out["time"] = py::array_t<double>(py::ssize_t(time.size()), time.data());
+            for (size_t k = 0; k < specs.size(); ++k)
+              out[specs[k].name.c_str()] = py::array_t<double>(py::ssize_t(values[k].size()), values[k].data());
+            return out;
+          },
+          "Every probe sample since the simulation was made (the --probe-out CSV's columns): "
+          "{'step', 'time', NAME: values (Pa or m), ...} as NumPy arrays, the scene's probes "
+          "first; only empty step and time arrays when there are no probes.")
+      .def_property_readonly(
+          "probe_specs",
+          [](PySimulation& s) {
+            py::list out;
+            for (const auto& p : s.front().probes()) out.append(probeSpecText(p));
+            return out;
+          },
+          "The probes sampled, in column order, as their --probe text.")
+      .def(
+          "bodies",
+          [](PySimulation& s) {
+            Busy busy(*s.core);
+            Simulation& sim = s.front().sim();
+            const auto columns = sim.objectColumns();
+            const auto rows = released([&] { return sim.objectRows(); });
+            py::dict out;
+            for (size_t k = 0; k < columns.size(); ++k) {
+              std::vector<double> col;
+              for (const auto& r : rows) col.push_back(k < r.size() ? r[k] : std::nan(""));
+              out[columns[k].c_str()] = py::array_t<double>(py::ssize_t(col.size()), col.data());
+            }
+            return out;
+          },
+          "The rigid bodies' state now (the --bodies-out CSV's columns without step,time): "
+          "{'body', 'x', 'y', 'z', 'qw', ..., 'vz'} as NumPy arrays, one entry per body; {} "
+          "without bodies.")
       .def(
           "diagnostics",
           [](PySimulation& s) {

@@ -127,6 +127,23 @@ void Simulation::startProbes(const std::vector<ProbeSpec>&, const ProbeCadence&,
   throw Error(kind() + ": probes are not offered (they sample a fluid: --sim sph)");
 }
 
+std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<ProbeSpec>& extra,
+                                      bool builtins) {
+  if (!sim.supportsProbes()) {
+    if (extra.empty()) return {};
+    throw Error(sim.kind() + " has no probes (they sample a fluid: sph)");
+  }
+  std::vector<ProbeSpec> probes;
+  if (builtins) probes = sim.builtinProbes();
+  probes.insert(probes.end(), extra.begin(), extra.end());
+  checkProbeNames(probes);
+  if (const std::optional<Box> box = sim.domain()) {
+    const double tank[3] = {box->hi[0], box->hi[1], box->hi[2]};
+    checkProbesInside(probes, tank);
+  }
+  return probes;
+}
+
 void Simulation::throttle(size_t maxPending) {
   profiler_.collect(false);
   if (profiler_.pending() > maxPending) {

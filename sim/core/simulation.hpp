@@ -243,4 +243,12 @@ uint64_t countNonFinite(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, 
 // cannot fit the device: checked before any allocation.
 void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what);
 
+// The probes a run samples: the scene's built-ins (when `builtins`), then
+// `extra`, in that order; names checked (checkProbeNames) and points inside
+// the simulation's domain (checkProbesInside). Throws eddy::Error naming the
+// problem, and when `sim` has no probes but some were asked for. Used by
+// every front end (eddy-cli run, the app, the Python module).
+std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<ProbeSpec>& extra,
+                                      bool builtins = true);
+
 }  // namespace eddy

@@ -442,6 +442,113 @@ def test_from_config_file_and_dict(eddy, tmp_path):
         eddy.Simulation.from_config(tmp_path / "missing.json")
 
 
-def test_probes_are_not_there_yet(eddy):
-    # The core has no probes yet (issue 16 asks for .probes() once it does).
-    assert not hasattr(eddy.Simulation, "probes")
+# ---- probes, obstacles and bodies (issue 12 through the module) -------------
+
+PROBES = ["pressure:P:0.02,0.01,0.004", "level:L:0.03,0.004"]
+
+
+def test_probes_equal_the_cli_csv(eddy, tmp_path):
+    # The same run, with the same probes and cadence: the module's samples are
+    # the --probe-out CSV's rows, value for value.
+    s = eddy.Simulation(sim="sph", scene="dam_break", params=SPH_SMALL, probes=PROBES, probe_every=5)
+    assert s.probe_specs == PROBES
+    s.step(20)
+    got = s.probes()
+    assert list(got) == ["step", "time", "P", "L"]
+    out = tmp_path / "p.csv"
+    run_cli("run", "--sim", "sph", "--scene", "dam_break", "--set", "spacing=0.005", "--steps", 20,
+            *[a for p in PROBES for a in ("--probe", p)], "--probe-out", out, "--probe-every", 5)
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["step"]) for r in rows] == list(got["step"]) == [0, 5, 10, 15, 20]
+    for name in ("time", "P", "L"):
+        np.testing.assert_array_equal(got[name], np.array([float(r[name]) for r in rows]))
+    # Physics, not only agreement: at the start the water stands still, the
+    # probe 1 cm above the floor reads about rho g (column - 1 cm), the gauge
+    # the column's height.
+    assert got["P"][0] == pytest.approx(1000 * 9.81 * (0.1143 - 0.01), rel=0.15)
+    assert got["L"][0] == pytest.approx(0.1143, abs=0.005)
+    # More steps extend the same series; a second call does not repeat rows.
+    s.step(5)
+    again = s.probes()
+    assert list(again["step"]) == [0, 5, 10, 15, 20, 25]
+
+
+def test_probe_cadence_in_time_and_scene_probes(eddy):
+    s = eddy.Simulation(sim="sph", scene="lobovsky_dam_break", params={"spacing": 0.03},
+                        probes=[{"type": "level", "name": "G", "x": 0.1, "z": 0.01}], probe_dt=0.002)
+    names = [p.split(":")[1] for p in s.probe_specs]
+    assert names == ["S1", "S2", "S3", "S4", "H1", "H2", "H3", "H4", "G"]
+    s.run_until(0.01)
+    got = s.probes()
+    t = got["time"]
+    assert t[0] == 0 and len(t) >= 5
+    # one sample at the first step at or after each multiple of 2 ms
+    assert all(np.floor(t[1:] / 0.002 + 1e-6) > np.floor(t[:-1] / 0.002 + 1e-6))
+    assert got["H1"][0] == pytest.approx(0.3, abs=0.03)  # the column's height at x = 0.3 m
+
+
+def test_probe_errors(eddy):
+    with pytest.raises(ValueError, match=r"probes\[0\]: .*"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes=["pressure:P:1,2"])
+    with pytest.raises(ValueError, match=r"probes\[1\]: key 'kind': unknown key"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL,
+                        probes=["level:A:0.1,0.004", {"kind": "level", "name": "B", "x": 0.1, "z": 0}])
+    with pytest.raises(ValueError, match="given twice|twice"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes=["level:A:0.1,0.004", "level:A:0.2,0.004"])
+    with pytest.raises(ValueError, match="outside"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes=["pressure:P:5,0.01,0.004"])
+    with pytest.raises(ValueError, match="nbody has no probes"):
+        eddy.Simulation(sim="nbody", n=NBODY_N, probes=["level:A:0.1,0.004"])
+    with pytest.raises(ValueError, match="either probe_every or probe_dt"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes=PROBES, probe_every=2, probe_dt=0.1)
+    with pytest.raises(ValueError, match="probe_every: there are no probes"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probe_every=2)
+    with pytest.raises(ValueError, match="probe_dt: .* must be > 0"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes=PROBES, probe_dt=-1)
+    with pytest.raises(ValueError, match="probes: expected a list"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes="level:A:0.1,0.004")
+    s = eddy.Simulation(sim="sph", params=SPH_SMALL)
+    assert s.probe_specs == [] and list(s.probes()) == ["step", "time"]
+
+
+BOX = "box:size=0.02,0.03,0.02:pos=0.03,0.015,0.02"  # in the water column
+BODY = {"shape": "box", "size": [0.02, 0.02, 0.02], "position": [0.3, 0.12, 0.02], "density": 500}
+
+
+def test_obstacles_and_bodies_as_keywords_and_config(eddy, tmp_path):
+    params = {"spacing": 0.005, "depth": 0.04}
+    a = eddy.Simulation(sim="sph", params=params, obstacles=[BOX], bodies=[BODY])
+    cfg = {"sim": "sph", "params": params, "bodies": [BODY], "probes": PROBES, "probe_every": 4,
+           "obstacles": [{"shape": "box", "size": [0.02, 0.03, 0.02], "position": [0.03, 0.015, 0.02]}]}
+    b = eddy.Simulation.from_config(cfg)
+    assert a.n == b.n and a.n < eddy.Simulation(sim="sph", params=params).n  # no fluid in the box
+    assert a.diagnostics()["penetrations"] == 0
+    a.step(12)
+    b.step(12)
+    np.testing.assert_array_equal(a.positions(), b.positions())
+    bodies = a.bodies()
+    assert list(bodies)[:4] == ["body", "x", "y", "z"] and len(bodies["x"]) == 1
+    assert bodies["y"][0] < 0.12  # falling
+    np.testing.assert_array_equal(bodies["y"], b.bodies()["y"])
+    assert list(b.probes()["step"]) == [0, 4, 8, 12]
+    # The snapshot keeps obstacles and bodies; probes are given again.
+    snap = tmp_path / "s.snap"
+    a.save(snap)
+    r = eddy.Simulation.load(snap, probes=PROBES)
+    assert r.probe_specs == PROBES and list(r.probes()["step"]) == [12]
+    a.step(3)
+    r.step(3)
+    np.testing.assert_array_equal(a.positions(), r.positions())
+    np.testing.assert_array_equal(a.bodies()["x"], r.bodies()["x"])
+    assert eddy.Simulation(sim="sph", params=SPH_SMALL).bodies() == {}
+    with pytest.raises(ValueError, match="nbody' has no obstacles"):
+        eddy.Simulation(sim="nbody", n=NBODY_N, obstacles=[BOX])
+    with pytest.raises(ValueError, match=r"obstacles\[0\]: key 'radius'"):
+        eddy.Simulation(sim="sph", params=params, obstacles=[{"shape": "box", "radius": 1}])
+    with pytest.raises(ValueError, match=r"bodies\[0\]: "):
+        eddy.Simulation(sim="sph", params=params, bodies=["box:size=0.02,0.02,0.02:pos=0.3,0.1,0.02"])
+    with pytest.raises(ValueError, match=r"obstacles\[0\]: expected a string or a dict, got int"):
+        eddy.Simulation(sim="sph", params=params, obstacles=[3])
+
+
