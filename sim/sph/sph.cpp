@@ -153,7 +153,6 @@ double fl(double x) { return double(float(x)); }  // the value the device sees
 // outside its surface (sph_boundary_guard).
 constexpr double kGuardMargin = 0.25;
 
-constexpr size_t kMaxSphParticles = 0x7fffffffu;  // 2^31 - 1 (cl_uint ids, int kernels)
 
 // Every size of a simulation of n particles, checked against the limits in
 // double / 64-bit arithmetic (the inputs may come from a crafted snapshot).

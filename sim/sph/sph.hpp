@@ -27,7 +27,9 @@ namespace eddy {
 
 // Declared SPH parameters (scene geometry, physics, integration).
 const std::vector<ParamDesc>& sphParamDecl();
-const std::vector<std::string>& sphSceneNames();  // dam_break (default), drop, double_dam_break, lobovsky_dam_break
+const std::vector<std::string>& sphSceneNames();  // the scene table of sph_scenes.cpp, dam_break (the default) first
+// The most particles one SPH simulation takes: 2^31 - 1 (cl_uint ids, int kernels).
+inline constexpr size_t kMaxSphParticles = 0x7fffffffu;
 
 // The automatic speed of sound (parameter speed_of_sound = 0): this factor
 // times the scene's largest expected speed (SphSetup::expectedSpeed, at least
@@ -48,6 +50,9 @@ SphSetup makeSphScene(std::string_view scene, const Params& params,
 
 // The particle count and tank of a named scene, from its geometry alone:
 // nothing is allocated (checked against the limits before makeSphScene).
+// Exact, except for a scene with solids (its own or `obstacles`) or bodies
+// whose count before they remove the fluid inside them passes the limit
+// 2^31 - 1: then that count, an upper bound, to be refused.
 struct SphSceneSize {
   size_t count = 0;
   std::array<double, 3> tank{};

@@ -6,19 +6,14 @@
 #include "sph.hpp"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
 namespace eddy {
-
-const std::vector<std::string>& sphSceneNames() {
-  static const std::vector<std::string> names = {"dam_break", "drop", "double_dam_break",
-                                                 "lobovsky_dam_break", "spheric_dam_break",
-                                                 "mesh_obstacle", "wave_tank"};
-  return names;
-}
 
 namespace {
 
@@ -229,108 +224,192 @@ std::vector<BodySpec> waveTankBodies(const Params& P) {
   return out;
 }
 
+// What building a scene needs besides its own definition.
+struct Fill {
+  const Params& P;
+  double dx;
+  SphSetup& s;
+  Builder& b;
+  // Throws when `need` does not fit in `have` (both in m), naming both.
+  void fits(double need, double have, const std::string& what, const std::string& limit) const {
+    if (need > have * (1 + 1e-9)) {
+      std::ostringstream o;
+      o << "SPH scene: " << what << " (" << need << " m) does not fit in " << limit << " (" << have
+        << " m)";
+      throw Error(o.str());
+    }
+  }
+  // The dam-break columns of the parameter scenes: one against x = 0, or two.
+  void columns(int count) const {
+    const int nx = eddy::count(P.get("column_width"), dx, "column_width");
+    const int ny = eddy::count(P.get("column_height"), dx, "column_height");
+    const double L = s.tank[0];
+    fits(count * nx * dx, L, count == 1 ? "column_width" : "2 x column_width", "tank_length");
+    fits(ny * dx, s.tank[1], "column_height", "tank_height");
+    b.column(0.0, nx, ny);
+    if (count == 2) b.column(L - nx * dx, nx, ny);
+  }
+  // A fixed scene's column (length x height, m) from x0, rounded to whole
+  // particles (`down`: rounded down, so that it fits).
+  void fixedColumn(double x0, const double col[2], bool down, bool atFarWall) const {
+    const auto whole = [&](double len) {
+      const double q = std::min(len / dx, 2e6);
+      return std::max(1, int(down ? std::floor(q + 1e-9) : std::round(q)));
+    };
+    const int nx = whole(col[0]), ny = whole(col[1]);
+    if (nx > 1000000 || ny > 1000000 || b.nz > 1000000)
+      throw Error("SPH scene: spacing " + std::to_string(dx) + " m gives too many particles along one axis");
+    b.column(atFarWall ? s.tank[0] - nx * dx : x0, nx, ny);
+  }
+};
+
+// The tank of the parameter scenes: tank_length x tank_height x whole
+// layers of `depth`.
+struct Tank {
+  std::array<double, 3> size;
+  int layers;  // particle layers across z
+};
+Tank parameterTank(const Params& P, double dx) {
+  const int nz = count(P.get("depth"), dx, "depth");
+  return {{P.get("tank_length"), P.get("tank_height"), nz * dx}, nz};
+}
+Tank fixedTank(const double t[3], double dx) {
+  return {{t[0], t[1], t[2]}, std::max(1, int(std::floor(t[2] / dx + 1e-9)))};
+}
+
+// One SPH scene. Its name is an interface (--scene, config files, snapshots,
+// the app's menu); the table below is the only place a scene is named.
+struct SceneDef {
+  std::string name;
+  std::function<Tank(const Params&, double dx)> tank;
+  std::function<double(const Params&)> top;  // its tallest water (m): the automatic sound speed
+  std::function<std::vector<ShapeSpec>()> solids;  // its static obstacles (none: empty)
+  std::function<void(const Fill&)> fill;     // fluid and probes
+  std::function<std::vector<BodySpec>(const Params&)> bodies;  // rigid bodies (none: empty)
+};
+
+const std::vector<SceneDef>& sceneTable() {
+  static const std::vector<SceneDef> table = [] {
+    std::vector<SceneDef> t;
+    auto columnTop = [](const Params& P) { return P.get("column_height"); };
+    t.push_back({"dam_break", parameterTank, columnTop, {}, [](const Fill& f) { f.columns(1); }, {}});
+    t.push_back({"drop", parameterTank,
+                 [](const Params& P) { return P.get("drop_height") + P.get("drop_radius"); }, {},
+                 [](const Fill& f) {
+                   // a pool and a sphere (clipped by the slab when depth < 2r)
+                   const Params& P = f.P;
+                   const double dx = f.dx, R = P.get("drop_radius"), yc = P.get("drop_height");
+                   const double pool = P.get("pool_height"), L = f.s.tank[0];
+                   const int ny = pool > 0 ? count(pool, dx, "pool_height") : 0;
+                   f.fits(ny * dx, f.s.tank[1], "pool_height", "tank_height");
+                   if (yc - R < ny * dx + 0.5 * dx)
+                     throw Error("SPH scene drop: the drop (drop_height - drop_radius = " +
+                                 std::to_string(yc - R) + " m) must start above the pool surface (" +
+                                 std::to_string(ny * dx) + " m)");
+                   f.fits(yc + R, f.s.tank[1], "drop_height + drop_radius", "tank_height");
+                   f.fits(2 * R, L, "2 x drop_radius", "tank_length");
+                   const int nx = count(L, dx, "tank_length");
+                   if (ny > 0) f.b.column(0.0, nx, ny);
+                   const double xc = 0.5 * L, zc = 0.5 * f.s.tank[2];
+                   const int k = int(std::ceil(R / dx));
+                   for (int j = -k; j <= k; ++j)
+                     for (int l = 0; l < f.b.nz; ++l)
+                       for (int i = 0; i < nx; ++i) {
+                         const double x = (i + 0.5) * dx, y = yc + j * dx, z = (l + 0.5) * dx;
+                         if ((x - xc) * (x - xc) + (y - yc) * (y - yc) + (z - zc) * (z - zc) <= R * R)
+                           f.b.add(x, y, z);
+                       }
+                 },
+                 {}});
+    t.push_back({"double_dam_break", parameterTank, columnTop, {}, [](const Fill& f) { f.columns(2); }, {}});
+    t.push_back({"lobovsky_dam_break",
+                 [](const Params& P, double dx) {
+                   const int nz = Lobovsky::layers(P.get("depth"), dx);
+                   return Tank{{Lobovsky::kTankLength, Lobovsky::kTankHeight, nz * dx}, nz};
+                 },
+                 [](const Params&) { return Lobovsky::kColumnHeight; }, {},
+                 [](const Fill& f) {
+                   const int nx = count(Lobovsky::kColumnLength, f.dx, "the column length 0.6 m");
+                   const int ny = count(Lobovsky::kColumnHeight, f.dx, "the column height 0.3 m");
+                   f.b.column(0.0, nx, ny);
+                   f.s.probes = Lobovsky::probes(0.5 * f.s.tank[2]);
+                 },
+                 {}});
+    t.push_back({"spheric_dam_break", [](const Params&, double dx) { return fixedTank(kSphericTank, dx); },
+                 [](const Params&) { return kSphericColumn[1]; },
+                 [] { return std::vector<ShapeSpec>{sphericObstacle()}; },
+                 [](const Fill& f) {
+                   f.fixedColumn(0.0, kSphericColumn, false, true);  // against the wall x = L
+                   f.s.probes = sphericProbes();
+                 },
+                 {}});
+    t.push_back({"mesh_obstacle", [](const Params&, double dx) { return fixedTank(kMeshTank, dx); },
+                 [](const Params&) { return kMeshColumn[1]; },
+                 [] { return std::vector<ShapeSpec>{meshObstacle()}; },
+                 [](const Fill& f) { f.fixedColumn(0.0, kMeshColumn, false, false); },
+                 {}});
+    t.push_back({"wave_tank", [](const Params&, double dx) { return fixedTank(kWaveTank, dx); },
+                 [](const Params&) { return kWaveColumn[1]; }, {},
+                 // the water fills the tank's length: rounded down, so it fits
+                 [](const Fill& f) { f.fixedColumn(0.0, kWaveColumn, true, false); }, waveTankBodies});
+    return t;
+  }();
+  return table;
+}
+
+const SceneDef& sceneDef(std::string_view scene) {
+  for (const auto& d : sceneTable())
+    if (d.name == scene) return d;
+  throw Error("unknown SPH scene '" + std::string(scene) + "'; known scenes: " + joinNames(sphSceneNames()));
+}
+
 SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total,
                     const std::vector<ShapeSpec>& obstacles) {
+  const SceneDef& def = sceneDef(scene);
   // Only WCSPH's equation of state wants the squeezed hydrostatic start.
   const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
   const double dx = P.get("spacing");
-  const bool spheric = scene == "spheric_dam_break", mesh = scene == "mesh_obstacle";
-  const bool wave = scene == "wave_tank";
-  const double* fixedTank = spheric ? kSphericTank : mesh ? kMeshTank : wave ? kWaveTank : nullptr;
-  const double L = fixedTank ? fixedTank[0] : P.get("tank_length");
-  const double H = fixedTank ? fixedTank[1] : P.get("tank_height");
   const double g = P.get("gravity"), rho0 = P.get("rest_density");
   SphSetup s;
   s.spacing = dx;
-  const bool lobovsky = scene == "lobovsky_dam_break";
-  // The fixed tanks keep their depth; the slab scenes round it to whole particles.
-  const int nz = fixedTank  ? std::max(1, int(std::floor(fixedTank[2] / dx + 1e-9)))
-                 : lobovsky ? Lobovsky::layers(P.get("depth"), dx)
-                            : count(P.get("depth"), dx, "depth");
-  s.tank = {L, H, fixedTank ? fixedTank[2] : nz * dx};
-  if (lobovsky) s.tank = {Lobovsky::kTankLength, Lobovsky::kTankHeight, nz * dx};
-  if (spheric) s.solids.push_back({sphericObstacle(), -1});
-  if (mesh) s.solids.push_back({meshObstacle(), -1});
-  for (const auto& o : obstacles) s.solids.push_back({o, -1});
-  // With solids the count needs the particles themselves (those inside a
-  // solid are not created).
-  if (!s.solids.empty()) countOnly = false;
+  const Tank tank = def.tank(P, dx);
+  s.tank = tank.size;
 
   // The scene's tallest water and largest speed fix the automatic sound speed,
   // which the hydrostatic initial compression needs too.
-  double top = 0;
-  if (scene == "dam_break" || scene == "double_dam_break") top = P.get("column_height");
-  else if (spheric) top = kSphericColumn[1];
-  else if (mesh) top = kMeshColumn[1];
-  else if (wave) top = kWaveColumn[1];
-  else if (scene == "drop") top = P.get("drop_height") + P.get("drop_radius");
-  else if (lobovsky) top = Lobovsky::kColumnHeight;
-  else {
-    throw Error("unknown SPH scene '" + std::string(scene) +
-                "'; known scenes: " + joinNames(sphSceneNames()));
-  }
-  s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * top);
+  s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * def.top(P));
   const double c0 = sphSoundSpeed(P.get("speed_of_sound"), s.expectedSpeed);
   const double B = compressed ? rho0 * c0 * c0 / 7.0 : std::numeric_limits<double>::infinity();
-  Builder b{dx, rho0, B, g, P.get("jitter"), nz, Rng(uint64_t(P.getInt("seed"))), countOnly, {}, 0};
-
-  auto fits = [&](double need, double have, const std::string& what, const std::string& limit) {
-    if (need > have * (1 + 1e-9)) {
-      std::ostringstream o;
-      o << "SPH scene " << scene << ": " << what << " (" << need << " m) does not fit in "
-        << limit << " (" << have << " m)";
-      throw Error(o.str());
+  // The scene's solids, then the caller's obstacles. With solids the count
+  // needs the particles themselves (those inside a solid are not created).
+  if (def.solids)
+    for (const auto& o : def.solids()) s.solids.push_back({o, -1});
+  for (const auto& o : obstacles) s.solids.push_back({o, -1});
+  const auto fill = [&](Builder& b) {
+    try {
+      def.fill(Fill{P, dx, s, b});
+    } catch (const Error& e) {
+      const std::string what = e.what(), prefix = "SPH scene: ";
+      if (what.rfind(prefix, 0) == 0) throw Error("SPH scene " + def.name + ": " + what.substr(prefix.size()));
+      throw;
     }
   };
-  if (fixedTank) {  // spheric_dam_break (column at x = L), mesh_obstacle (at x = 0)
-    const double* col = spheric ? kSphericColumn : wave ? kWaveColumn : kMeshColumn;
-    // rounded to whole particles, as the other scenes' columns (wave_tank's
-    // water fills the tank's length: rounded down, so it fits)
-    const auto whole = [&](double len) {
-      const double q = std::min(len / dx, 2e6);
-      return std::max(1, int(wave ? std::floor(q + 1e-9) : std::round(q)));
-    };
-    const int nx = whole(col[0]), ny = whole(col[1]);
-    if (nx > 1000000 || ny > 1000000 || nz > 1000000)
-      throw Error("SPH scene " + std::string(scene) + ": spacing " + std::to_string(dx) +
-                  " m gives too many particles along one axis");
-    b.column(spheric ? L - nx * dx : 0.0, nx, ny);
-    if (spheric) s.probes = sphericProbes();
-  } else if (scene == "dam_break" || scene == "double_dam_break") {
-    const int nx = count(P.get("column_width"), dx, "column_width");
-    const int ny = count(P.get("column_height"), dx, "column_height");
-    const int columns = scene == "dam_break" ? 1 : 2;
-    fits(columns * nx * dx, L, columns == 1 ? "column_width" : "2 x column_width", "tank_length");
-    fits(ny * dx, H, "column_height", "tank_height");
-    b.column(0.0, nx, ny);
-    if (columns == 2) b.column(L - nx * dx, nx, ny);
-  } else if (lobovsky) {
-    const int nx = count(Lobovsky::kColumnLength, dx, "the column length 0.6 m");
-    const int ny = count(Lobovsky::kColumnHeight, dx, "the column height 0.3 m");
-    b.column(0.0, nx, ny);
-    s.probes = Lobovsky::probes(0.5 * s.tank[2]);
-  } else {  // drop: a pool and a sphere (clipped by the slab when depth < 2r)
-    const double R = P.get("drop_radius"), yc = P.get("drop_height");
-    const double pool = P.get("pool_height");
-    const int ny = pool > 0 ? count(pool, dx, "pool_height") : 0;
-    fits(ny * dx, H, "pool_height", "tank_height");
-    if (yc - R < ny * dx + 0.5 * dx)
-      throw Error("SPH scene drop: the drop (drop_height - drop_radius = " +
-                  std::to_string(yc - R) + " m) must start above the pool surface (" +
-                  std::to_string(ny * dx) + " m)");
-    fits(yc + R, H, "drop_height + drop_radius", "tank_height");
-    fits(2 * R, L, "2 x drop_radius", "tank_length");
-    const int nx = count(L, dx, "tank_length");
-    if (ny > 0) b.column(0.0, nx, ny);
-    const double xc = 0.5 * L, zc = 0.5 * s.tank[2];
-    const int k = int(std::ceil(R / dx));
-    for (int j = -k; j <= k; ++j)
-      for (int l = 0; l < nz; ++l)
-        for (int i = 0; i < nx; ++i) {
-          const double x = (i + 0.5) * dx, y = yc + j * dx, z = (l + 0.5) * dx;
-          if ((x - xc) * (x - xc) + (y - yc) * (y - yc) + (z - zc) * (z - zc) <= R * R)
-            b.add(x, y, z);
-        }
+  const bool takesFluid = !s.solids.empty() || def.bodies;  // solids and bodies remove fluid
+  Builder b{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), countOnly, {}, 0};
+  fill(b);
+  if (b.count == 0) throw Error("SPH scene " + def.name + ": no particles");
+  if (countOnly && (!takesFluid || b.count > kMaxSphParticles)) {
+    // Exact without solids. With them this is the count before they take
+    // their share, an upper bound: past the limit it is the answer (the
+    // caller refuses it), so that such a scene is never made particle by
+    // particle; within it the particles are made and counted.
+    total = b.count;
+    return s;
+  }
+  if (countOnly) {
+    b = Builder{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), false, {}, 0};
+    s.probes.clear();
+    fill(b);
   }
   if (!s.solids.empty()) {
     // No fluid inside a solid, nor within half a spacing of its surface
@@ -342,15 +421,24 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   }
   total = b.count;
   s.particles = std::move(b.out);
-  if (wave && !countOnly) {  // the piston and the floating boxes (sim/sph/bodies.hpp)
-    addSphBodies(s, waveTankBodies(P));
+  if (def.bodies) {  // the scene's bodies (sim/sph/bodies.hpp)
+    addSphBodies(s, def.bodies(P));
     total = s.particles.size();
   }
-  if (total == 0) throw Error("SPH scene " + std::string(scene) + ": no particles");
+  if (total == 0) throw Error("SPH scene " + def.name + ": no particles");
   return s;
 }
 
 }  // namespace
+
+const std::vector<std::string>& sphSceneNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& d : sceneTable()) n.push_back(d.name);
+    return n;
+  }();
+  return names;
+}
 
 SphSetup makeSphScene(std::string_view scene, const Params& P,
                       const std::vector<ShapeSpec>& obstacles) {
