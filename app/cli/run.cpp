@@ -8,7 +8,6 @@
 #include "nbody_multi.hpp"
 #include "registry.hpp"
 #include "session.hpp"
-#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 #include "vtk.hpp"
