@@ -2,6 +2,7 @@
 
 #include "defaults.hpp"
 #include "paced_frame.hpp"
+#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 
 #include <algorithm>
@@ -37,6 +38,40 @@ bool known(const std::vector<std::string>& v, const std::string& s) {
 }
 }  // namespace
 
+std::optional<Vec3f> dropPoint(const Ray& ray, const Box& tank, float half, float margin) {
+  const Vec3f& o = ray.origin;
+  const Vec3f& d = ray.dir;
+  const float len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  const float hl = std::sqrt(d[0] * d[0] + d[2] * d[2]);
+  if (!(len > 0)) return std::nullopt;
+  float t = 0;
+  if (hl > 0.2f * len) {  // the vertical plane through the centre, facing the camera
+    const float nx = d[0] / hl, nz = d[2] / hl;
+    const float cx = 0.5f * (tank.lo[0] + tank.hi[0]), cz = 0.5f * (tank.lo[2] + tank.hi[2]);
+    t = ((cx - o[0]) * nx + (cz - o[2]) * nz) / hl;
+  } else {  // looking (nearly) straight down: the plane at 3/4 of the height
+    const float y = tank.lo[1] + 0.75f * (tank.hi[1] - tank.lo[1]);
+    t = (y - o[1]) / d[1];
+  }
+  if (!(t > 0) || !std::isfinite(t)) return std::nullopt;
+  Vec3f p{};
+  for (int k = 0; k < 3; ++k) {
+    const float lo = tank.lo[k] + half + margin, hi = tank.hi[k] - half - margin;
+    p[k] = lo <= hi ? std::clamp(o[k] + t * d[k], lo, hi) : 0.5f * (tank.lo[k] + tank.hi[k]);
+  }
+  return p;
+}
+
+BodySpec droppedBody(bool ball, double size, double density, const Vec3f& at) {
+  BodySpec b;
+  b.shape.kind = ball ? ShapeKind::Sphere : ShapeKind::Box;
+  b.shape.size = {size, size, size};
+  b.shape.pose.position = {at[0], at[1], at[2]};
+  b.density = density;
+  b.motion = BodyMotion::Floating;
+  return b;
+}
+
 SceneSpec specFromConfig(const RunConfig& c) {
   SceneSpec s;
   s.sim = c.sim.value_or(defaultSimulationName());  // the config format's default (sim/config.hpp)
@@ -45,6 +80,8 @@ SceneSpec specFromConfig(const RunConfig& c) {
   s.scene = c.scene.value_or("");
   s.icPath = c.ic.value_or("");
   s.n = size_t(c.n.value_or(0));
+  s.obstacles = c.obstacles;
+  s.bodies = c.bodies;
   if (!s.icPath.empty() && !type.takesIcFile)
     throw Error("\"ic\" is only for the " + icTypeNames() + " simulation");
   if (!s.icPath.empty() && (c.scene || c.n))
@@ -170,6 +207,71 @@ void Controller::dropBlock() {
   addBlock(b);
 }
 
+void Controller::setObstacles(std::vector<ShapeSpec> obstacles) {
+  obstacleEdit_ = std::move(obstacles);
+}
+
+void Controller::dropBody(const BodySpec& body) { bodyDrops_.push_back(body); }
+
+std::vector<ShapeSpec> Controller::obstacles() const {
+  if (obstacleEdit_) return *obstacleEdit_;
+  return sim_ ? sim_->obstacles() : std::vector<ShapeSpec>{};
+}
+
+void Controller::dropBodyAbove(bool ball, double size, double density) {
+  if (!sim_ || !sim_->supportsSolidEdit()) return;
+  const auto d = sim_->domain();
+  if (!d) return;
+  const Vec3f at{0.5f * (d->lo[0] + d->hi[0]), d->lo[1] + 0.8f * (d->hi[1] - d->lo[1]),
+                 0.5f * (d->lo[2] + d->hi[2])};
+  // Inside the tank by a particle radius (dropPoint's clamp, straight down).
+  const Ray down{{at[0], d->hi[1] + 1.f, at[2]}, {0, -1, 0}};
+  const float margin = 2 * sim_->particleRadius();
+  const auto p = dropPoint(down, *d, float(0.5 * size), margin);
+  dropBody(droppedBody(ball, size, density, {at[0], p ? std::min(at[1], (*p)[1]) : at[1], at[2]}));
+}
+
+void Controller::setProbes(std::vector<ProbeSpec> probes) {
+  probes_ = std::move(probes);
+  startProbes();
+}
+
+void Controller::startProbes() {
+  probeError_.clear();
+  if (!sim_ || !sim_->supportsProbes()) {
+    history_.reset({});
+    return;
+  }
+  std::vector<ProbeSpec> all = sim_->builtinProbes();
+  const auto dom = sim_->domain();
+  for (const ProbeSpec& p : probes_) {
+    std::vector<ProbeSpec> trial = all;
+    trial.push_back(p);
+    try {
+      checkProbeNames(trial);
+      if (dom) {
+        const double tank[3] = {dom->hi[0], dom->hi[1], dom->hi[2]};
+        checkProbesInside({p}, tank);
+      }
+      all = std::move(trial);
+    } catch (const Error& e) {
+      probeError_ += (probeError_.empty() ? "" : "\n") + probeSpecText(p) + " left out: " + e.what();
+    }
+  }
+  // The same probes (a solid edit continues the run): the history goes on.
+  bool same = all.size() == history_.probes().size();
+  for (size_t i = 0; same && i < all.size(); ++i)
+    same = probeSpecText(all[i]) == probeSpecText(history_.probes()[i]);
+  if (!same) history_.reset(all);
+  if (all.empty()) return;
+  ProbeCadence cadence;
+  cadence.dt = kProbeDt;
+  if (auto why = attempt([&] {
+        sim_->startProbes(all, cadence, [this](const ProbeRow& row) { history_.add(row); });
+      }))
+    probeError_ = "Starting the probes failed: " + *why;
+}
+
 size_t Controller::particlesNear(const Box& box) {
   // One blocking read of the positions: on a user's action only.
   const size_t n = sim_->size();
@@ -216,6 +318,7 @@ void Controller::startSession() {
   s.steps = SessionSettings::kUnbounded;
   s.checkEvery = 0;  // the app checks per frame (frameStart / frameEnd), not per step
   session_ = std::make_unique<Session>(*sim_, s);
+  startProbes();
 }
 
 bool Controller::keepOldWhileBuilding() const {
@@ -226,14 +329,15 @@ bool Controller::keepOldWhileBuilding() const {
   return deviceMemoryInUse().bytes * 4 <= static_cast<long long>(ctx_.info().globalMem);
 }
 
-bool Controller::replace(const std::function<LoadedSimulation()>& build, const std::string& what) {
+bool Controller::replace(const std::function<LoadedSimulation()>& build, const std::string& what,
+                         bool needsOld) {
   pushes_.clear();
   blocks_.clear();
   notice_.clear();
   attempt([&] { ctx_.queue().finish(); });
   std::optional<SceneSpec> freedSpec;
   std::optional<Params> freedParams;
-  if (sim_ && !keepOldWhileBuilding()) {
+  if (sim_ && !needsOld && !keepOldWhileBuilding()) {
     freedSpec = spec_;
     freedParams = sim_->params();
     session_.reset();
@@ -277,7 +381,42 @@ bool Controller::replace(const std::function<LoadedSimulation()>& build, const s
   error_.clear();
   blowUp_.reset();
   ++generation_;
+  if (!needsOld) {  // a new scene: its own obstacles come before the added ones
+    sceneObstacles_ = sim_->obstacles();
+    const size_t added = std::min(spec_.obstacles.size(), sceneObstacles_.size());
+    sceneObstacles_.resize(sceneObstacles_.size() - added);
+  }
   return true;
+}
+
+bool Controller::editSolids() {
+  std::vector<ShapeSpec> obstacles = obstacleEdit_ ? *obstacleEdit_ : sim_->obstacles();
+  const std::vector<BodySpec> drops = std::exchange(bodyDrops_, {});
+  obstacleEdit_.reset();
+  if (!sim_->supportsSolidEdit()) {
+    error_ = "The " + sim_->kind() + " simulation has no obstacles or bodies";
+    return false;
+  }
+  // The scene as a reset would build it again: the scene's own obstacles
+  // still there are not "added"; the dropped bodies join the declared ones.
+  SceneSpec next = spec_;
+  next.obstacles.clear();
+  for (const ShapeSpec& o : obstacles) {
+    bool own = false;
+    for (const ShapeSpec& s : sceneObstacles_)
+      own = own || shapeSpecToString(s) == shapeSpecToString(o);
+    if (!own) next.obstacles.push_back(o);
+  }
+  next.bodies.insert(next.bodies.end(), drops.begin(), drops.end());
+  const std::string what = drops.empty() ? "Changing the obstacles" : "Dropping a body";
+  return replace(
+      [&] {
+        LoadedSimulation l;
+        l.sim = sim_->withSolids(obstacles, drops);
+        l.spec = next;
+        return l;
+      },
+      what, true);
 }
 
 bool Controller::rebuild() {
@@ -312,6 +451,9 @@ RunConfig Controller::settings() const {
     if (next_.n) c.n = next_.n;
   }
   for (const ParamDesc& d : edit_.declarations()) c.params.emplace_back(d.name, edit_.get(d.name));
+  c.obstacles = next_.obstacles;
+  c.bodies = next_.bodies;
+  c.probes = probes_;
   return c;
 }
 
@@ -341,6 +483,7 @@ bool Controller::loadSettings(const std::string& path) {
   next_ = spec;
   edit_ = *params;
   rebuildPending_ = true;
+  probes_ = loadConfig(path).probes;  // read and checked above
   notice_ = "loaded settings from " + path;
   return true;
 }
@@ -381,6 +524,13 @@ FrameReport Controller::frame(Profiler& frameProf, double wallSeconds) {
   } else if (rebuildPending_) {
     r.rebuilt = rebuild();
   }
+  if (sim_ && !r.rebuilt && (obstacleEdit_ || !bodyDrops_.empty())) {
+    const uint64_t g = generation_;
+    editSolids();
+    r.rebuilt = r.solidsEdited = generation_ != g;
+  }
+  obstacleEdit_.reset();
+  bodyDrops_.clear();
   if (!sim_) {
     pushes_.clear();
     blocks_.clear();

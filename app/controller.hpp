@@ -21,6 +21,7 @@
 
 #include "config.hpp"
 #include "factory.hpp"
+#include "probe_history.hpp"
 #include "realtime_pacer.hpp"
 #include "session.hpp"
 
@@ -38,6 +39,7 @@ struct FrameReport {
   bool paced = false;    // real-time mode chose the steps (plan holds the pacer's plan)
   RealtimePacer::Plan plan;
   bool rebuilt = false;  // a new simulation replaced the old one (or the first one appeared)
+  bool solidsEdited = false;  // ... and it continues the old one with edited solids (same view)
   bool blewUp = false;   // this frame's finite check found a blow-up (now paused)
 };
 
@@ -46,6 +48,19 @@ struct FrameReport {
 // simulation or scene, a count where the simulation takes none).
 SceneSpec specFromConfig(const RunConfig& c);
 Params paramsFromConfig(const RunConfig& c);
+
+// Where shift + double-click drops a body (issue 12): the cursor ray's point
+// on the vertical plane through the tank's centre that faces the camera (its
+// normal is the ray's horizontal direction; a ray looking nearly straight
+// down uses the plane y = 3/4 of the tank's height instead), clamped into
+// the tank so that a body reaching `half` from its centre stays `margin`
+// inside every wall. nullopt: the ray does not meet the plane in front of it.
+std::optional<Vec3f> dropPoint(const Ray& ray, const Box& tank, float half, float margin);
+
+// The body the panel's "Drop body" and shift + double-click drop: a floating
+// box of edge `size` (ball: of diameter `size`) of `density` kg/m^3 centred
+// at `at`, at rest.
+BodySpec droppedBody(bool ball, double size, double density, const Vec3f& at);
 
 class Controller {
  public:
@@ -87,6 +102,30 @@ class Controller {
   // fluid already in its space (the last block still falling) it is refused,
   // saying so in error().
   void dropBlock();
+
+  // ---- Solids (issue 12), where the simulation supportsSolidEdit(). ----
+  // At the next boundary the running simulation is replaced by one that
+  // continues it with these static obstacles (the full list as edited: the
+  // scene's own and the added ones; Simulation::withSolids), or with this
+  // body dropped in. The view is kept (FrameReport::solidsEdited). Several
+  // edits of one frame make one replacement. A failure keeps the running
+  // simulation and says why in error().
+  void setObstacles(std::vector<ShapeSpec> obstacles);
+  void dropBody(const BodySpec& body);
+  // The obstacles as the next frame will have them (pending edits included).
+  std::vector<ShapeSpec> obstacles() const;
+  // A body dropped at the upper middle of the domain (the panel's button).
+  void dropBodyAbove(bool ball, double size, double density);
+
+  // ---- Probes (issue 12), where the simulation supportsProbes(): the
+  // scene's built-in ones, then these (the app's --probe and config
+  // "probes"), sampled every kProbeDt simulated seconds into probeHistory()
+  // (the last 10 s). Probes outside the tank are left out, saying so in error().
+  void setProbes(std::vector<ProbeSpec> probes);
+  const ProbeHistory& probeHistory() const { return history_; }
+  // Why some probes were left out (outside the tank, a name taken), else "".
+  const std::string& probeError() const { return probeError_; }
+  static constexpr double kProbeDt = 0.01;
 
   // Run control.
   bool paused = false;
@@ -143,7 +182,12 @@ class Controller {
   const std::optional<BlowUp>& blowUp() const { return blowUp_; }
 
  private:
-  bool replace(const std::function<LoadedSimulation()>& build, const std::string& what);
+  // needsOld: build() reads the running simulation (a solid edit): it is
+  // never freed first.
+  bool replace(const std::function<LoadedSimulation()>& build, const std::string& what,
+               bool needsOld = false);
+  bool editSolids();
+  void startProbes();
   bool rebuild();
   bool load(const std::string& path);
   void applyParams();
@@ -176,6 +220,12 @@ class Controller {
   uint64_t generation_ = 0;
   std::optional<BlowUp> blowUp_;
   std::string startLoadError_;
+  std::optional<std::vector<ShapeSpec>> obstacleEdit_;  // setObstacles, pending
+  std::vector<BodySpec> bodyDrops_;                     // dropBody, pending
+  std::vector<ShapeSpec> sceneObstacles_;  // the scene's own (not in spec_.obstacles)
+  std::vector<ProbeSpec> probes_;          // setProbes
+  std::string probeError_;
+  ProbeHistory history_;
 };
 
 }  // namespace eddy

@@ -89,6 +89,8 @@ class App {
   void startRecording(const RecordOptions& r);
   bool stopRecording();  // false if the recording failed
   void applyViewDefaults();
+  void updateSolids();
+  std::vector<glm::vec3> probeMarkers() const;
   void updateShift();
   float sceneSize() const;
   // The window's sizes, or --size for --offscreen (no window: win_ is null).
@@ -145,6 +147,16 @@ class App {
   std::string status_;
   double statusUntil_ = 0;
   std::string lastError_, lastNotice_;
+
+  // Solids (issue 12): the boundary particles read from the device into a
+  // GL buffer, once per simulation (static obstacles) or, while bodies
+  // move, with a non-blocking read per frame (drawn when it has completed).
+  GLuint solidVbo_ = 0;
+  size_t solidCount_ = 0;
+  std::vector<cl_float4> solidHost_;
+  cl::Event solidRead_;
+  bool solidPending_ = false;
+  uint64_t solidGen_ = ~0ull;
 };
 
 App::~App() {
@@ -153,6 +165,14 @@ App::~App() {
   // and the renderer while the GL context is still current.
   bufs_.reset();
   interop_.reset();
+  if (solidPending_) {
+    try {
+      solidRead_.wait();  // its host buffer must outlive the read
+    } catch (const cl::Error&) {
+      // teardown
+    }
+  }
+  if (solidVbo_) glDeleteBuffers(1, &solidVbo_);
   ctl_.reset();
   ctx_.reset();
   renderer_.reset();
@@ -193,6 +213,83 @@ void App::onKey(int key, int action, int /*mods*/) {
   }
 }
 
+void App::updateSolids() {
+  if (!ctl_->hasSim()) {
+    solidCount_ = 0;
+    return;
+  }
+  Simulation& sim = ctl_->sim();
+  const cl::Buffer* buf = sim.solidPoints();
+  const size_t n = buf ? sim.solidPointCount() : 0;
+  const bool fresh = ctl_->generation() != solidGen_;
+  if (fresh && solidPending_) {  // a read of the previous simulation's buffer
+    solidRead_.wait();
+    solidPending_ = false;
+  }
+  solidGen_ = ctl_->generation();
+  if (n == 0) {
+    solidCount_ = 0;
+    return;
+  }
+  if (!solidVbo_) glGenBuffers(1, &solidVbo_);
+  auto upload = [&] {
+    glBindBuffer(GL_ARRAY_BUFFER, solidVbo_);
+    glBufferData(GL_ARRAY_BUFFER, GLsizeiptr(solidHost_.size() * sizeof(cl_float4)), solidHost_.data(),
+                 GL_STREAM_DRAW);
+    glBindBuffer(GL_ARRAY_BUFFER, 0);
+    solidCount_ = solidHost_.size();
+  };
+  if (solidPending_ && solidRead_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) {
+    solidPending_ = false;
+    upload();
+  }
+  if (fresh) {  // a new simulation: one blocking read (on a rebuild or an edit only)
+    solidHost_.resize(n);
+    ctx_->queue().enqueueReadBuffer(*buf, CL_TRUE, 0, n * sizeof(cl_float4), solidHost_.data());
+    upload();
+  } else if (sim.solidsMove() && !solidPending_) {
+    solidHost_.resize(n);
+    ctx_->queue().enqueueReadBuffer(*buf, CL_FALSE, 0, n * sizeof(cl_float4), solidHost_.data(),
+                                    nullptr, &solidRead_);
+    solidPending_ = true;
+  }
+}
+
+// Probe markers: a pressure probe is a small 3-D cross at its point; a level
+// probe a vertical line at (x, z) through the tank with a tick at the
+// level it reads now.
+std::vector<glm::vec3> App::probeMarkers() const {
+  std::vector<glm::vec3> v;
+  if (!ctl_->hasSim()) return v;
+  const ProbeHistory& h = ctl_->probeHistory();
+  const auto dom = ctl_->sim().domain();
+  const float a = 3.f * autoRadius_;
+  for (size_t i = 0; i < h.probes().size(); ++i) {
+    const ProbeSpec& p = h.probes()[i];
+    const glm::vec3 c(float(p.x), float(p.y), float(p.z));
+    if (p.kind == ProbeSpec::Kind::Pressure) {
+      for (int k = 0; k < 3; ++k) {
+        glm::vec3 e(0.f);
+        e[k] = a;
+        v.push_back(c - e);
+        v.push_back(c + e);
+      }
+    } else {
+      const float top = dom ? dom->hi[1] : 1.f, bottom = dom ? dom->lo[1] : 0.f;
+      v.emplace_back(c.x, bottom, c.z);
+      v.emplace_back(c.x, top, c.z);
+      if (h.hasValue()) {
+        const float y = float(h.latest(i));
+        v.emplace_back(c.x - a, y, c.z);
+        v.emplace_back(c.x + a, y, c.z);
+        v.emplace_back(c.x, y, c.z - a);
+        v.emplace_back(c.x, y, c.z + a);
+      }
+    }
+  }
+  return v;
+}
+
 void App::applyViewDefaults() {
   const ViewSettings d = defaultViewFor(ctl_->sim().kind());
   const bool panel = view_.showPanel, help = view_.showHelp, vsync = view_.vsync;
@@ -227,6 +324,10 @@ void App::setup() {
   // A --load asked for on the command line that fails ends the app (exit 1),
   // instead of running another scene; a Load from the panel keeps the running one.
   if (!ctl_->startLoadError().empty()) throw Error("--load: " + ctl_->startLoadError());
+  // Probes: the scene's built-in ones and --probe / the config's (a probe of
+  // the command line outside the tank is a usage error, as in eddy-cli).
+  ctl_->setProbes(o_.probes);
+  if (!ctl_->probeError().empty()) throw GuiUsageError("--probe: " + ctl_->probeError());
   if (!o_.loadPath.empty()) {
     panel_.setSnapshotPath(o_.loadPath);
     if (ctl_->hasSim() && ctl_->error().empty()) {
@@ -399,9 +500,19 @@ void App::handleMouse(float frameDt) {
     if (left && !io.WantCaptureMouse && ctl_->hasSim()) {
       const double t = now();
       if (t - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
-        // double click: drop a block (SPH) or re-seed (N-body)
-        if (ctl_->sim().supportsAddBlock()) ctl_->dropBlock();
-        else ctl_->reseed();
+        // double click: drop a block (SPH) or re-seed (N-body); with shift:
+        // drop a body (panel: shape, size, density) where the cursor points.
+        const auto dom = ctl_->sim().domain();
+        if (shift && ctl_->sim().supportsSolidEdit() && dom) {
+          const float half = 0.5f * float(panel_.bodySize());
+          const auto at = dropPoint(cam_.ray(float(x), float(y), float(ww), float(wh)), *dom, half,
+                                    2 * ctl_->sim().particleRadius());
+          if (at) ctl_->dropBody(droppedBody(panel_.bodyBall(), panel_.bodySize(), panel_.bodyDensity(), *at));
+        } else if (ctl_->sim().supportsAddBlock()) {
+          ctl_->dropBlock();
+        } else {
+          ctl_->reseed();
+        }
         lastClickTime_ = -1;
       } else {
         lastClickTime_ = t;
@@ -535,7 +646,14 @@ int App::run() {
     if (rep.rebuilt && live) {
       bufs_->reset(ctl_->sim().capacity());
       if (ctl_->sim().kind() != lastKind_) applyViewDefaults();
-      needFit_ = resetRange_ = true;
+      resetRange_ = true;
+      if (!rep.solidsEdited) needFit_ = true;  // an edit of the solids keeps the view
+    }
+    try {
+      updateSolids();
+    } catch (const cl::Error& e) {
+      err_ << "eddy: reading the solids failed: " << describe(e) << '\n';
+      solidCount_ = 0;
     }
     if (ctl_->error() != lastError_) {  // every failure also goes to stderr, once
       lastError_ = ctl_->error();
@@ -593,8 +711,13 @@ int App::run() {
     const glm::vec4 boxColor(0.75f, 0.8f, 0.9f, 0.55f);
     if (live && view_.showBox && dom && !surface) renderer_->drawBox(*dom, proj * view, boxColor);
     if (live) renderer_->drawParticles(d, view, proj, fbh, view_);
+    // Solids: grey boundary particles (a third of the fluid's spacing apart).
+    if (live && !passAlone)
+      renderer_->drawSolidPoints(solidVbo_, solidCount_, 0.45f * autoRadius_, glm::vec3(0.62f, 0.62f, 0.6f),
+                                 view, proj, fbh);
     // The surface writes the water's depth: the box's edges behind it are hidden.
     if (live && view_.showBox && dom && surface && !passAlone) renderer_->drawBox(*dom, proj * view, boxColor);
+    if (live && !passAlone) renderer_->drawLines(probeMarkers(), proj * view, glm::vec4(1.f, 0.75f, 0.2f, 0.95f));
     if (live) bufs_->afterDraw();
     // The recording holds the scene without the panel.
     if (recorder_) {

@@ -1,5 +1,6 @@
 #include "gui_options.hpp"
 
+#include "cli_common.hpp"
 #include "config.hpp"
 #include "defaults.hpp"
 #include "options.hpp"
@@ -41,6 +42,9 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
   opt.text("--load", o.loadPath, "FILE.snap",
            "start from a restart snapshot (eddy-cli --save, panel \"Save\nsnapshot\"); not with "
            "--sim, --scene, --n");
+  cli::addObstacleOption(opt, o.spec.obstacles);
+  cli::addBodyOption(opt, o.bodyTexts);
+  cli::addProbeOption(opt, o.probes);
   opt.custom("--device", "gpu|cpu|P:D", "OpenCL device", [&](const std::string& v) {
     if (!isDeviceSpec(v)) throw UsageError("--device " + deviceSpecError(v));
     o.device = v;
@@ -226,14 +230,35 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
       throw GuiUsageError("--config: \"ic\" is only for the " + icTypeNames() + " simulation");
     o.configParams = c.params;
     if (c.device && o.device.empty()) o.device = *c.device;
+    // Solids and probes: the config's first, then the command line's.
+    o.spec.obstacles.insert(o.spec.obstacles.begin(), c.obstacles.begin(), c.obstacles.end());
+    o.spec.bodies = c.bodies;
+    o.probes.insert(o.probes.begin(), c.probes.begin(), c.probes.end());
     const std::pair<const char*, bool> headless[] = {
         {"steps", bool(c.steps)},  {"until", bool(c.until)}, {"diag", bool(c.diag)},
         {"diag_every", bool(c.diagEvery)}, {"out", bool(c.out)}, {"export", bool(c.exportDir)},
         {"export_every", bool(c.exportEvery)}, {"save", bool(c.save)},
-        {"check_every", bool(c.checkEvery)}};
+        {"check_every", bool(c.checkEvery)}, {"probe_out", bool(c.probeOut)},
+        {"probe_every", bool(c.probeEvery)}, {"probe_dt", bool(c.probeDt)}};
     for (const auto& [key, set] : headless)
       if (set) o.ignoredConfigKeys.push_back(key);
   }
+  for (const auto& text : o.bodyTexts) {
+    try {
+      o.spec.bodies.push_back(parseBodySpec(text));
+    } catch (const Error& e) {
+      throw GuiUsageError(std::string("--body: ") + e.what());
+    }
+  }
+  try {
+    checkProbeNames(o.probes);
+  } catch (const Error& e) {
+    throw GuiUsageError(std::string("--probe: ") + e.what());
+  }
+  if (!o.loadPath.empty() && (!o.spec.obstacles.empty() || !o.spec.bodies.empty()))
+    throw GuiUsageError("--load restores the simulation with its obstacles and bodies: do not "
+                        "combine it with --obstacle or --body (nor a config with \"obstacles\" "
+                        "or \"bodies\")");
   if (!o.loadPath.empty()) {
     if (sceneGiven || nGiven || simFlag)
       throw GuiUsageError("--load restores the simulation and its scene: do not combine it with "
@@ -248,6 +273,12 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
     throw GuiUsageError("--sim '" + o.spec.sim + "': unknown simulation; known: " + joinNames(sims));
+  const SimulationType& type = simulationType(o.spec.sim);
+  if ((!o.spec.obstacles.empty() || !o.spec.bodies.empty()) && !type.takesObstacles)
+    throw GuiUsageError(std::string(o.spec.obstacles.empty() ? "--body" : "--obstacle") + ": " +
+                        o.spec.sim + " has no obstacles or bodies");
+  if (!o.probes.empty() && !type.takesObstacles)
+    throw GuiUsageError("--probe: " + o.spec.sim + " has no probes (they sample a fluid: --sim sph)");
   if (o.spec.n && simulationType(o.spec.sim).defaultCount == 0)
     throw GuiUsageError((nGiven ? std::string("--n") : "--config " + o.configPath + ": key 'n'") +
                         countNotUsedNote(o.spec.sim));

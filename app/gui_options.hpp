@@ -20,6 +20,12 @@ struct GuiOptions {
   SceneSpec spec;                 // --sim, --scene, --n (defaults: defaultAppSpec())
   std::vector<std::string> sets;  // --set key=value
   std::string configPath;         // --config FILE (same loader and checks as eddy-cli)
+  // Solids and probes (issue 12), as eddy-cli run takes them: the config's
+  // "obstacles" and "bodies" then --obstacle / --body land in spec.obstacles
+  // and spec.bodies; probes: the config's "probes" then --probe (the scene's
+  // built-in probes come first, at the start).
+  std::vector<std::string> bodyTexts;  // --body SPEC (parsed into spec.bodies)
+  std::vector<ProbeSpec> probes;
   // The config's "params" (applied before --set) and its keys that only a
   // headless run uses (steps, diag, ...; the app ignores them and says so).
   std::vector<std::pair<std::string, double>> configParams;

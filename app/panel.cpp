@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cfloat>
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,31 @@ void tooltip(const ParamDesc& d) {
   if (d.rebuild) ImGui::TextUnformatted("changing it rebuilds the scene");
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
+}
+
+// "box 0.161 x 0.161 x 0.403 at (0.744, 0.0805, 0.497)" (and "rot a, b, c" where rotated).
+std::string solidLabel(const ShapeSpec& o) {
+  auto fmt = [](const char* f, auto... v) {
+    char b[128];
+    std::snprintf(b, sizeof b, f, v...);
+    return std::string(b);
+  };
+  std::string s;
+  switch (o.kind) {
+    case ShapeKind::Box: s = fmt("box %.4g x %.4g x %.4g", o.size[0], o.size[1], o.size[2]); break;
+    case ShapeKind::Sphere: s = fmt("sphere d %.4g", o.size[0]); break;
+    case ShapeKind::Cylinder: s = fmt("cylinder d %.4g h %.4g", o.size[0], o.size[1]); break;
+    case ShapeKind::Mesh: {
+      const auto slash = o.file.find_last_of('/');
+      s = "mesh " + (slash == std::string::npos ? o.file : o.file.substr(slash + 1));
+      break;
+    }
+  }
+  const auto& p = o.pose.position;
+  const auto& r = o.pose.rotationDeg;
+  s += fmt(" at (%.4g, %.4g, %.4g)", p[0], p[1], p[2]);
+  if (r[0] != 0 || r[1] != 0 || r[2] != 0) s += fmt(" rot %.4g, %.4g, %.4g", r[0], r[1], r[2]);
+  return s;
 }
 
 bool combo(const char* label, int& index, const std::vector<std::string>& items) {
@@ -345,6 +371,8 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
                 static_cast<unsigned long long>(sim.steps()), sim.time());
   }
 
+  drawSolids(c);
+  drawProbes(c);
   drawFiles(c);
 
   // ---- parameters, one section per declared group ----
@@ -518,6 +546,149 @@ void Panel::drawLegend(const Simulation& sim, const ViewSettings& v) {
   ImGui::End();
 }
 
+// Sizes and places that fit the tank: a tenth of its smallest side, at its
+// centre on the floor (made again when the tank changes).
+void Panel::solidDefaults(const Simulation& sim) {
+  const auto d = sim.domain();
+  if (!d) return;
+  const std::array<float, 3> ext{d->hi[0] - d->lo[0], d->hi[1] - d->lo[1], d->hi[2] - d->lo[2]};
+  if (ext == defaultsFor_) return;
+  defaultsFor_ = ext;
+  // A tenth and a half of the tank's length or height, rounded to two
+  // significant digits; in a thin slab the obstacle spans the depth and the
+  // body fits in it.
+  auto round2 = [](float x) {
+    const float e = std::pow(10.f, std::floor(std::log10(x)) - 1.f);
+    return std::max(std::round(x / e) * e, 1e-4f);
+  };
+  const float size = round2(0.15f * std::min(ext[0], ext[1]));
+  const bool slab = ext[2] < 2 * size;
+  bodySize_ = slab ? round2(0.7f * ext[2]) : size;
+  addSize_ = {size, size, slab ? ext[2] : size};
+  addPos_ = {d->lo[0] + 0.6f * ext[0], d->lo[1] + 0.5f * size, d->lo[2] + 0.5f * ext[2]};
+  addRot_ = {0, 0, 0};
+}
+
+void Panel::drawSolids(Controller& c) {
+  Simulation& sim = c.sim();
+  if (!sim.supportsSolidEdit()) return;
+  solidDefaults(sim);
+  if (!ImGui::CollapsingHeader("Solids", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  std::vector<ShapeSpec> obs = c.obstacles();
+  ImGui::Text("%zu obstacles, %zu bodies, %zu boundary particles", obs.size(), sim.bodyCount(),
+              sim.solidPointCount());
+  helpMarker("Obstacles and rigid bodies are sampled with boundary particles (grey points). An "
+             "edit continues the run with the new solids (the fluid they enclose is removed); "
+             "Reset (R) builds the scene again with its own and the added obstacles and the "
+             "dropped bodies.");
+  if (selected_ >= int(obs.size())) selected_ = -1;
+  for (int i = 0; i < int(obs.size()); ++i) {
+    ImGui::PushID(i);
+    const std::string label = std::to_string(i + 1) + "  " + solidLabel(obs[size_t(i)]);
+    const bool clicked = ImGui::Selectable(label.c_str(), selected_ == i);
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    rects_["solid:" + std::to_string(i)] = {a.x, a.y, b.x, b.y};
+    if (clicked) {
+      selected_ = i;
+      for (int k = 0; k < 3; ++k) {
+        selPos_[size_t(k)] = float(obs[size_t(i)].pose.position[size_t(k)]);
+        selRot_[size_t(k)] = float(obs[size_t(i)].pose.rotationDeg[size_t(k)]);
+      }
+    }
+    ImGui::PopID();
+  }
+  if (selected_ >= 0) {
+    ImGui::InputFloat3("position (m)##sel", selPos_.data(), "%.4g");
+    ImGui::InputFloat3("rotation (deg)##sel", selRot_.data(), "%.4g");
+    if (button("Move")) {
+      ShapeSpec& o = obs[size_t(selected_)];
+      for (int k = 0; k < 3; ++k) {
+        o.pose.position[size_t(k)] = double(selPos_[size_t(k)]);
+        o.pose.rotationDeg[size_t(k)] = double(selRot_[size_t(k)]);
+      }
+      c.setObstacles(obs);
+    }
+    ImGui::SameLine();
+    if (button("Delete")) {
+      obs.erase(obs.begin() + selected_);
+      c.setObstacles(obs);
+      selected_ = -1;
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Deselect")) selected_ = -1;
+  }
+  ImGui::Separator();
+  combo("shape", addKind_, {"box", "sphere", "cylinder", "mesh"});
+  if (addKind_ == 3) {
+    ImGui::InputText("mesh file", meshPath_.data(), meshPath_.size());
+    ImGui::InputFloat("scale", &addScale_, 0, 0, "%.4g");
+    helpMarker("An STL, OBJ or PLY file (read with Assimp), closed; its own coordinates times "
+               "the scale, placed at the position.");
+  } else {
+    ImGui::InputFloat3("size (m)", addSize_.data(), "%.4g");
+    helpMarker("box: the extents x, y, z; sphere: the diameter (first value); cylinder: the "
+               "diameter and the height along its axis (local y).");
+  }
+  ImGui::InputFloat3("position (m)", addPos_.data(), "%.4g");
+  ImGui::InputFloat3("rotation (deg)", addRot_.data(), "%.4g");
+  if (button("Add obstacle")) {
+    ShapeSpec o;
+    o.kind = ShapeKind(addKind_);
+    for (int k = 0; k < 3; ++k) {
+      o.size[size_t(k)] = double(addSize_[size_t(k)]);
+      o.pose.position[size_t(k)] = double(addPos_[size_t(k)]);
+      o.pose.rotationDeg[size_t(k)] = double(addRot_[size_t(k)]);
+    }
+    if (o.kind == ShapeKind::Mesh) {
+      o.file = meshPath_.data();
+      o.scale = {double(addScale_), double(addScale_), double(addScale_)};
+    }
+    obs.push_back(o);
+    c.setObstacles(obs);
+  }
+  ImGui::Separator();
+  combo("body", bodyKind_, {"box", "ball"});
+  ImGui::InputFloat("body size (m)", &bodySize_, 0, 0, "%.4g");
+  helpMarker("The box's edge or the ball's diameter.");
+  ImGui::InputFloat("density (kg/m^3)", &bodyDensity_, 0, 0, "%.5g");
+  bodySize_ = std::max(bodySize_, 1e-4f);
+  bodyDensity_ = std::clamp(bodyDensity_, 1.f, 1e5f);
+  if (button("Drop body")) c.dropBodyAbove(bodyBall(), bodySize(), bodyDensity());
+  ImGui::SameLine();
+  ImGui::TextDisabled("or shift + double-click");
+  helpMarker("Drops a floating box or ball at rest: above the middle of the tank (button) or "
+             "where the cursor points on the tank's middle plane (shift + double-click). "
+             "Lighter than water (1000 kg/m^3) it floats, heavier it sinks.");
+}
+
+void Panel::drawProbes(Controller& c) {
+  const ProbeHistory& h = c.probeHistory();
+  if (h.probes().empty() && c.probeError().empty()) return;
+  if (!ImGui::CollapsingHeader("Probes", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  if (!c.probeError().empty())
+    ImGui::TextColored(ImVec4(1.f, 0.45f, 0.35f, 1.f), "%s", c.probeError().c_str());
+  if (h.probes().empty()) return;
+  ImGui::Text("last %.2g s, %zu samples (every %g s)",
+              std::min(h.window(), h.latestTime() - h.oldestTime()), h.samples(),
+              Controller::kProbeDt);
+  const float w = ImGui::GetContentRegionAvail().x;
+  for (size_t i = 0; i < h.probes().size(); ++i) {
+    const ProbeSpec& p = h.probes()[i];
+    const std::vector<float> v = h.series(i);
+    char value[96];
+    if (h.hasValue())
+      std::snprintf(value, sizeof value, "%s  %.4g %s", p.name.c_str(), h.latest(i), ProbeHistory::unit(p));
+    else
+      std::snprintf(value, sizeof value, "%s  (no sample yet)", p.name.c_str());
+    ImGui::PushID(int(i));
+    ImGui::PlotLines("##probe", v.data(), int(v.size()), 0, value, FLT_MAX, FLT_MAX, ImVec2(w, 34));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s: %s probe at %s", p.name.c_str(), std::string(probeKindName(p.kind)).c_str(),
+                        probeSpecText(p).c_str());
+    ImGui::PopID();
+  }
+}
+
 void Panel::drawHelp(ViewSettings& v) {
   if (!v.showHelp) return;
   const ImGuiIO& io = ImGui::GetIO();
@@ -540,7 +711,8 @@ void Panel::drawHelp(ViewSettings& v) {
       {"right drag / shift + left", "pan"},
       {"wheel", "zoom"},
       {"ctrl + left drag", "push the particles at the cursor"},
-      {"double click", "N-body: re-seed the scene"},
+      {"double click", "drop a block of fluid (SPH); N-body: re-seed"},
+      {"shift + double click", "drop a body at the cursor (SPH; Solids section)"},
   };
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
     for (const auto& r : rows) {

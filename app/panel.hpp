@@ -54,8 +54,14 @@ class Panel {
   // Screen rectangle {x0, y0, x1, y1} of the widget of parameter `name` in the
   // last draw(): tests move the mouse there to drive the real widget. Buttons
   // are listed as "button:<label>" (e.g. "button:Save settings", "button:Retry"),
-  // the stepping widgets as "check:real time", "speed" and "substeps".
+  // the stepping widgets as "check:real time", "speed" and "substeps", the
+  // Solids section's obstacle rows as "solid:0", "solid:1", ...
   std::optional<std::array<float, 4>> widgetRect(const std::string& name) const;
+
+  // The body that "Drop body" and shift + double-click drop (Solids section).
+  bool bodyBall() const { return bodyKind_ == 1; }
+  double bodySize() const { return double(bodySize_); }
+  double bodyDensity() const { return double(bodyDensity_); }
 
   // The file name fields of the "Files" section.
   static constexpr const char* kDefaultSettingsFile = "eddy-settings.json";
@@ -70,11 +76,25 @@ class Panel {
   void drawStatus(Controller& c);
   void drawFiles(Controller& c);
   void drawStepping(Controller& c);
+  void drawSolids(Controller& c);
+  void drawProbes(Controller& c);
+  void solidDefaults(const Simulation& sim);
 
   std::map<std::string, std::array<float, 4>> rects_;
   std::array<char, 1024> settingsPath_ = init(kDefaultSettingsFile);
   std::array<char, 1024> snapshotPath_ = init(kDefaultSnapshotFile);
   static std::array<char, 1024> init(const char* s);
+  // Solids section: the selected obstacle and its edited pose, the new
+  // obstacle's fields, the body to drop (sizes 0: from the tank at first use).
+  int selected_ = -1;
+  std::array<float, 3> selPos_{}, selRot_{};
+  int addKind_ = 0;  // box, sphere, cylinder, mesh
+  std::array<float, 3> addSize_{}, addPos_{}, addRot_{};
+  float addScale_ = 1.f;
+  std::array<char, 1024> meshPath_ = init("");
+  int bodyKind_ = 0;  // box, ball
+  float bodySize_ = 0.f, bodyDensity_ = 500.f;
+  std::array<float, 3> defaultsFor_{};  // the tank the defaults were made for
   int countInput_ = 0;
   int runN_ = 1000;
 };

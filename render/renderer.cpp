@@ -41,6 +41,8 @@ Renderer::~Renderer() {
   if (hdrTex_) glDeleteTextures(1, &hdrTex_);
   glDeleteTextures(1, &colormapTex_);
   glDeleteBuffers(1, &boxVbo_);
+  if (lineVbo_) glDeleteBuffers(1, &lineVbo_);
+  if (lineVao_) glDeleteVertexArrays(1, &lineVao_);
   glDeleteVertexArrays(1, &particleVao_);
   glDeleteVertexArrays(1, &boxVao_);
   glDeleteVertexArrays(1, &emptyVao_);
@@ -196,6 +198,72 @@ void Renderer::drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4&
   glEnable(GL_BLEND);
   glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
   glDrawArrays(GL_LINES, 0, 24);
+  glDisable(GL_BLEND);
+  glBindVertexArray(0);
+}
+
+void Renderer::drawSolidPoints(GLuint vbo, size_t count, float radius, const glm::vec3& color,
+                               const glm::mat4& view, const glm::mat4& proj, int fbHeight) {
+  if (count == 0 || vbo == 0) return;
+  GpuPass pass(timer_, "solids");
+  sphere_.use();
+  useColormap(0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, colormapTex_);
+  glUniform1i(sphere_.loc("uColormap"), 0);
+  glUniformMatrix4fv(sphere_.loc("uView"), 1, GL_FALSE, glm::value_ptr(view));
+  glUniformMatrix4fv(sphere_.loc("uProj"), 1, GL_FALSE, glm::value_ptr(proj));
+  glUniform1f(sphere_.loc("uRadius"), radius);
+  glUniform1f(sphere_.loc("uViewportH"), float(fbHeight));
+  glUniform1f(sphere_.loc("uMassScale"), 0.f);
+  glUniform2f(sphere_.loc("uRange"), 0.f, 1.f);
+  glUniform1i(sphere_.loc("uLogField"), 0);
+  glUniform1i(sphere_.loc("uHasField"), 0);
+  glUniform3f(sphere_.loc("uColor"), color.r, color.g, color.b);
+  const glm::vec3 light = glm::normalize(glm::vec3(0.45f, 0.7f, 0.55f));
+  glUniform3f(sphere_.loc("uLightDir"), light.x, light.y, light.z);
+  glBindVertexArray(particleVao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glDisableVertexAttribArray(1);
+  glVertexAttrib1f(1, 0.f);
+  glEnable(GL_PROGRAM_POINT_SIZE);
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_LESS);
+  glDisable(GL_BLEND);
+  glDrawArrays(GL_POINTS, 0, GLsizei(count));
+  glBindVertexArray(0);
+}
+
+void Renderer::drawLines(const std::vector<glm::vec3>& segments, const glm::mat4& viewProj,
+                         const glm::vec4& color) {
+  if (segments.empty()) return;
+  if (!lineVao_) {
+    glGenVertexArrays(1, &lineVao_);
+    glGenBuffers(1, &lineVbo_);
+    glBindVertexArray(lineVao_);
+    glBindBuffer(GL_ARRAY_BUFFER, lineVbo_);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+  }
+  GpuPass pass(timer_, "markers");
+  lines_.use();
+  glUniformMatrix4fv(lines_.loc("uMVP"), 1, GL_FALSE, glm::value_ptr(viewProj));
+  glUniform4f(lines_.loc("uColor"), color.r, color.g, color.b, color.a);
+  glBindVertexArray(lineVao_);
+  glBindBuffer(GL_ARRAY_BUFFER, lineVbo_);
+  const GLsizeiptr bytes = GLsizeiptr(segments.size() * sizeof(glm::vec3));
+  if (segments.size() > lineCapacity_) {
+    glBufferData(GL_ARRAY_BUFFER, bytes, segments.data(), GL_DYNAMIC_DRAW);
+    lineCapacity_ = segments.size();
+  } else {
+    glBufferSubData(GL_ARRAY_BUFFER, 0, bytes, segments.data());
+  }
+  glDisable(GL_DEPTH_TEST);  // markers show through the water
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+  glDrawArrays(GL_LINES, 0, GLsizei(segments.size()));
   glDisable(GL_BLEND);
   glBindVertexArray(0);
 }

@@ -11,6 +11,7 @@
 #include <glm/glm.hpp>
 
 #include <memory>
+#include <vector>
 
 namespace eddy {
 
@@ -39,6 +40,13 @@ class Renderer {
   void drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4& color);
   // Surface style: the tank's floor and inner walls, drawn before the particles.
   void drawTank(const Box& b, const glm::mat4& view, const glm::mat4& proj);
+  // Solids (issue 12): their surface points (float4 xyz per point in `vbo`)
+  // as shaded spheres of one colour and world radius `radius`, depth-tested.
+  void drawSolidPoints(GLuint vbo, size_t count, float radius, const glm::vec3& color,
+                       const glm::mat4& view, const glm::mat4& proj, int fbHeight);
+  // Line segments (pairs of points) of one colour over everything (probe markers).
+  void drawLines(const std::vector<glm::vec3>& segments, const glm::mat4& viewProj,
+                 const glm::vec4& color);
   // Times every pass from now on (null: none). The timer outlives the renderer's use of it.
   void setTimer(GpuTimer* t) { timer_ = t; }
   // GL objects held by the surface style's renderer (0 before its first use).
@@ -53,6 +61,8 @@ class Renderer {
   GLuint hdrFbo_ = 0, hdrTex_ = 0;
   int hdrW_ = 0, hdrH_ = 0, fbW_ = 0, fbH_ = 0;
   GLuint particleVao_ = 0, boxVao_ = 0, boxVbo_ = 0, emptyVao_ = 0, colormapTex_ = 0;
+  GLuint lineVao_ = 0, lineVbo_ = 0;
+  size_t lineCapacity_ = 0;  // points lineVbo_ holds
   int colormapLoaded_ = -1;
   std::unique_ptr<SurfaceRenderer> surface_;  // created on the first surface draw
   GpuTimer* timer_ = nullptr;

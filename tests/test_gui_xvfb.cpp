@@ -158,6 +158,44 @@ TEST_F(GuiTest, DamBreakColumnIsOnTheLeft) {
   EXPECT_LT(l.cx, 0.45) << "the dam-break column should be in the left part of the frame";
 }
 
+// Issue 12: obstacles, bodies and probes are drawn. The SPHERIC dam break
+// (coarse) with its obstacle and probes, a floating box and a pressure probe
+// of the command line: grey boundary particles and orange probe markers show,
+// and the same scene without the added body shows fewer grey pixels.
+TEST_F(GuiTest, ObstaclesBodiesAndProbesAreDrawn) {
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no sph";
+  const std::string base = "--sim sph --scene spheric_dam_break --set spacing=0.05 --frames 3 "
+                           "--paused --style spheres --color none --camera 0,20";
+  test::Result r;
+  const Image with = shoot("solids", base + " --body box:size=0.3,0.3,0.3:pos=2.0,0.7,0.5:density=500 "
+                                            "--probe pressure:X1:1.5,0.1,0.5", &r);
+  ASSERT_FALSE(with.rgb.empty()) << r.err;
+  const Image without = shoot("solids_nobody", base);
+  ASSERT_EQ(with.rgb.size(), without.rgb.size());
+  // Grey: the solids (all channels alike and bright); orange: the markers.
+  auto count = [](const Image& im, bool grey) {
+    size_t n = 0;
+    for (int y = 0; y < im.h; ++y)
+      for (int x = 0; x < im.w; ++x) {
+        const unsigned char* p = im.at(x, y);
+        const int lo = std::min({p[0], p[1], p[2]}), hi = std::max({p[0], p[1], p[2]});
+        if (grey) n += hi > 90 && hi - lo < 14;
+        else n += p[0] > 200 && p[1] > 120 && p[1] < 230 && p[2] < 110;
+      }
+    return n;
+  };
+  const size_t greyWith = count(with, true), greyWithout = count(without, true);
+  EXPECT_GT(greyWithout, 50u) << "the scene's obstacle is not drawn";
+  EXPECT_GT(greyWith, greyWithout + 50) << "the floating box is not drawn";
+  EXPECT_GT(count(with, false), 30u) << "no probe markers (P1..P8, H1..H4, X1)";
+  // A probe outside the tank is a usage error, as in eddy-cli.
+  r = test::run(EDDY_APP, "--sim sph --scene spheric_dam_break --set spacing=0.05 --probe "
+                              "level:far:9,0.5 --frames 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("far"), std::string::npos) << r.err;
+}
+
 TEST_F(GuiTest, BadArgumentsAndNoDisplay) {
   test::Result r = test::run(EDDY_APP, "--frames 0");
   EXPECT_EQ(r.code, 2);

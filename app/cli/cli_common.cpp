@@ -7,6 +7,7 @@
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
 #include "session.hpp"
+#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 #include "vtk.hpp"
@@ -114,6 +115,38 @@ CLI::Option* addDeviceOption(Options& o, std::optional<std::string>& to) {
 }
 CLI::Option* addJsonOption(Options& o, bool& to) {
   return o.flag("--json", to, true, "machine-readable output (JSON) on stdout");
+}
+
+CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to) {
+  return o.custom("--obstacle", "SPEC",
+                  "sph: a static obstacle (repeatable), e.g.\nbox:size=0.16,0.16,0.4:pos=0.74,0.08,0.5, "
+                  "sphere:d=D, cylinder:d=D:h=H,\nmesh:file=F.stl:scale=S; :rot=A,B,C degrees (docs/USAGE.md)",
+                  [&to](const std::string& v) {
+                    try {
+                      to.push_back(parseShapeSpec(v));
+                    } catch (const Error& e) {
+                      throw UsageError(std::string("--obstacle: ") + e.what());
+                    }
+                  });
+}
+
+CLI::Option* addBodyOption(Options& o, std::vector<std::string>& to) {
+  return o.texts("--body", to, "SPEC",
+                 "sph: add a rigid body (repeatable), e.g. box:size=0.1,0.05,0.1:\npos=0.5,0.2,0.15:"
+                 "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")");
+}
+
+CLI::Option* addProbeOption(Options& o, std::vector<ProbeSpec>& to) {
+  return o.custom("--probe", "KIND:NAME:X,..",
+                  "a probe (repeatable): pressure:NAME:x,y,z (Pa) or\nlevel:NAME:x,z (free-surface "
+                  "height, m); sph only",
+                  [&to](const std::string& v) {
+                    try {
+                      to.push_back(parseProbeSpec(v));
+                    } catch (const Error& e) {
+                      throw UsageError("--probe '" + v + "': " + e.what());
+                    }
+                  });
 }
 
 void checkShares(const std::vector<double>& shares) {

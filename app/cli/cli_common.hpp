@@ -11,7 +11,9 @@
 #include "options.hpp"
 #include "io.hpp"
 #include "params.hpp"
+#include "probe.hpp"
 #include "profiler.hpp"
+#include "shape.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -68,5 +70,11 @@ CLI::Option* addSetOption(Options& o, std::vector<std::string>& to);
 CLI::Option* addDeviceOption(Options& o, std::string& to, bool checked = true);
 CLI::Option* addDeviceOption(Options& o, std::optional<std::string>& to);
 CLI::Option* addJsonOption(Options& o, bool& to);
+// The solids and probes of an SPH run (issue 12), shared by eddy-cli run and
+// the desktop app: --obstacle SPEC (parsed at once), --body SPEC (kept as
+// text: parseBodySpec after the config's bodies), --probe KIND:NAME:X,...
+CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to);
+CLI::Option* addBodyOption(Options& o, std::vector<std::string>& to);
+CLI::Option* addProbeOption(Options& o, std::vector<ProbeSpec>& to);
 
 }  // namespace eddy::cli

@@ -8,7 +8,6 @@
 #include "nbody_multi.hpp"
 #include "registry.hpp"
 #include "session.hpp"
-#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 #include "vtk.hpp"
@@ -70,22 +69,11 @@ void addRunOptions(Options& o, RunArgs& a) {
           "device)");
   addSetOption(o, a.sets);
   o.text("--ic", cli.ic, "FILE.csv", "nbody initial conditions, header x,y,z,vx,vy,vz,m");
-  o.custom("--obstacle", "SPEC",
-           "sph: a static obstacle (repeatable), e.g.\nbox:size=0.16,0.16,0.4:pos=0.74,0.08,0.5, "
-           "sphere:d=D, cylinder:d=D:h=H,\nmesh:file=F.stl:scale=S; :rot=A,B,C degrees (docs/USAGE.md)",
-           [&cli](const std::string& v) {
-             try {
-               cli.obstacles.push_back(parseShapeSpec(v));
-             } catch (const Error& e) {
-               throw UsageError(std::string("--obstacle: ") + e.what());
-             }
-           });
+  addObstacleOption(o, cli.obstacles);
   o.text("--diag", cli.diag, "FILE.csv", "diagnostics every --diag-every steps");
   o.count("--diag-every", cli.diagEvery, kLimitEvery, "K", "with --diag (default 10)");
   o.text("--out", cli.out, "FILE.csv", "final particle state");
-  o.texts("--body", a.bodies, "SPEC",
-          "sph: add a rigid body (repeatable), e.g. box:size=0.1,0.05,0.1:\npos=0.5,0.2,0.15:"
-          "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")");
+  addBodyOption(o, a.bodies);
   o.text("--bodies-out", a.bodiesOut, "FILE.csv",
          "sph: the bodies' state every --diag-every steps\n(step,time,body,x,y,z,qw,qx,qy,qz,vx,vy,vz)");
   o.text("--export", cli.exportDir, "DIR",
@@ -100,16 +88,7 @@ void addRunOptions(Options& o, RunArgs& a) {
   o.count("--check-every", cli.checkEvery, kLimitCheckEvery, "K",
           "blow-up check (NaN/inf on the device) every K steps\n(default 100, 0 = only once at "
           "the end)");
-  o.custom("--probe", "KIND:NAME:X,..",
-           "a probe (repeatable): pressure:NAME:x,y,z (Pa) or\nlevel:NAME:x,z (free-surface "
-           "height, m); sph only",
-           [&cli](const std::string& v) {
-             try {
-               cli.probes.push_back(parseProbeSpec(v));
-             } catch (const Error& e) {
-               throw UsageError("--probe '" + v + "': " + e.what());
-             }
-           });
+  addProbeOption(o, cli.probes);
   o.text("--probe-out", cli.probeOut, "FILE.csv",
          "probe CSV step,time,NAME,... (the scene's probes,\nthe config's, then --probe's)");
   o.count("--probe-every", cli.probeEvery, kLimitEvery, "K",

@@ -1,5 +1,8 @@
 #include "simulation.hpp"
 
+#include "body_spec.hpp"
+#include "shape.hpp"
+
 #include "eddy_shared.h"
 
 #include <algorithm>
@@ -175,6 +178,13 @@ std::optional<BlowUp> Simulation::collectFinite() {
 
 std::vector<const cl::Buffer*> Simulation::finiteCheckBuffers() const {
   return {&positionBuffer()};
+}
+
+std::vector<ShapeSpec> Simulation::obstacles() const { return {}; }
+
+std::unique_ptr<Simulation> Simulation::withSolids(const std::vector<ShapeSpec>&,
+                                                   const std::vector<BodySpec>&) {
+  throw Error("the " + kind() + " simulation has no obstacles or rigid bodies");
 }
 
 void Simulation::saveState(SnapshotWriter&) {

@@ -33,6 +33,8 @@ struct Box {
 class Snapshot;
 class SnapshotWriter;
 class FiniteCheck;
+struct ShapeSpec;  // sim/geometry/shape.hpp
+struct BodySpec;   // sim/io/body_spec.hpp
 
 // The state went non-finite: `particles` of `n` have a NaN or infinity in a
 // checked buffer (positions, velocities) at step `step`, simulated time `time`.
@@ -162,6 +164,31 @@ class Simulation {
   virtual void startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
                            ProbeSink sink);
   virtual void flushProbes() {}
+
+  // Solids (issue 12: SPH obstacles and rigid bodies) for the desktop app.
+  // solidPoints(): the solids' surface points (SPH: the boundary particles,
+  // float4 with xyz in world coordinates), solidPointCount() of them, all
+  // solids in declaration order; solidsMove(): whether they move (bodies),
+  // else they are read once. The defaults: none.
+  virtual const cl::Buffer* solidPoints() const { return nullptr; }
+  virtual size_t solidPointCount() const { return 0; }
+  virtual bool solidsMove() const { return false; }
+  // Editing the solids of a running simulation. obstacles(): the static
+  // obstacles as declared (the scene's and the added ones), bodyCount() the
+  // rigid bodies. withSolids() builds a NEW simulation on the same device
+  // that continues this one exactly (fluid, clock, solver state, bodies, as a
+  // restart snapshot would) except that its static obstacles are
+  // `obstacles` (replacing the current ones) and `addBodies` join the rigid
+  // bodies at their declared pose, at rest; fluid particles inside a solid
+  // that is new (or moved) or within half a spacing of it are removed.
+  // Probes are not carried over (startProbes again). Throws eddy::Error
+  // naming the problem (a bad shape, no fluid left); this simulation is
+  // unchanged either way. Defaults: not supported (withSolids throws).
+  virtual bool supportsSolidEdit() const { return false; }
+  virtual std::vector<ShapeSpec> obstacles() const;
+  virtual size_t bodyCount() const { return 0; }
+  virtual std::unique_ptr<Simulation> withSolids(const std::vector<ShapeSpec>& obstacles,
+                                                 const std::vector<BodySpec>& addBodies);
 
   // ---- Hooks for files and robustness. Each has a generic default; a
   // simulation overrides what it can do better or must add. ----

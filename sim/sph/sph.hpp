@@ -192,6 +192,17 @@ class SphSim : public Simulation {
   void flushProbes() override;
   SphProbes* probes() { return probes_.get(); }
 
+  // Solids for the desktop app (simulation.hpp; sim/sph/solid_edit.cpp):
+  // the boundary particles (bpos, declaration order) and the edit.
+  const cl::Buffer* solidPoints() const override;
+  size_t solidPointCount() const override;
+  bool solidsMove() const override { return bodies_ != nullptr; }
+  bool supportsSolidEdit() const override { return true; }
+  std::vector<ShapeSpec> obstacles() const override;
+  size_t bodyCount() const override { return bodies_ ? bodies_->size() : 0; }
+  std::unique_ptr<Simulation> withSolids(const std::vector<ShapeSpec>& obstacles,
+                                         const std::vector<BodySpec>& addBodies) override;
+
   // Blow-up check, restart snapshots.
   std::vector<const cl::Buffer*> finiteCheckBuffers() const override {
     return {&particles_->positions(), &particles_->velocities()};
