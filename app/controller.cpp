@@ -242,22 +242,20 @@ void Controller::startProbes() {
     history_.reset({});
     return;
   }
-  std::vector<ProbeSpec> all = sim_->builtinProbes();
-  const auto dom = sim_->domain();
+  // The scene's probes and each of the app's that fits this simulation (a
+  // name of its own, inside the tank); the others are left out with why.
+  std::vector<ProbeSpec> extra;
   for (const ProbeSpec& p : probes_) {
-    std::vector<ProbeSpec> trial = all;
+    std::vector<ProbeSpec> trial = extra;
     trial.push_back(p);
     try {
-      checkProbeNames(trial);
-      if (dom) {
-        const double tank[3] = {dom->hi[0], dom->hi[1], dom->hi[2]};
-        checkProbesInside({p}, tank);
-      }
-      all = std::move(trial);
+      probesToSample(*sim_, trial);
+      extra = std::move(trial);
     } catch (const Error& e) {
       probeError_ += (probeError_.empty() ? "" : "\n") + probeSpecText(p) + " left out: " + e.what();
     }
   }
+  const std::vector<ProbeSpec> all = probesToSample(*sim_, extra);
   // The same probes (a solid edit continues the run): the history goes on.
   bool same = all.size() == history_.probes().size();
   for (size_t i = 0; same && i < all.size(); ++i)
