@@ -264,6 +264,7 @@ void Controller::startProbes() {
   if (all.empty()) return;
   ProbeCadence cadence;
   cadence.dt = kProbeDt;
+  cadence.deliverEvery = kProbeDeliverEvery;
   if (auto why = attempt([&] {
         sim_->startProbes(all, cadence, [this](const ProbeRow& row) { history_.add(row); });
       }))

@@ -126,6 +126,7 @@ class Controller {
   // Why some probes were left out (outside the tank, a name taken), else "".
   const std::string& probeError() const { return probeError_; }
   static constexpr double kProbeDt = 0.01;
+  static constexpr unsigned kProbeDeliverEvery = 16;  // steps between read-backs: the plots lag that little
 
   // Run control.
   bool paused = false;

@@ -18,6 +18,7 @@ SphProbes::SphProbes(Context& ctx, const SphKernelConfig& cfg, std::vector<Probe
                                 SphParticles::buildOptions(ctx, cfg))) {
   if (probes_.empty()) throw Error("SPH probes: no probe given");
   if (cadence_.dt <= 0 && cadence_.every == 0) throw Error("SPH probes: the cadence is not set");
+  if (cadence_.deliverEvery > 0) readEvery_ = std::min<uint64_t>(cadence_.deliverEvery, kRingRows / 2);
   // Level samples y_k = k dy, k = 0 .. S-1, dy = H / (S - 1) <= dx / 4.
   const double want = std::max(spacing, 1e-12) / 4.0;
   const double s = std::ceil(tankHeight / want);
@@ -84,7 +85,7 @@ void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, dou
     }
     ++launches_;
     lastStep_ = step;
-    if (++sinceRead_ >= kRingRows / 2) enqueueRead();
+    if (++sinceRead_ >= readEvery_) enqueueRead();
   }
   deliver(false);
 }

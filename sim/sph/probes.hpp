@@ -19,8 +19,9 @@
 // Read-back (no blocking read per sample): each sample is one row of a
 // device ring of kRingRows rows [step, time hi, time lo, values...]. The
 // host enqueues a non-blocking read of the ring and the row counter every
-// kRingRows/2 launches (at most kRingRows/2 rows can have been written since
-// the last read, so none is overwritten unread) and hands the rows of a read
+// kRingRows/2 launches, or every ProbeCadence::deliverEvery (fewer) for a
+// live plot (at most kRingRows/2 rows can have been written since the last
+// read, so none is overwritten unread) and hands the rows of a read
 // to the sink once the read has completed, checked at the next step without
 // waiting; flush() reads what is left and waits (end of a run).
 // With --probe-dt the kernel runs every step and decides on the device
@@ -98,6 +99,7 @@ class SphProbes {
   cl::Program program_;
   cl::Buffer probeBuf_, state_, ring_;
   uint64_t launches_ = 0, sinceRead_ = 0, consumed_ = 0, lastStep_ = 0;
+  uint64_t readEvery_ = kRingRows / 2;  // launches between reads (cadence.deliverEvery)
   std::deque<Read> reads_;
   ProbeRow last_;
   KernelFunctorOf<SphProbeArgs> kernel_{program_, "sph_probes"};
