@@ -2,7 +2,8 @@
 //
 // Akinci, Ihmsen, Akinci, Solenthaler & Teschner 2012, "Versatile rigid-fluid
 // coupling for incompressible SPH", ACM TOG 31(4):62. Each solid's surface is
-// sampled with particles (Shape::sample at boundary_spacing x dx); their
+// sampled with particles (at boundary_spacing x dx, boundary_inset x dx below
+// the geometric surface: sampleSolid); their
 // volumes psi_b = rho0 / sum_k W_bk (eq. 4) enter the fluid's density and
 // pressure sums (kernels/sph/sph_common.cl, SPH_BOUNDARY_BEGIN) and the fluid's
 // force on each of them is gathered into bforce (sph_boundary_force). The tank
@@ -58,7 +59,7 @@ struct SphSolidSamples {
 
 // The boundary particles lie below the geometric surface (boundary_inset x
 // dx): the fluid's first layer rests about 1.1 dx off them, so its volume
-// ends about 0.6 dx off them; sampled ON the surface, that skin added to the
+// ends about 0.7 dx off them; sampled ON the surface, that skin added to the
 // solid's volume (a box 10 x 8 x 10 dx felt 5.9 N instead of rho g V =
 // 3.92 N and a 500 kg/m^3 box floated 31.5 % submerged). A part thinner than
 // the inset keeps its two sides apart: the inset where the solid's half

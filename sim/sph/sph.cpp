@@ -105,9 +105,9 @@ const std::vector<ParamDesc>& sphParamDecl() {
       {"boundary_inset", "Boundary inset (x spacing)", "Physics", "", 0.0, 1.0, 0.7,
        "Depth below a solid's geometric surface at which its boundary particles are sampled, "
        "as a ratio of dx (a thin part: at most half its half thickness). The fluid's volume "
-       "ends about 0.6 dx off the boundary particles, so at 0 that skin adds to the solid "
-       "(a 500 kg/m^3 box floated 31.5 % submerged); 0.5 puts it on the geometric surface, "
-       "where the forces on floating bodies give rho g V.",
+       "ends about 0.7 dx off the boundary particles, so at 0 that skin adds to the solid "
+       "(a 500 kg/m^3 box floated 31.5 % submerged; 43 % at 0.5); 0.7 puts it on the "
+       "geometric surface (50 %), where the forces on floating bodies give rho g V.",
        false, true, false},
       {"boundary_viscosity", "Boundary friction alpha", "Physics", "", 0.0, 2.0, 0.02,
        "alpha_b of the fluid's friction on solids (Akinci et al. 2012, eq. 11 with Monaghan's "
@@ -159,9 +159,10 @@ double fl(double x) { return double(float(x)); }  // the value the device sees
 // The fluid keeps this many spacings outside a solid's geometric surface:
 // a particle found closer is put back at that distance, one found inside is
 // also counted as a penetration (sph_boundary_guard). The same 0.25 dx as
-// DFSPH's tank walls (EDDY_DFSPH_WALL_CLEARANCE); a settled fluid rests
-// about 0.6 dx off the surface (boundary_inset 0.5), so the band only acts
-// on fluid pressed against the solid.
+// DFSPH's tank walls (EDDY_DFSPH_WALL_CLEARANCE); a settled fluid's first
+// layer rests about 1.1 dx off the boundary particles, 0.4 dx off the
+// surface at boundary_inset 0.7, so the band only acts on fluid pressed
+// against the solid.
 constexpr double kSolidClearance = 0.25;
 
 constexpr size_t kMaxSphParticles = 0x7fffffffu;  // 2^31 - 1 (cl_uint ids, int kernels)
