@@ -701,14 +701,12 @@ double surfaceHeight(SphSim& sim, double dx) {
 
 }  // namespace
 
-// DISABLED (measured 2026-12-01, PoCL, dx = 1 cm, box 10 x 8 x 10 cm): the box
-// comes to rest (draft range 2.3 .. 2.7 mm over the last 0.5 s) but at 31.5 %
-// of its height, not 50 %: the Akinci boundary (branch solids, WIP) gives a
-// held box 5.9 N instead of the buoyancy rho g V = 3.92 N (the fluid keeps
-// about 0.65 dx off the surface, so the displaced volume is that much larger
-// at 10 particles across). Enable with --gtest_also_run_disabled_tests; about
-// 2.5 min on PoCL.
-TEST(SphBodies, DISABLED_LightBoxFloatsHalfSubmergedDfsph) {
+// Issue 12: a 500 kg/m^3 box floats with half its height submerged (+-5 %).
+// PoCL, dx = 1 cm, box 10 x 8 x 10 cm. Measured (2026-12-01): 31.5 % with
+// the boundary particles on the geometric surface (the fluid's stand-off
+// skin added to the box), 43.3 % at boundary_inset 0.5, 50.2 % at 0.7 (the
+// default); about 2 min on PoCL.
+TEST(SphBodies, LightBoxFloatsHalfSubmergedDfsph) {
   // 500 kg/m^3: at rest half of its 8 cm height under the surface (+-5 %).
   const double dx = 0.01, h = 0.08;
   Pool p = pool("dfsph", dx, 0.24, 0.3, 0.2, 0.12, {box({0.1, h, 0.1}, {0.12, 0.12 + 0.3 * h, 0.1}, 500)});
@@ -738,35 +736,68 @@ TEST(SphBodies, DISABLED_LightBoxFloatsHalfSubmergedDfsph) {
               mean, 100 * mean / h, lo, hi, samples);
   EXPECT_NEAR(mean, 0.5 * h, 0.05 * 0.5 * h);
   EXPECT_LT(hi - lo, 0.1 * h);  // at rest, not bobbing
-  EXPECT_EQ(sim.readCounters().escaped, 0u);
+  const auto c = sim.readCounters();
+  EXPECT_EQ(c.escaped, 0u);
+  EXPECT_EQ(c.penetrations, 0u);
 }
 
-// DISABLED since the final boundary-particle code was merged (session 3):
-// the 2000 kg/m^3 box sinks and stays inside the tank, but came to rest
-// 0.0174 m above the floor (1.7 dx, expected 1 dx +- 0.3) still moving at
-// 0.022 m/s (limit 0.02) after the test's time; see the closing note.
-TEST(SphBodies, DISABLED_HeavyBoxSinksToTheFloorAndStaysDfsph) {
-  // 2000 kg/m^3: sinks, rests on the floor (its bottom one spacing above
-  // it: the contact distance), never leaves the tank.
-  const double dx = 0.01, h = 0.05;
+// Issue 12: a 2000 kg/m^3 box sinks to the floor and stays there, inside
+// the tank. "On the floor": its geometric bottom at the contact distance
+// (0.5 dx, sim/sph/bodies.cpp) +- 0.3 dx. Measured (PoCL, 2026-12-01,
+// dx = 1 cm): with the boundary particles on the surface it rested on a
+// fluid layer, bottom 1.7 dx up, still moving at 0.022 m/s after 0.8 s;
+// with boundary_inset 0.7 the layer drains and the box rests at 0.51 dx
+// (0.005 m/s). A contact distance of 0.25 dx put it at 0.27 dx but caught
+// fluid under it (2 715 penetrations). About 1 min on PoCL.
+namespace {
+struct SinkingBox {
+  double bottom = 0, speed = 0, vy = 0;
+  std::array<double, 3> pos{};
+  SphCounters counters{};
+};
+SinkingBox sinkHeavyBox(double dx, double h) {
   Pool p = pool("dfsph", dx, 0.2, 0.25, 0.16, 0.12, {box({0.08, h, 0.08}, {0.1, 0.06, 0.08}, 2000)});
   SphSim sim(test::context(), p.params, p.setup);
-  double lastY = 0;
   while (sim.syncTime() < 0.8) {
     for (int k = 0; k < 10; ++k) sim.step();
     const auto s = sim.bodies()->read()[0];
-    ASSERT_GT(s.position[1] - 0.5 * h, 0.0) << "through the floor at t = " << sim.syncTime();
-    lastY = s.position[1];
+    EXPECT_GT(s.position[1] - 0.5 * h, 0.0) << "through the floor at t = " << sim.syncTime();
   }
   const auto s = sim.bodies()->read()[0];
-  std::printf("sinking box: bottom at %.4f m, speed %.4f m/s\n", lastY - 0.5 * h,
-              std::sqrt(s.velocity[0] * s.velocity[0] + s.velocity[1] * s.velocity[1] + s.velocity[2] * s.velocity[2]));
-  EXPECT_NEAR(lastY - 0.5 * h, dx, 0.3 * dx);
-  EXPECT_LT(std::abs(s.velocity[1]), 0.02);
+  SinkingBox r;
+  r.bottom = s.position[1] - 0.5 * h;
+  r.speed = std::sqrt(s.velocity[0] * s.velocity[0] + s.velocity[1] * s.velocity[1] + s.velocity[2] * s.velocity[2]);
+  r.vy = s.velocity[1];
+  r.pos = {s.position[0], s.position[1], s.position[2]};
+  r.counters = sim.readCounters();
+  std::printf("sinking box: bottom at %.4f m (%.2f dx), speed %.4f m/s, escaped %llu, penetrations %llu\n",
+              r.bottom, r.bottom / dx, r.speed, static_cast<unsigned long long>(r.counters.escaped),
+              static_cast<unsigned long long>(r.counters.penetrations));
+  return r;
+}
+}  // namespace
+
+TEST(SphBodies, HeavyBoxSinksToTheFloorAndStaysDfsph) {
+  const double dx = 0.01, h = 0.05;
+  const SinkingBox r = sinkHeavyBox(dx, h);
+  EXPECT_NEAR(r.bottom, 0.5 * dx, 0.3 * dx);
+  EXPECT_LT(std::abs(r.vy), 0.02);
   for (int a : {0, 2}) {
-    EXPECT_GT(s.position[a] - 0.04, 0.0);
-    EXPECT_LT(s.position[a] + 0.04, sim.tank()[a]);
+    EXPECT_GT(r.pos[size_t(a)] - 0.04, 0.0);
+    EXPECT_LT(r.pos[size_t(a)] + 0.04, a == 0 ? 0.2 : 0.16);
   }
+  EXPECT_EQ(r.counters.escaped, 0u);
+}
+
+// DISABLED (open, measured 2026-12-01, PoCL): the resting box of the test
+// above counts about one penetration per step once on the floor (585 in
+// 0.8 s; 0 while it sinks): fluid next to its side faces is found inside
+// it. Not explained yet (the fluid there moves ~0.1 m/s, far from the
+// 0.25 dx per step a particle at the clearance needs; the box rocks at
+// up to 0.5 rad/s). Issue 12 asks for no particle inside a solid at rest.
+TEST(SphBodies, DISABLED_HeavyBoxRestingLetsNoFluidInsideDfsph) {
+  const SinkingBox r = sinkHeavyBox(0.01, 0.05);
+  EXPECT_EQ(r.counters.penetrations, 0u);
 }
 
 TEST(SphBodies, PistonMovesItsBoundaryParticlesAsTheFormulaSays) {

@@ -521,8 +521,10 @@ TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
 }
 
 // The penetration guard: a box SDF (half size a, analytic values at the
-// nodes), a rotated and moved pose; particles inside are put outside and
-// counted, their inward velocity removed; particles outside are untouched.
+// nodes), a rotated and moved pose. Particles inside are put at the
+// clearance outside and counted, their inward velocity removed; particles in
+// the band 0 <= sdf < clearance are put at the clearance too but not
+// counted; particles farther out are untouched.
 TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
   const unsigned seed = test::freshSeed();
   Context& ctx = test::context();
@@ -533,7 +535,7 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
     const double a = 0.1, cell = 0.01;
     SphSolidSamples so;
     so.local.push_back({a, 0, 0});
-    so.pose.position = {0.3, 0.25, 0.2};
+    so.pose.position = {0.3, 0.25, 0.25};
     so.pose.rotationDeg = {10, 20, 30};
     so.sdf.cell = cell;
     const int m = int(std::lround(2 * (a + 2 * cell) / cell)) + 1;
@@ -555,18 +557,21 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
                                                 so.sdf.origin[2] + k * cell})));
     SphSetup setup;
     setup.spacing = 0.01;
-    setup.tank = {0.6, 0.5, 0.4};
+    setup.tank = {0.6, 0.5, 0.5};  // every particle inside (the wall clamp: the next test)
     setup.expectedSpeed = 1;
     std::vector<Vec3d> local(n);
+    const double clearance = 0.0025;
     for (size_t i = 0; i < n; ++i) {
-      // half just inside a face (as a particle that crossed it in one step),
-      // half outside
-      const double s = i % 2 ? 0.8 * a : 1.3 * a;
+      // a third just inside a face (as a particle that crossed it in one
+      // step), a third in the clearance band, a third farther out
+      const int kind = int(i % 3);
+      const double s = kind == 2 ? 1.3 * a : 0.8 * a;
       local[i] = {(2 * u(rng) - 1) * s, (2 * u(rng) - 1) * s, (2 * u(rng) - 1) * s};
-      const int axis = int(i / 2 % 3);
+      const int axis = int(i / 3 % 3);
       const double sign = u(rng) < 0.5 ? -1 : 1;
-      if (i % 2) local[i][axis] = sign * (a - 0.4 * cell * u(rng));
-      else local[i][axis] = sign * (a + 1e-4 + 0.3 * a * u(rng));
+      if (kind == 0) local[i][axis] = sign * (a - 0.4 * cell * u(rng));
+      else if (kind == 1) local[i][axis] = sign * (a + 0.9 * clearance * u(rng));
+      else local[i][axis] = sign * (a + clearance + 1e-4 + 0.3 * a * u(rng));
       const Vec3d w = poseApply(so.pose, local[i]);
       setup.particles.push_back({w[0], w[1], w[2], u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5});
     }
@@ -578,8 +583,8 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
     q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
     const auto p0 = readBuf<cl_float4>(parts.positions(), n);
     const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
-    const double margin = 0.0025;
-    parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), n, margin);
+    parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), n, clearance,
+                              setup.tank, 0.0);
     const auto p1 = readBuf<cl_float4>(parts.positions(), n);
     const auto v1 = readBuf<cl_float4>(parts.velocities(), n);
     const auto cnt = readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS);
@@ -590,13 +595,35 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
       return Vec3d{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
                    R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};
     };
-    size_t inside = 0;
+    // The outward normal of the box (world) at a local point: its nearest face.
+    auto normalAt = [&](const Vec3d& l) {
+      int k = 0;
+      for (int j = 1; j < 3; ++j)
+        if (std::fabs(l[j]) > std::fabs(l[k])) k = j;
+      Vec3d nl{0, 0, 0};
+      nl[k] = l[k] < 0 ? -1 : 1;
+      return Vec3d{R[0] * nl[0] + R[1] * nl[1] + R[2] * nl[2], R[3] * nl[0] + R[4] * nl[1] + R[5] * nl[2],
+                   R[6] * nl[0] + R[7] * nl[1] + R[8] * nl[2]};
+    };
+    size_t inside = 0, band = 0;
     for (size_t i = 0; i < n; ++i) {
-      const double d0 = boxSdf(toLocal(p0[i]));
+      const Vec3d l0 = toLocal(p0[i]);
+      const double d0 = boxSdf(l0);
       const double d1 = boxSdf(toLocal(p1[i]));
-      if (d0 < 0) {
-        ++inside;
-        EXPECT_GT(d1, 0.5 * margin) << "particle " << i << " still inside (" << d1 << ")";
+      if (d0 < clearance) {
+        (d0 < 0 ? inside : band) += 1;
+        // at the clearance (the trilinear SDF is exact on a face's flat part)
+        EXPECT_NEAR(d1, clearance, 0.3 * clearance) << "particle " << i << " from " << d0;
+        // no inward velocity left (the solid is at rest), the rest kept
+        const Vec3d nw = normalAt(l0);
+        double vn0 = 0, vn1 = 0;
+        for (int k = 0; k < 3; ++k) {
+          vn0 += v0[i].s[k] * nw[k];
+          vn1 += v1[i].s[k] * nw[k];
+        }
+        EXPECT_NEAR(vn1, std::max(vn0, 0.0), 1e-5) << "particle " << i;
+        for (int k = 0; k < 3; ++k)
+          EXPECT_NEAR(v1[i].s[k] - vn1 * nw[k], v0[i].s[k] - vn0 * nw[k], 1e-5) << "particle " << i;
       } else {
         for (int k = 0; k < 3; ++k) {
           EXPECT_EQ(p1[i].s[k], p0[i].s[k]);
@@ -604,7 +631,163 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
         }
       }
     }
+    if (n > 100) {
+      EXPECT_GT(inside, 0u);
+      EXPECT_GT(band, 0u);
+    }
     EXPECT_EQ(cnt[EDDY_SPH_CNT_PENETRATIONS], inside);
-    std::printf("guard n=%zu: %zu inside, all put back\n", n, inside);
+    std::printf("guard n=%zu: %zu inside (counted), %zu in the band, all put at the clearance\n", n,
+                inside, band);
+  }
+}
+
+// The guard against the tank: a box resting 0.4 spacing above the floor
+// (its faces axis-aligned), fluid particles caught under it. The two in the
+// band and the one inside are pushed down, kept at the wall clearance (not
+// through the floor), and only the one inside is counted; one beside the
+// box, farther than the clearance, is untouched.
+TEST(SphBoundaryKernels, GuardKeepsAParticleCaughtUnderASolidInTheTank) {
+  Context& ctx = test::context();
+  const double dx = 0.01, a = 0.05, gap = 0.4 * dx, clearance = 0.25 * dx, wall = 0.25 * dx;
+  ShapeSpec b;
+  b.kind = ShapeKind::Box;
+  b.size = {2 * a, 2 * a, 2 * a};
+  b.pose.position = {0.3, a + gap, 0.2};
+  const SphSolidSamples so = sampleSolid({b, -1}, 0.5 * dx, dx, 0.7 * dx);
+  SphSetup setup;
+  setup.spacing = dx;
+  setup.tank = {0.6, 0.5, 0.4};
+  setup.expectedSpeed = 1;
+  const double ys[] = {0.35 * dx, 0.5 * dx, 0.1 * dx, 0.3 * dx};
+  const double xs[] = {0.3, 0.31, 0.3 + a + 0.5 * dx, 0.29};
+  // in the band (sdf 0.05 dx), inside (sdf -0.1 dx), beside the box (sdf
+  // 0.58 dx), in the band (sdf 0.1 dx)
+  for (int k = 0; k < 4; ++k) setup.particles.push_back({xs[k], ys[k], 0.2, 0.0, -0.3, 0.0});
+  SphKernelConfig cfg;
+  Profiler prof;
+  SphParticles parts(ctx, prof, setup, cfg, setup.particles.size(), 2.2 * dx, {so});
+  auto& q = ctx.queue();
+  const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
+  q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
+  parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), 4, clearance,
+                            setup.tank, wall);
+  const auto p1 = readBuf<cl_float4>(parts.positions(), 4);
+  const auto v1 = readBuf<cl_float4>(parts.velocities(), 4);
+  const auto cnt = readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS);
+  EXPECT_EQ(cnt[EDDY_SPH_CNT_PENETRATIONS], 1u);  // the one inside only
+  for (int k : {0, 1, 3}) {
+    EXPECT_NEAR(p1[size_t(k)].s[1], wall, 1e-7) << "particle " << k;  // at the floor's clearance
+    EXPECT_NEAR(p1[size_t(k)].s[0], xs[k], 1e-7) << "particle " << k;
+    EXPECT_NEAR(v1[size_t(k)].s[1], -0.3, 1e-6) << "particle " << k;  // moving away from the box: kept
+  }
+  EXPECT_EQ(p1[2].s[1], float(ys[2]));  // beside the box, below its bottom: untouched
+  EXPECT_EQ(p1[2].s[0], float(xs[2]));
+}
+
+// sampleSolid's inset (sim/sph/boundary.cpp): every boundary particle lies
+// boundary_inset below the geometric surface (the shape's exact SDF), a
+// primitive's samples cover the smaller primitive at the spacing asked, a
+// thin part is inset by at most half its half thickness, the SDF grid is the
+// geometric shape's, and a bad inset is refused.
+TEST(SphBoundary, SamplesLieTheInsetBelowTheGeometricSurface) {
+  const double dx = 0.01, spacing = 0.5 * dx, inset = 0.5 * dx;
+  auto spec = [](ShapeKind kind, const Vec3d& size) {
+    ShapeSpec s;
+    s.kind = kind;
+    s.size = size;
+    s.pose.position = {0.3, 0.2, 0.1};
+    s.pose.rotationDeg = {10, 20, 30};
+    return s;
+  };
+  ShapeSpec mesh;
+  mesh.kind = ShapeKind::Mesh;
+  mesh.file = std::string(EDDY_TEST_DATA) + "/icosphere.stl";
+  mesh.scale = {0.05, 0.05, 0.05};
+  struct Case {
+    const char* name;
+    ShapeSpec spec;
+    double tol;         // |sdf + inset| allowed (m)
+    double insetShape;  // the area check: the smaller primitive (0: none)
+  };
+  const Case cases[] = {
+      {"box", spec(ShapeKind::Box, {0.1, 0.08, 0.06}), 1e-9, 1},
+      {"sphere", spec(ShapeKind::Sphere, {0.07, 0, 0}), 1e-9, 1},
+      {"cylinder", spec(ShapeKind::Cylinder, {0.06, 0.09, 0}), 1e-9, 1},
+      {"mesh", mesh, 1e-6, 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto shape = makeShape(c.spec);
+    const SphSolidSamples s = sampleSolid({c.spec, -1}, spacing, dx, inset);
+    ASSERT_FALSE(s.local.empty());
+    EXPECT_EQ(s.inset, inset);
+    double worst = 0;
+    for (const Vec3d& p : s.local) worst = std::max(worst, std::fabs(shape->sdf(p) + inset));
+    EXPECT_LT(worst, c.tol);
+    if (c.insetShape > 0) {
+      // as many samples as the smaller primitive gets at this spacing
+      ShapeSpec smaller = c.spec;
+      const int extents = c.spec.kind == ShapeKind::Box ? 3 : c.spec.kind == ShapeKind::Cylinder ? 2 : 1;
+      for (int a = 0; a < extents; ++a) smaller.size[a] -= 2 * inset;
+      std::vector<Vec3d> pts, nrm;
+      makeShape(smaller)->sample(spacing, pts, nrm);
+      EXPECT_EQ(s.local.size(), pts.size());
+    }
+    // The SDF grid is the geometric shape's: ~0 at a geometric surface point.
+    std::vector<Vec3d> pts, nrm;
+    shape->sample(spacing, pts, nrm);
+    const auto& g = s.sdf;
+    auto at = [&](int i, int j, int k) { return double(g.values[size_t(i + g.dims[0] * (j + g.dims[1] * k))]); };
+    double gridWorst = 0;
+    for (int k = 0; k < g.dims[2]; ++k)
+      for (int j = 0; j < g.dims[1]; ++j)
+        for (int i = 0; i < g.dims[0]; ++i) {
+          const Vec3d x{g.origin[0] + i * g.cell, g.origin[1] + j * g.cell, g.origin[2] + k * g.cell};
+          gridWorst = std::max(gridWorst, std::fabs(at(i, j, k) - shape->sdf(x)));
+        }
+    EXPECT_LT(gridWorst, 1e-6);
+    std::printf("inset %s: %zu samples, |sdf + inset| <= %.2e m\n", c.name, s.local.size(), worst);
+  }
+  // A plate 0.4 dx thick: its big faces inset by half its half thickness
+  // (0.1 dx), its edges by the full inset; the two sheets stay apart.
+  {
+    const ShapeSpec plate = spec(ShapeKind::Box, {0.1, 0.4 * dx, 0.08});
+    const SphSolidSamples s = sampleSolid({plate, -1}, spacing, dx, inset);
+    double yMax = 0, xMax = 0;
+    for (const Vec3d& p : s.local) {
+      yMax = std::max(yMax, std::fabs(p[1]));
+      xMax = std::max(xMax, std::fabs(p[0]));
+    }
+    EXPECT_NEAR(yMax, 0.2 * dx - boundaryInsetOf(inset, 0.2 * dx), 1e-12);
+    EXPECT_NEAR(boundaryInsetOf(inset, 0.2 * dx), 0.1 * dx, 1e-15);
+    EXPECT_NEAR(xMax, 0.05 - inset, 1e-12);
+    EXPECT_GT(yMax, 0.0);
+  }
+  // The same thin plate as a mesh (a cube file squashed to 0.4 dx): every
+  // sample inset by at most half the half thickness, none through the middle.
+  {
+    ShapeSpec thin;
+    thin.kind = ShapeKind::Mesh;
+    thin.file = std::string(EDDY_TEST_DATA) + "/cube.stl";
+    const auto unit = makeShape(thin);
+    const Aabb b = unit->bounds();
+    thin.scale = {0.1 / (b.hi[0] - b.lo[0]), 0.4 * dx / (b.hi[1] - b.lo[1]), 0.08 / (b.hi[2] - b.lo[2])};
+    const auto shape = makeShape(thin);
+    const SphSolidSamples s = sampleSolid({thin, -1}, spacing, dx, inset);
+    double deepest = 0;
+    for (const Vec3d& p : s.local) deepest = std::max(deepest, -shape->sdf(p));
+    EXPECT_LE(deepest, 0.5 * 0.2 * dx + 1e-6);
+    EXPECT_GT(deepest, 0.05 * dx);
+  }
+  EXPECT_EQ(boundaryInsetOf(inset, 10 * dx), inset);
+  EXPECT_EQ(boundaryInsetOf(inset, -1), 0.0);
+  const ShapeSpec box = spec(ShapeKind::Box, {0.1, 0.1, 0.1});
+  for (double bad : {-0.001, std::nan("")}) {
+    try {
+      sampleSolid({box, -1}, spacing, dx, bad);
+      ADD_FAILURE() << "inset " << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("boundary inset"), std::string::npos) << e.what();
+    }
   }
 }

@@ -140,24 +140,37 @@ inline bool sph_solid_sdf(__global const float4* restrict solid, __global const 
     return true;
 }
 
-/* Phase "boundary_guard" (after integration): a fluid particle found inside
- * a solid (trilinear SDF < 0 in the solid's local frame at its current pose)
- * is put back outside along the SDF gradient, to distance `margin` from the
- * surface; the inward part of its velocity relative to the solid
- * (v_s + omega x r) is removed; counted in counters[PENETRATIONS]. */
+/* Phase "boundary_guard" (after integration): keeps the fluid at least
+ * `clearance` outside every solid's geometric surface (trilinear SDF in the
+ * solid's local frame at its current pose). A particle found closer, dist <
+ * clearance, is put back along the SDF gradient to dist = clearance and the
+ * inward part of its velocity relative to the solid (v_s + omega x r) is
+ * removed, as the tank walls do at their clearance (sph_walls_after_move).
+ * Only a particle found INSIDE a solid (dist < 0: through the geometric
+ * surface in one step) is counted in counters[PENETRATIONS]; one inside
+ * several solids counts once. The boundary particles lie boundary_inset
+ * below the surface (sim/sph/boundary.hpp), so the band 0 <= dist <
+ * clearance is fluid pressed against the solid, not through it. A moved
+ * particle stays in the tank within its wall clearance (tank.xyz the size,
+ * tank.w the solver's clearance, as sph_walls_after_move): one caught
+ * between a solid and a wall (under a body resting on the floor) is left
+ * at the wall, in the band, where the pressure squeezes it out sideways,
+ * instead of being pushed through the wall and mirrored back into the
+ * solid at the next step. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_boundary_guard(__global float4* restrict pos,
                         __global float4* restrict vel,
                         __global uint* restrict counters,
                         __global const float4* restrict solids,
                         __global const float* restrict sdf,
-                        const uint nsolids, const uint n, const float margin)
+                        const uint nsolids, const uint n, const float clearance,
+                        const float4 tank)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
     float3 p = pos[i].xyz;
     float3 v = vel[i].xyz;
-    bool hit = false;
+    bool moved = false, inside = false;
     for (uint s = 0; s < nsolids; ++s) {
         __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
         const float3 c = solid[EDDY_SOLID_POS].xyz;
@@ -168,20 +181,21 @@ void sph_boundary_guard(__global float4* restrict pos,
         const float3 l = w.x * r0 + w.y * r1 + w.z * r2;
         float dist;
         float3 gl;
-        if (!sph_solid_sdf(solid, sdf, l, &dist, &gl) || !(dist < 0.0f)) continue;
+        if (!sph_solid_sdf(solid, sdf, l, &dist, &gl) || !(dist < clearance)) continue;
         const float gn = length(gl);
         if (!(gn > 0.0f)) continue;
         gl /= gn;
         const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl)); /* R n_local */
-        p += (margin - dist) * nw;
+        if (dist < 0.0f) inside = true;
+        p += (clearance - dist) * nw;
         const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, p - c);
         const float vn = dot(v - vs, nw);
         if (vn < 0.0f) v -= vn * nw;
-        hit = true;
+        moved = true;
     }
-    if (hit) {
-        atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);
-        pos[i].xyz = p;
+    if (inside) atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);
+    if (moved) {
+        pos[i].xyz = clamp(p, (float3)(tank.w), tank.xyz - (float3)(tank.w));
         vel[i].xyz = v;
     }
 }

@@ -391,7 +391,15 @@ std::vector<BodyState> BodyKernels::read() {
 }
 
 namespace {
-constexpr double kBodyContactMargin = 1.0;  // spacings between a body and a wall or another body
+// Spacings between a body's geometric surface and a wall or another body:
+// a body resting on the floor touches it within the fluid's own wall
+// clearance (EDDY_DFSPH_WALL_CLEARANCE). Its boundary particles, inset
+// boundary_inset (0.7) dx, then stay 0.95 dx off the floor: with them half a
+// spacing off the floor (no inset, margin 0.5) the last fluid layer under a
+// sinking 2000 kg/m^3 box was squeezed into a gap thinner than the particles
+// and threw the box out of the water at 10 m/s (measured, DFSPH, PoCL,
+// dx = 1 cm).
+constexpr double kBodyContactMargin = 0.5;
 }  // namespace
 
 void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid) {
@@ -416,12 +424,13 @@ SphBodies::SphBodies(Context& ctx, Profiler& profiler, const SphSetup& setup, Sp
   if (setup.solids.size() < specs_.size() || boundary.solidCount() != setup.solids.size())
     throw Error("bodies: the boundary does not hold the bodies' solids");
   solidFirst_ = setup.solids.size() - specs_.size();
-  // One fluid spacing: a body resting on the floor (or on another body)
-  // keeps a film of one particle layer under it, which the incompressible
-  // solver can hold; at half a spacing the layer was squeezed into a gap
-  // thinner than the particles and threw a 2000 kg/m^3 box out of the water
-  // at 10 m/s (measured, DFSPH, PoCL, dx = 1 cm).
-  margin_ = kBodyContactMargin * setup.spacing;
+  // The contact distance counts from the geometric surface; the boundary
+  // particles that body_contact tests lie the solid's inset below it
+  // (sampleSolid), so the kernel's margin is the distance plus the inset.
+  double inset = 0;
+  for (size_t b = 0; b < specs_.size(); ++b)
+    inset = std::max(inset, boundary.solids()[solidFirst_ + b].inset);
+  margin_ = kBodyContactMargin * setup.spacing + inset;
   std::vector<RigidBody> bodies;
   for (size_t b = 0; b < specs_.size(); ++b) {
     const size_t s = solidFirst_ + b;
@@ -431,6 +440,8 @@ SphBodies::SphBodies(Context& ctx, Profiler& profiler, const SphSetup& setup, Sp
     const auto shape = makeShape(specs_[b].shape);
     const auto range = boundary.range(s);
     RigidBody rb = rigidBodyFromSpec(specs_[b], *shape, boundary.solids()[s].local, uint32_t(range.first));
+    // The bounding radius of the geometric shape (the samples lie inset).
+    rb.radius += boundary.solids()[s].inset;
     if (rb.count != range.second) throw Error("bodies: body " + std::to_string(b) + "'s boundary range");
     bodies.push_back(rb);
   }

@@ -35,14 +35,59 @@ Vec3d poseApply(const Pose& pose, const Vec3d& l) {
   return w;
 }
 
-SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell) {
+double boundaryInsetOf(double inset, double halfThickness) {
+  return std::max(0.0, std::min(inset, kBoundaryInsetThicknessFraction * halfThickness));
+}
+
+SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset) {
+  if (!std::isfinite(inset) || inset < 0)
+    throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": the boundary inset must be finite and >= 0 (got " +
+                formatNumber(inset) + " m)");
   const auto shape = makeShape(solid.spec);
   SphSolidSamples s;
   std::vector<Vec3d> normals;
-  shape->sample(spacing, s.local, normals);
+  if (solid.spec.kind == ShapeKind::Mesh || inset == 0) {
+    shape->sample(spacing, s.local, normals);
+  } else {
+    // A primitive inset by d is the same primitive d smaller on every side
+    // (box, sphere, cylinder): sampled directly at `spacing`, so the inset
+    // surface is as evenly covered as the geometric one. Each extent is
+    // inset by boundaryInsetOf(inset, its half).
+    ShapeSpec in = solid.spec;
+    const int extents = solid.spec.kind == ShapeKind::Box ? 3 : solid.spec.kind == ShapeKind::Cylinder ? 2 : 1;
+    for (int a = 0; a < extents; ++a) in.size[a] -= 2 * boundaryInsetOf(inset, 0.5 * in.size[a]);
+    makeShape(in)->sample(spacing, s.local, normals);
+  }
   if (s.local.empty())
     throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": no boundary particles at spacing " +
                 formatNumber(spacing) + " m");
+  if (solid.spec.kind == ShapeKind::Mesh && inset > 0) {
+    // A mesh: each sample moves along its inward normal to signed distance
+    // -d, d = boundaryInsetOf(inset, half the thickness there), the half
+    // thickness being minus the lowest SDF along the inward ray (sampled
+    // over 2 sqrt(3) inset: a sharp edge's or corner's target lies within
+    // sqrt(3) inset). Bisection between the surface and that lowest point.
+    constexpr int kRay = 24;
+    const double reach = 2 * std::sqrt(3.0) * inset;
+    for (size_t k = 0; k < s.local.size(); ++k) {
+      const Vec3d p = s.local[k], n = normals[k];
+      const auto at = [&](double t) { return Vec3d{p[0] - t * n[0], p[1] - t * n[1], p[2] - t * n[2]}; };
+      double tMin = 0, dMin = shape->sdf(p);
+      for (int j = 1; j <= kRay; ++j) {
+        const double t = reach * j / kRay, d = shape->sdf(at(t));
+        if (d < dMin) dMin = d, tMin = t;
+      }
+      const double target = -boundaryInsetOf(inset, -dMin);
+      if (!(target < 0)) continue;
+      double lo = 0, hi = tMin;
+      for (int it = 0; it < 30; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (shape->sdf(at(mid)) > target ? lo : hi) = mid;
+      }
+      s.local[k] = at(0.5 * (lo + hi));
+    }
+  }
+  s.inset = inset;
   s.pose = solid.spec.pose;
   s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell);
   s.body = solid.body;
@@ -201,14 +246,15 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
 }
 
 void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
-                           const cl::Buffer& counters, size_t n, double margin) {
+                           const cl::Buffer& counters, size_t n, double clearance,
+                           const std::array<double, 3>& tank, double wallClearance) {
   if (solids_.empty() || n == 0) return;
   try {
     prof_.record("boundary_guard",
                  guard_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
                                         cl::NDRange(EDDY_SPH_WG)),
                         pos, vel, counters, solidBuf_, sdf_, cl_uint(solids_.size()), cl_uint(n),
-                        cl_float(margin)));
+                        cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance)));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary guard kernel: " + describe(e));
   }

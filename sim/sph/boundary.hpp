@@ -2,7 +2,8 @@
 //
 // Akinci, Ihmsen, Akinci, Solenthaler & Teschner 2012, "Versatile rigid-fluid
 // coupling for incompressible SPH", ACM TOG 31(4):62. Each solid's surface is
-// sampled with particles (Shape::sample at boundary_spacing x dx); their
+// sampled with particles (at boundary_spacing x dx, boundary_inset x dx below
+// the geometric surface: sampleSolid); their
 // volumes psi_b = rho0 / sum_k W_bk (eq. 4) enter the fluid's density and
 // pressure sums (kernels/sph/sph_common.cl, SPH_BOUNDARY_BEGIN) and the fluid's
 // force on each of them is gathered into bforce (sph_boundary_force). The tank
@@ -46,17 +47,37 @@ struct SphSolid {
 };
 
 // What the device gets of one solid: its boundary particles in the local
-// frame, its pose and its signed-distance grid (local frame).
+// frame, its pose and its signed-distance grid (local frame, of the
+// geometric shape), and the inset its particles were sampled at.
 struct SphSolidSamples {
   std::vector<Vec3d> local;
   Pose pose;
   SdfGrid sdf;
   int body = -1;
+  double inset = 0;  // m: the boundary_inset asked for (thin parts: less, boundaryInsetOf)
 };
 
-// Samples a solid: Shape::sample at `spacing` and an SDF grid of cell
-// `sdfCell` with a margin of two cells (makeShape errors name the problem).
-SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell);
+// The boundary particles lie below the geometric surface (boundary_inset x
+// dx): the fluid's first layer rests about 1.1 dx off them, so its volume
+// ends about 0.7 dx off them; sampled ON the surface, that skin added to the
+// solid's volume (a box 10 x 8 x 10 dx felt 5.9 N instead of rho g V =
+// 3.92 N and a 500 kg/m^3 box floated 31.5 % submerged). A part thinner than
+// the inset keeps its two sides apart: the inset where the solid's half
+// thickness is t is at most this fraction of t.
+constexpr double kBoundaryInsetThicknessFraction = 0.5;
+// The inset used where the half thickness is `halfThickness`:
+// max(0, min(inset, kBoundaryInsetThicknessFraction x halfThickness)).
+double boundaryInsetOf(double inset, double halfThickness);
+
+// Samples a solid at `spacing`, its boundary particles `inset` (m) below the
+// geometric surface: a box, sphere or cylinder is sampled as the same
+// primitive made smaller by boundaryInsetOf(inset, half extent) on each
+// side (Shape::sample); a mesh's samples move along their inward normals to
+// signed distance -boundaryInsetOf(inset, local half thickness). The SDF
+// grid (cell `sdfCell`, margin two cells) is the geometric shape's: the
+// guard keeps the fluid outside the geometric surface. makeShape errors name
+// the problem; a negative or non-finite inset is refused.
+SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset);
 
 // x_world = pose.position + R x_local (shape.hpp's convention).
 Vec3d poseApply(const Pose& pose, const Vec3d& local);
@@ -109,10 +130,13 @@ class SphBoundary {
   void update(double rho0);
   // The force of the fluid on every boundary particle into bforce.
   void runForce(const SphBoundaryFluid& f);
-  // Fluid particles inside a solid put back outside `margin` from its
-  // surface, counted in counters[EDDY_SPH_CNT_PENETRATIONS].
+  // Fluid particles closer than `clearance` to a solid's geometric surface
+  // put back at that distance (kept within `wallClearance` of the tank's
+  // walls); those found inside it (SDF < 0) counted in
+  // counters[EDDY_SPH_CNT_PENETRATIONS].
   void runGuard(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer& counters,
-                size_t n, double margin);
+                size_t n, double clearance, const std::array<double, 3>& tank,
+                double wallClearance);
 
   SphBoundaryView view() const { return {&bspos_, &bsvel_, &bcells_, cl_uint(n_)}; }
   const cl::Buffer& positions() const { return bpos_; }
@@ -158,7 +182,7 @@ class SphBoundary {
       psi_{program_, "sph_boundary_psi"};
   KernelFunctorOf<SphBoundaryForceArgs> force_{program_, "sph_boundary_force"};
   cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
-                    cl_float>
+                    cl_float, cl_float4>
       guard_{program_, "sph_boundary_guard"};
 };
 

@@ -253,6 +253,7 @@ class DfsphSolver : public SphSolver {
   const cl::Buffer& accelerations() const override { return acc_; }
   void step(SphParticles& p, const SphPhysics& phys) override;
   void reordered(SphParticles& p) override;
+  double wallClearance(double spacing) const override { return EDDY_DFSPH_WALL_CLEARANCE * spacing; }
   bool solveStats(SphSolveStats& out) override;
   void saveState(SnapshotWriter& out, size_t n) override;
   void restoreState(const SphState& st) override;

@@ -71,6 +71,8 @@ class SphSolver {
   // Called right after every particles.update(): state carried between steps
   // follows the new slot order particles.order(). Default: none carried.
   virtual void reordered(SphParticles&) {}
+  // How far the integrator keeps particles off the tank's wall planes (m).
+  virtual double wallClearance(double /*spacing*/) const { return 0.0; }
   // The last step's pressure solves; false: none (an explicit solver).
   virtual bool solveStats(SphSolveStats&) { return false; }
   // Snapshot of the carried state (n particles, slot order) and its restore.
