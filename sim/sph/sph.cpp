@@ -396,6 +396,9 @@ void SphSim::syncParams() {
   phys_.B = fl(phys_.rho0 * c0 * c0 / 7.0);
   phys_.alpha = fl(params_.get("viscosity"));
   phys_.densityDiffusion = fl(params_.get("density_diffusion"));
+  // Tait: rho / rho0 = (1 + p / B)^(1/7) at p = rho0 v^2 / 2 = rho0 g H of the tallest water.
+  phys_.startDensityCap =
+      fl(phys_.rho0 * std::pow(1.0 + 3.5 * expectedSpeed_ * expectedSpeed_ / (c0 * c0), 1.0 / 7.0));
   phys_.gravity = fl(g);
   phys_.gamma = fl(params_.get("surface_tension"));
   phys_.cfl = fl(params_.get("cfl"));
