@@ -216,9 +216,9 @@ TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   EXPECT_EQ(r.inside, 0u);
 }
 
-// WCSPH with delta-SPH (density_diffusion 0.1): the carried density starts
-// from the summation capped at the scene's deepest hydrostatic density
-// (sph_continuity_reorder). Next to the submerged box the summation counts
+// WCSPH with delta-SPH (density_diffusion 0.1): with solids present the
+// carried density starts from the summation capped at the scene's deepest
+// hydrostatic density (sph_continuity_reorder). Next to the submerged box the summation counts
 // the boundary sheet on top of fluid placed half a spacing off it (up to
 // ~1.2 rho0); uncapped, that start exploded: the water's top went from 0.975
 // to 1.18 m within 0.1 s and the column settled 7 % taller, its pressure

@@ -145,9 +145,12 @@ void sph_continuity(__global const float4* restrict pos,
  * a switch from summation) starts from the summation density the caller has
  * just put into rhop (sph_density, this slot order), raised to rho0: in the
  * bulk that is the hydrostatic Tait state the scenes set up, at a free
- * surface (where the summation lacks neighbours) rest density. It is capped
- * at rho_max, the Tait density of the scene's deepest hydrostatic pressure
- * (SphPhysics::startDensityCap): next to a solid the summation counts the
+ * surface (where the summation lacks neighbours) rest density. With solids
+ * present it is capped at rho_max, the Tait density of the scene's deepest
+ * hydrostatic pressure (SphPhysics::startDensityCap; without solids the host
+ * passes FLT_MAX: a jittered lattice's summation is consistent with its
+ * positions and capping it left the column's pressure noisier than the
+ * summation's, 2.2e-2 -> 9.2e-2 rho0 g H): next to a solid the summation counts the
  * boundary sheet (Akinci's psi weighs a fluid half-space) on top of fluid
  * placed half a spacing off it, up to ~1.2 rho0 (p ~ 3e5 Pa at c0 = 31 m/s).
  * The summation density relaxes that with the positions; a carried density

@@ -1,6 +1,7 @@
 #include "wcsph_continuity.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace eddy {
 
@@ -26,7 +27,12 @@ void WcsphContinuity::carry(SphParticles& p, const cl::Buffer& rhop, size_t firs
                                    .n = p.count(),
                                    .firstNew = cl_uint(firstNew),
                                    .rho0 = cl_float(phys.rho0),
-                                   .rhoMax = cl_float(phys.startDensityCap)};
+                                   // only where solids are (without them the summation
+                                   // start is consistent with the positions, a jittered
+                                   // lattice included)
+                                   .rhoMax = p.boundary().view().count > 0
+                                                 ? cl_float(phys.startDensityCap)
+                                                 : std::numeric_limits<cl_float>::max()};
   try {
     p.profiler().record("continuity_reorder", launch(reorder_, p.launch(), a));
   } catch (const cl::Error& e) {

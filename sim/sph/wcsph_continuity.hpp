@@ -21,7 +21,7 @@
 //
 // Particles without a carried density (the start, a dropped block, a switch
 // from delta = 0) start from the summation density (sph_density, boundary
-// particles included) raised to rho0 and capped at
+// particles included) raised to rho0 and, where solids are, capped at
 // SphPhysics::startDensityCap (the Tait density of the scene's deepest
 // water): the hydrostatic Tait state the scenes set up for wcsph, without the
 // spurious compression the summation shows next to a solid (sph_continuity.cl,
