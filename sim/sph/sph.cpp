@@ -80,7 +80,7 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "continuity equation plus this diffusion, which smooths the pressure field (0.1 is the "
        "literature's value); 0 = off: summation density. Off by default for now: with "
        "obstacles or bodies (boundary particles) it does not yet give the right pressure "
-       "next to the solid (3 .. 14 % low beside a submerged box; docs/USAGE.md).",
+       "next to the solid (1 .. 13 % low beside a submerged box; docs/USAGE.md).",
        false, false, false},
       {"gravity", "Gravity", "Physics", "m/s^2", 0.0, 1000.0, 9.81,
        "Gravitational acceleration, along -y.", false, false, false},
