@@ -269,7 +269,8 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
 }
 
 // WCSPH with delta-SPH (kernels/sph/sph_continuity.cl): the carried density
-// starts from the summation density with the boundary (raised to rho0), and
+// starts from the summation density with the boundary (raised to rho0,
+// capped at SphPhysics::startDensityCap), and
 // its rate includes sum_b psi_b (v_i - v_b).grad W_ib of moving boundary
 // particles (random velocities), no diffusion against them.
 TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
@@ -319,7 +320,8 @@ TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
         for (size_t b = 0; b < nb; ++b)
           if (sphIsNeighbour(in.pos[i], in.bpos[b], float(phys.h)))
             sum[i] += in.bpos[b].s[3] * sphKernelW(dist(in.pos[i], in.bpos[b]), phys.h);
-        const double start = std::max(sum[i], phys.rho0);
+        const double start =
+            std::clamp(sum[i], phys.rho0, std::max(phys.startDensityCap, phys.rho0));
         maxStart = std::max(maxStart, std::fabs(rp[i].s[0] - start) / start);
         rho[i] = rp[i].s[0];
       }

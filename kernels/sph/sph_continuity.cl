@@ -145,16 +145,30 @@ void sph_continuity(__global const float4* restrict pos,
  * a switch from summation) starts from the summation density the caller has
  * just put into rhop (sph_density, this slot order), raised to rho0: in the
  * bulk that is the hydrostatic Tait state the scenes set up, at a free
- * surface (where the summation lacks neighbours) rest density. */
+ * surface (where the summation lacks neighbours) rest density. With solids
+ * present it is capped at rho_max, the Tait density of the scene's deepest
+ * hydrostatic pressure (SphPhysics::startDensityCap; without solids the host
+ * passes FLT_MAX: a jittered lattice's summation is consistent with its
+ * positions and capping it left the column's pressure noisier than the
+ * summation's, 2.2e-2 -> 9.2e-2 rho0 g H): next to a solid the summation counts the
+ * boundary sheet (Akinci's psi weighs a fluid half-space) on top of fluid
+ * placed half a spacing off it, up to ~1.2 rho0 (p ~ 3e5 Pa at c0 = 31 m/s).
+ * The summation density relaxes that with the positions; a carried density
+ * started there keeps it: the start exploded (the submerged-box tank's water
+ * jumped from 0.98 to 1.18 m within 0.1 s) and the diffusion spread the
+ * excess into the bulk for good (the column settled 7 % taller, its pressure
+ * +10 .. +24 % of rho g d). Capped, the same tank starts at rest (top
+ * 0.973 .. 0.976 m over 1.4 s). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_continuity_reorder(__global const uint* restrict order,
                             __global const float* restrict rho_in,
                             __global const float2* restrict rhop,
                             __global float* restrict rho_out,
-                            const uint n, const uint first_new, const float rho0)
+                            const uint n, const uint first_new, const float rho0,
+                            const float rho_max)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
     const uint src = first_new > 0u ? order[i] : 0u;
-    rho_out[i] = src < first_new ? rho_in[src] : fmax(rhop[i].x, rho0);
+    rho_out[i] = src < first_new ? rho_in[src] : clamp(rhop[i].x, rho0, fmax(rho_max, rho0));
 }

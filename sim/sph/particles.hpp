@@ -75,6 +75,10 @@ struct SphPhysics {
   double boundaryViscosity = 0;
   // WCSPH: delta-SPH density diffusion (0 = summation density; wcsph_continuity.hpp).
   double densityDiffusion = 0;
+  // WCSPH carried density: the largest density a particle starts from (the
+  // Tait density of the scene's deepest hydrostatic pressure, rho0 v^2 / 2
+  // with v the expected speed; wcsph_continuity.hpp).
+  double startDensityCap = 0;
   // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
   double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
   unsigned minIterations = 2, maxIterations = 100;

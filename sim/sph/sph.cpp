@@ -80,7 +80,7 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "continuity equation plus this diffusion, which smooths the pressure field (0.1 is the "
        "literature's value); 0 = off: summation density. Off by default for now: with "
        "obstacles or bodies (boundary particles) it does not yet give the right pressure "
-       "next to the solid (docs/PERFORMANCE.md).",
+       "next to the solid (1 .. 13 % low beside a submerged box; docs/USAGE.md).",
        false, false, false},
       {"gravity", "Gravity", "Physics", "m/s^2", 0.0, 1000.0, 9.81,
        "Gravitational acceleration, along -y.", false, false, false},
@@ -113,11 +113,12 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "alpha_b of the fluid's friction on solids (Akinci et al. 2012, eq. 11 with Monaghan's "
        "form): 0 = free slip; larger values approach no-slip.",
        false, false, false},
-      {"cfl", "CFL number", "Integration", "", 1e-3, 0.5, 0.1,
+      {"cfl", "CFL number", "Integration", "", 1e-3, 0.5, 0.2,
        "dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max)), computed on the device "
-       "every step (h = support radius). 0.2 halves the steps and keeps the Martin & Moyce "
-       "front within 10 % with density_diffusion 0.1 (measured on PoCL); 0.1 stays the "
-       "default while the density diffusion is off by default.",
+       "every step (h = support radius = 2.2 dx by default: 0.44 dx / (c0 + |v|max) at 0.2, "
+       "as GPUSPH's 0.39 dx / c0). 0.2 (was 0.1) halves the steps; measured on PoCL with the "
+       "summation density: Martin & Moyce fronts, hydrostatic tanks (with and without a "
+       "submerged box) and the obstacle dam break (0 penetrations) as at 0.1.",
        false, false, false},
       {"max_dt", "Largest time step", "Integration", "s", 1e-8, 0.1, 1e-3,
        "Upper bound of the adaptive time step.", false, false, true},
@@ -409,6 +410,9 @@ void SphSim::syncParams() {
   phys_.B = fl(phys_.rho0 * c0 * c0 / 7.0);
   phys_.alpha = fl(params_.get("viscosity"));
   phys_.densityDiffusion = fl(params_.get("density_diffusion"));
+  // Tait: rho / rho0 = (1 + p / B)^(1/7) at p = rho0 v^2 / 2 = rho0 g H of the tallest water.
+  phys_.startDensityCap =
+      fl(phys_.rho0 * std::pow(1.0 + 3.5 * expectedSpeed_ * expectedSpeed_ / (c0 * c0), 1.0 / 7.0));
   phys_.gravity = fl(g);
   phys_.gamma = fl(params_.get("surface_tension"));
   phys_.cfl = fl(params_.get("cfl"));

@@ -28,12 +28,12 @@ void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
     sumDensity(p, phys);
     return;
   }
-  continuity_.prepare(p, rhop_, phys.rho0, [&] { sumDensity(p, phys); });
+  continuity_.prepare(p, rhop_, phys, [&] { sumDensity(p, phys); });
   continuity_.continuity(p, phys, rhop_);
 }
 
 void WcsphSolver::reordered(SphParticles& p) {
-  continuity_.reorder(p, rhop_, phys_.rho0, [&] { sumDensity(p, phys_); });
+  continuity_.reorder(p, rhop_, phys_, [&] { sumDensity(p, phys_); });
 }
 
 void WcsphSolver::saveState(SnapshotWriter& out, size_t n) {

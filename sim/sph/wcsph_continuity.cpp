@@ -1,6 +1,7 @@
 #include "wcsph_continuity.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace eddy {
 
@@ -15,9 +16,9 @@ WcsphContinuity::WcsphContinuity(Context& ctx, const cl::Program& program, size_
 }
 
 // rho[next][i] = rho[cur][order[i]] for order[i] < firstNew, else the
-// summation density in rhop (raised to rho0); cur = next.
+// summation density in rhop (raised to rho0, capped at phys.startDensityCap); cur = next.
 void WcsphContinuity::carry(SphParticles& p, const cl::Buffer& rhop, size_t firstNew,
-                            double rho0) {
+                            const SphPhysics& phys) {
   const int next = 1 - cur_;
   const SphContinuityReorderArgs a{.order = p.order(),
                                    .rhoIn = rho_[cur_],
@@ -25,7 +26,13 @@ void WcsphContinuity::carry(SphParticles& p, const cl::Buffer& rhop, size_t firs
                                    .rhoOut = rho_[next],
                                    .n = p.count(),
                                    .firstNew = cl_uint(firstNew),
-                                   .rho0 = cl_float(rho0)};
+                                   .rho0 = cl_float(phys.rho0),
+                                   // only where solids are (without them the summation
+                                   // start is consistent with the positions, a jittered
+                                   // lattice included)
+                                   .rhoMax = p.boundary().view().count > 0
+                                                 ? cl_float(phys.startDensityCap)
+                                                 : std::numeric_limits<cl_float>::max()};
   try {
     p.profiler().record("continuity_reorder", launch(reorder_, p.launch(), a));
   } catch (const cl::Error& e) {
@@ -36,18 +43,18 @@ void WcsphContinuity::carry(SphParticles& p, const cl::Buffer& rhop, size_t firs
   carried_ = p.size();
 }
 
-void WcsphContinuity::reorder(SphParticles& p, const cl::Buffer& rhop, double rho0,
+void WcsphContinuity::reorder(SphParticles& p, const cl::Buffer& rhop, const SphPhysics& phys,
                               const std::function<void()>& summation) {
   if (carried_ == 0) return;  // nothing carried: prepare() starts afresh
   if (carried_ < p.size()) summation();  // new particles start from it
-  carry(p, rhop, std::min(carried_, p.size()), rho0);
+  carry(p, rhop, std::min(carried_, p.size()), phys);
 }
 
-void WcsphContinuity::prepare(SphParticles& p, const cl::Buffer& rhop, double rho0,
+void WcsphContinuity::prepare(SphParticles& p, const cl::Buffer& rhop, const SphPhysics& phys,
                               const std::function<void()>& summation) {
   if (carried_ == p.size()) return;
   summation();
-  carry(p, rhop, 0, rho0);
+  carry(p, rhop, 0, phys);
 }
 
 void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const cl::Buffer& rhop) {

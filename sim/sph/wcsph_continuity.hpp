@@ -21,8 +21,11 @@
 //
 // Particles without a carried density (the start, a dropped block, a switch
 // from delta = 0) start from the summation density (sph_density, boundary
-// particles included) raised to rho0: the hydrostatic Tait state the scenes
-// set up for wcsph.
+// particles included) raised to rho0 and, where solids are, capped at
+// SphPhysics::startDensityCap (the Tait density of the scene's deepest
+// water): the hydrostatic Tait state the scenes set up for wcsph, without the
+// spurious compression the summation shows next to a solid (sph_continuity.cl,
+// sph_continuity_reorder).
 #pragma once
 
 #include "kernel_args.hpp"
@@ -54,8 +57,8 @@ struct SphContinuityArgs {
 struct SphContinuityReorderArgs {
   const cl::Buffer &order, &rhoIn, &rhop, &rhoOut;
   cl_uint n, firstNew;
-  cl_float rho0;
-  auto args() const { return std::tie(order, rhoIn, rhop, rhoOut, n, firstNew, rho0); }
+  cl_float rho0, rhoMax;
+  auto args() const { return std::tie(order, rhoIn, rhop, rhoOut, n, firstNew, rho0, rhoMax); }
 };
 
 class WcsphContinuity {
@@ -75,11 +78,11 @@ class WcsphContinuity {
   // After the pipeline's sort (SphSolver::reordered): the carried densities
   // follow the new order. Particles appended since (addBlock) start from the
   // summation density, which `summation` puts into rhop (this slot order).
-  void reorder(SphParticles& p, const cl::Buffer& rhop, double rho0,
+  void reorder(SphParticles& p, const cl::Buffer& rhop, const SphPhysics& phys,
                const std::function<void()>& summation);
   // Before continuity(): every particle carried, else all start afresh from
   // `summation` (as reorder).
-  void prepare(SphParticles& p, const cl::Buffer& rhop, double rho0,
+  void prepare(SphParticles& p, const cl::Buffer& rhop, const SphPhysics& phys,
                const std::function<void()>& summation);
   // Phase "continuity": the pending advance, rhop and the rate (and nbcount
   // in cells mode).
@@ -93,7 +96,7 @@ class WcsphContinuity {
   std::vector<cl_float> readRate(size_t n);
 
  private:
-  void carry(SphParticles& p, const cl::Buffer& rhop, size_t firstNew, double rho0);
+  void carry(SphParticles& p, const cl::Buffer& rhop, size_t firstNew, const SphPhysics& phys);
 
   Context& ctx_;
   size_t cap_;
