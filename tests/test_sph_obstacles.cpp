@@ -53,18 +53,25 @@ struct TankResult {
 // with Hs the level from the volumes;
 // the force on the box is the sum of bforce over its particles, averaged the
 // same way, against the buoyancy rho0 g V of its wetted volume.
-TankResult submergedBox(Params p) {
-  const double dx = 0.04, D = 4 * dx;
-  p.set("spacing", dx);
+// The submerged-box tank: water 1 m deep, 0.48 m long, 4 dx deep (dx = 4
+// cm), over a box 0.16 x 0.16 m on the floor at x = 0.24, through the slab.
+constexpr double kBoxTankDx = 0.04, kBoxTankDepth = 4 * kBoxTankDx;
+ShapeSpec submergedBoxTank(Params& p) {
+  p.set("spacing", kBoxTankDx);
   p.set("column_width", 0.48);
   p.set("tank_length", 0.48);
   p.set("column_height", 1.0);
   p.set("tank_height", 1.2);
-  p.set("depth", D);
+  p.set("depth", kBoxTankDepth);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
-  const double h = p.get("smoothing_ratio") * dx;
-  const ShapeSpec b = box(0.24, 0.28, 0.5 * D, 0.16, 0.16, D + 2 * h);
+  const double h = p.get("smoothing_ratio") * kBoxTankDx;
+  return box(0.24, 0.28, 0.5 * kBoxTankDepth, 0.16, 0.16, kBoxTankDepth + 2 * h);
+}
+
+TankResult submergedBox(Params p) {
+  const double dx = kBoxTankDx, D = kBoxTankDepth, h = p.get("smoothing_ratio") * dx;
+  const ShapeSpec b = submergedBoxTank(p);
   const SphSetup setup = makeSphScene("dam_break", p, {b});
   SphSim sim(test::context(), p, setup);
   EXPECT_GT(sim.boundary().size(), 0u);
@@ -264,19 +271,9 @@ TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
 // 0.976 m over 1.4 s. Asserted over the first 0.15 s: the top stays below
 // 1.0 m (the nominal column) and nothing escapes.
 TEST(SphObstacles, WcsphCarriedDensityStartsAtRestNextToASolid) {
-  const double dx = 0.04, D = 4 * dx;
   Params p(sphParamDecl());
   p.set("density_diffusion", 0.1);
-  p.set("spacing", dx);
-  p.set("column_width", 0.48);
-  p.set("tank_length", 0.48);
-  p.set("column_height", 1.0);
-  p.set("tank_height", 1.2);
-  p.set("depth", D);
-  p.set("speed_of_sound", 31.320920);
-  p.set("viscosity", 0.05);
-  const double h = p.get("smoothing_ratio") * dx;
-  const ShapeSpec b = box(0.24, 0.28, 0.5 * D, 0.16, 0.16, D + 2 * h);
+  const ShapeSpec b = submergedBoxTank(p);
   SphSim sim(test::context(), p, makeSphScene("dam_break", p, {b}));
   double top = 0;
   while (sim.syncTime() < 0.15) {
