@@ -226,6 +226,7 @@ std::vector<BodySpec> waveTankBodies(const Params& P) {
 
 // What building a scene needs besides its own definition.
 struct Fill {
+  const std::string& scene;
   const Params& P;
   double dx;
   SphSetup& s;
@@ -234,7 +235,7 @@ struct Fill {
   void fits(double need, double have, const std::string& what, const std::string& limit) const {
     if (need > have * (1 + 1e-9)) {
       std::ostringstream o;
-      o << "SPH scene: " << what << " (" << need << " m) does not fit in " << limit << " (" << have
+      o << "SPH scene " << scene << ": " << what << " (" << need << " m) does not fit in " << limit << " (" << have
         << " m)";
       throw Error(o.str());
     }
@@ -258,7 +259,8 @@ struct Fill {
     };
     const int nx = whole(col[0]), ny = whole(col[1]);
     if (nx > 1000000 || ny > 1000000 || b.nz > 1000000)
-      throw Error("SPH scene: spacing " + std::to_string(dx) + " m gives too many particles along one axis");
+      throw Error("SPH scene " + scene + ": spacing " + std::to_string(dx) +
+                  " m gives too many particles along one axis");
     b.column(atFarWall ? s.tank[0] - nx * dx : x0, nx, ny);
   }
 };
@@ -385,15 +387,8 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   if (def.solids)
     for (const auto& o : def.solids()) s.solids.push_back({o, -1});
   for (const auto& o : obstacles) s.solids.push_back({o, -1});
-  const auto fill = [&](Builder& b) {
-    try {
-      def.fill(Fill{P, dx, s, b});
-    } catch (const Error& e) {
-      const std::string what = e.what(), prefix = "SPH scene: ";
-      if (what.rfind(prefix, 0) == 0) throw Error("SPH scene " + def.name + ": " + what.substr(prefix.size()));
-      throw;
-    }
-  };
+  const auto fill = [&](Builder& b) { def.fill(Fill{def.name, P, dx, s, b}); };
+
   const bool takesFluid = !s.solids.empty() || def.bodies;  // solids and bodies remove fluid
   Builder b{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), countOnly, {}, 0};
   fill(b);
@@ -408,7 +403,6 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   }
   if (countOnly) {
     b = Builder{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), false, {}, 0};
-    s.probes.clear();
     fill(b);
   }
   if (!s.solids.empty()) {
