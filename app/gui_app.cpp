@@ -868,6 +868,7 @@ int App::run() {
     frameProf_.collect(true);
     double sim = 0, transfer = 0;
     for (const auto& s : ctl_->sim().profiler().stats()) sim += s.totalMs;
+    sim = ctl_->sim().profiler().allStepsMs(sim);  // sampled steps (profile_every) to all
     for (const auto& s : frameProf_.stats())
       if (s.name != "push") transfer += s.totalMs;
     const double f = double(measured);

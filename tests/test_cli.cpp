@@ -208,6 +208,27 @@ TEST(Cli, BenchFrameMeasuresTheAppsPerFrameWork) {
   EXPECT_EQ(r.code, 2);
 }
 
+// bench launch: the host's cost of a launch with and without profiling
+// events (why SPH samples them); every case runs and reports its times.
+TEST(Cli, BenchLaunchReportsEveryCase) {
+  auto r = run(kCli, "bench launch --n 37 --launches 24 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["n"], 37);
+  EXPECT_EQ(j["launches"], 24);
+  ASSERT_EQ(j["launch"].size(), 6u);
+  for (const auto& c : j["launch"]) {
+    EXPECT_GT(c["host_us_per_launch"].get<double>(), 0.0) << c["case"];
+    EXPECT_GE(c["wall_us_per_launch"].get<double>(), c["host_us_per_launch"].get<double>());
+    // Timed cases measured a device time; untimed ones have none.
+    if (c["profile_every"].get<int>() > 0) EXPECT_GT(c["device_us_per_launch"].get<double>(), 0.0);
+    else EXPECT_EQ(c["device_us_per_launch"].get<double>(), 0.0);
+  }
+  r = run(kCli, "bench launch --launches 0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--launches"), std::string::npos) << r.err;
+}
+
 // Issue 11: bench frame --realtime measures the app's paced mode and reports
 // the real-time factor it reaches (no figure is asserted: only that the
 // numbers agree with each other and that pacing never runs ahead of the speed).
@@ -321,8 +342,8 @@ TEST(Cli, FirstBadArgumentIsReportedAndSpecialTokensAreUnknownOptions) {
   expectUsageError("run bench", "run: unknown option 'bench'");
   expectUsageError("devices --json", "devices: unknown option '--json'");
   expectUsageError("params --sim", "--sim needs a value");
-  expectUsageError("bench", "bench: which benchmark? 'bench nbody', 'bench sph', 'bench realtime' or 'bench frame'");
-  expectUsageError("bench foo", "bench: unknown benchmark 'foo' (known: nbody, sph, realtime, frame)");
+  expectUsageError("bench", "bench: which benchmark? 'bench nbody', 'bench sph', 'bench realtime', 'bench frame' or 'bench launch'");
+  expectUsageError("bench foo", "bench: unknown benchmark 'foo' (known: nbody, sph, realtime, frame, launch)");
   expectUsageError("bench --json nbody", "bench: unknown benchmark '--json'");
   expectUsageError("bench foo nbody --wg x", "bench: unknown benchmark 'foo'");
   expectUsageError("bench nbody sph", "bench: unknown option 'sph'");
@@ -338,7 +359,8 @@ TEST(Cli, HelpListsEveryCommandAndFlag) {
   const auto top = run(kCli, "--help");
   ASSERT_EQ(top.code, 0);
   for (const char* s : {"devices", "run [options]", "bench nbody [options]", "bench sph [options]",
-                        "bench realtime [options]", "bench frame [options]", "params [options]",
+                        "bench realtime [options]", "bench frame [options]",
+                        "bench launch [options]", "params [options]", "bench launch options:",
                         "--version", "run options:", "bench nbody options:", "bench sph options:",
                         "bench realtime options:", "bench frame options:", "params options:",
                         "--check-every K", "--overwrite", "--wg LIST", "--approx-divsqrt",

@@ -75,6 +75,7 @@ int benchSph(const SphBenchArgs& a, std::ostream& out) {
   for (const auto target : ns)
     for (const auto& mode : modes) {
       Params params(sphParamDecl());
+      params.set("profile_every", 1);  // every step timed: this is the per-kernel benchmark
       SphKernelConfig cfg;
       cfg.neighbourList = mode == "list";
       cfg.listCapacity = unsigned(cap);

@@ -59,6 +59,7 @@ Runner addBenchNbody(Options& o);
 Runner addBenchSph(Options& o);
 Runner addBenchRealtime(Options& o);
 Runner addBenchFrame(Options& o);
+Runner addBenchLaunch(Options& o);
 
 // Options several commands share, with one description each.
 CLI::Option* addSimOption(Options& o, std::string& to);

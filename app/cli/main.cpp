@@ -41,6 +41,10 @@ struct CommandTree {
         "the desktop app's per-frame device work without a window:\nsteps + colour field + host "
         "copy of the positions",
         "bench frame", addBenchFrame);
+    add(*bench, "launch",
+        "the host's cost of one kernel launch on this driver, with and\nwithout a profiling "
+        "event",
+        "bench launch", addBenchLaunch);
     add(app, "params", "list the declared parameters of a simulation", "params", addParams);
   }
 

@@ -406,6 +406,7 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
     j["probes"] = p;
   }
   j["profile"] = profileJson(r.sim.profiler());
+  j["profiled_steps"] = r.sim.profiler().sampledSteps();  // the steps the totals cover
   j["params"] = json::object();
   for (const auto& d : r.sim.params().declarations()) {
     const double v = r.sim.params().get(d.name);
@@ -432,7 +433,9 @@ void printTextSummary(const RunSummary& r, std::ostream& out) {
       out << "  " << sh.tag << "  " << sh.name << " (driver " << r.devices[i]->info().driverVersion
           << "): bodies " << sh.count << " [" << sh.first << ", " << sh.first + sh.count << ")\n";
     }
-  out << "\nper-kernel device time (window of the last " << 128 << " launches):\n"
+  out << "\nper-kernel device time (window of the last " << 128 << " launches; "
+      << r.sim.profiler().sampledSteps() << " of " << r.sim.profiler().steps()
+      << " steps timed):\n"
       << r.sim.profiler().table() << '\n';
   out << std::setprecision(10);
   out << "diagnostics        initial              final\n";

@@ -782,7 +782,8 @@ PYBIND11_MODULE(eddy, m) {
           py::kw_only(), py::arg("reset") = false,
           "Device time per kernel (one phase = one kernel) from OpenCL event profiling: "
           "{phase: {last_ms, mean_ms, min_ms, max_ms (over the last 128 launches), total_ms, "
-          "launches}} since the simulation was made or the last reset=True.")
+          "launches}} since the simulation was made or the last reset=True; SPH times one step in "
+          "profile_every, so total_ms and launches count those steps.")
       .def(
           "save",
           [](PySimulation& s, const py::object& path) {

@@ -113,4 +113,57 @@ inline cl_float4 makeFloat4(double x, double y, double z, double w = 0) {
 // Round n up to a multiple of m.
 inline size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
+
+// The queue and ranges of one kernel launch. (cl::EnqueueArgs keeps its
+// fields private to cl::KernelFunctor, so a launch without an event could not
+// be made from it.) Same constructors as cl::EnqueueArgs.
+struct EnqueueArgs {
+  cl::CommandQueue queue;
+  cl::NDRange offset, global, local;
+  std::vector<cl::Event> wait;  // events the launch waits for (none: empty)
+  EnqueueArgs(const cl::CommandQueue& q, const cl::NDRange& g) : queue(q), global(g) {}
+  EnqueueArgs(const cl::CommandQueue& q, const cl::NDRange& g, const cl::NDRange& l)
+      : queue(q), global(g), local(l) {}
+  EnqueueArgs(const cl::CommandQueue& q, const cl::NDRange& o, const cl::NDRange& g,
+              const cl::NDRange& l)
+      : queue(q), offset(o), global(g), local(l) {}
+  EnqueueArgs(const cl::CommandQueue& q, const cl::Event& e, const cl::NDRange& g,
+              const cl::NDRange& l)
+      : queue(q), global(g), local(l), wait{e} {}
+  EnqueueArgs(const cl::CommandQueue& q, const std::vector<cl::Event>& w, const cl::NDRange& g,
+              const cl::NDRange& l)
+      : queue(q), global(g), local(l), wait(w) {}
+};
+
+// A type-safe kernel functor like cl::KernelFunctor (arguments typed and
+// set in order at each launch), which can also launch WITHOUT creating an
+// event: on NVIDIA's OpenCL an event on a profiling queue costs about 8 us of
+// host time per launch, more than the launch itself (docs/PERFORMANCE.md,
+// "Profiling events"), so Profiler::run samples them (profile_every).
+template <class... Ts>
+class KernelFunctor {
+ public:
+  explicit KernelFunctor(const cl::Kernel& kernel) : kernel_(kernel) {}
+  KernelFunctor(const cl::Program& program, const std::string& name)
+      : kernel_(program, name.c_str()) {}
+
+  // Sets the arguments and enqueues; event == nullptr: no event is made.
+  void enqueue(const EnqueueArgs& a, cl::Event* event, const Ts&... ts) {
+    cl_uint index = 0;
+    (kernel_.setArg(index++, ts), ...);
+    a.queue.enqueueNDRangeKernel(kernel_, a.offset, a.global, a.local,
+                                 a.wait.empty() ? nullptr : &a.wait, event);
+  }
+  cl::Event operator()(const EnqueueArgs& a, const Ts&... ts) {
+    cl::Event event;
+    enqueue(a, &event, ts...);
+    return event;
+  }
+  cl::Kernel& kernel() { return kernel_; }
+  cl::Kernel getKernel() const { return kernel_; }  // as cl::KernelFunctor
+
+ private:
+  cl::Kernel kernel_;
+};
+
 }  // namespace eddy

@@ -15,8 +15,8 @@ cl_float4 f4(const Vec3f& v, float w = 0) {
   r.s[3] = w;
   return r;
 }
-cl::EnqueueArgs linear(Context& ctx, size_t n) {
-  return cl::EnqueueArgs(ctx.queue(), cl::NDRange(roundUp(n, EDDY_LINEAR_WG)),
+EnqueueArgs linear(Context& ctx, size_t n) {
+  return EnqueueArgs(ctx.queue(), cl::NDRange(roundUp(n, EDDY_LINEAR_WG)),
                          cl::NDRange(EDDY_LINEAR_WG));
 }
 }  // namespace

@@ -23,11 +23,11 @@ class InteractKernels {
  private:
   Context& ctx_;
   cl::Program program_;
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float4, cl_float4, cl_float, cl_float4>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float4, cl_float4, cl_float, cl_float4>
       push_{program_, "eddy_push"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> speed_{program_, "eddy_speed"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> componentW_{program_, "eddy_component_w"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint> component2_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> speed_{program_, "eddy_speed"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> componentW_{program_, "eddy_component_w"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint> component2_{program_,
                                                                          "eddy_component2"};
 };
 

@@ -24,14 +24,14 @@ template <class Tuple>
 struct KernelFunctorFor;
 template <class... T>
 struct KernelFunctorFor<std::tuple<T&...>> {
-  using type = cl::KernelFunctor<std::remove_const_t<T>...>;
+  using type = KernelFunctor<std::remove_const_t<T>...>;
 };
 template <class Args>
 using KernelFunctorOf =
     typename KernelFunctorFor<decltype(std::declval<const Args&>().args())>::type;
 
 template <class Args>
-cl::Event launch(KernelFunctorOf<Args>& kernel, const cl::EnqueueArgs& range, const Args& a) {
+cl::Event launch(KernelFunctorOf<Args>& kernel, const EnqueueArgs& range, const Args& a) {
   return std::apply([&](const auto&... x) { return kernel(range, x...); }, a.args());
 }
 

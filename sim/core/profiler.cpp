@@ -61,6 +61,16 @@ void Profiler::drainTo(size_t keep) {
   collect(false);
 }
 
+void Profiler::drainStepsTo(uint64_t keep) {
+  // The newest pending event of a step at least `keep` steps old.
+  for (auto it = pending_.rbegin(); it != pending_.rend(); ++it)
+    if (step_ - it->step >= keep) {
+      it->event.wait();
+      break;
+    }
+  collect(false);
+}
+
 std::vector<PhaseStats> Profiler::stats() const {
   std::vector<PhaseStats> out;
   for (const auto& ph : phases_) {
@@ -113,6 +123,8 @@ void Profiler::reset() {
     ph.count = 0;
   }
   stepHistory_.clear();
+  sampled_ = 0;
+  resetStep_ = step_;
   openStep_ = UINT64_MAX;
   openStepMs_ = 0;
 }

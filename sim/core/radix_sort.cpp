@@ -32,8 +32,8 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   if (n <= localLimit_) {
     try {
       const cl::NDRange wg(EDDY_SORT_WG);
-      prof.record("sort_local", local_(cl::EnqueueArgs(ctx_.queue(), wg, wg), keys, vals, tmpKeys,
-                                       tmpVals, cl_uint(n), cl_uint(passes(bits)), mask));
+      prof.run("sort_local", local_, EnqueueArgs(ctx_.queue(), wg, wg), keys, vals, tmpKeys,
+               tmpVals, cl_uint(n), cl_uint(passes(bits)), mask);
     } catch (const cl::Error& e) {
       throw Error("radix sort of " + std::to_string(n) + " keys: " + describe(e));
     }
@@ -54,12 +54,11 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
     const cl::NDRange wg(EDDY_SORT_WG), global(groups * EDDY_SORT_WG);
     for (unsigned p = 0; p < passes(bits); ++p) {
       const cl_uint shift = p * EDDY_RADIX_BITS;
-      prof.record("sort_histogram", histogram_(cl::EnqueueArgs(q, global, wg), keys, hist_,
-                                               cl_uint(n), shift, mask, cl_uint(chunk)));
-      prof.record("sort_scan", scan_(cl::EnqueueArgs(q, wg, wg), hist_,
-                                     cl_uint(EDDY_RADIX * groups)));
-      prof.record("sort_scatter", scatter_(cl::EnqueueArgs(q, global, wg), keys, vals, tmpKeys,
-                                           tmpVals, hist_, cl_uint(n), shift, mask, cl_uint(chunk)));
+      prof.run("sort_histogram", histogram_, EnqueueArgs(q, global, wg), keys, hist_, cl_uint(n),
+               shift, mask, cl_uint(chunk));
+      prof.run("sort_scan", scan_, EnqueueArgs(q, wg, wg), hist_, cl_uint(EDDY_RADIX * groups));
+      prof.run("sort_scatter", scatter_, EnqueueArgs(q, global, wg), keys, vals, tmpKeys, tmpVals,
+               hist_, cl_uint(n), shift, mask, cl_uint(chunk));
       std::swap(keys, tmpKeys);
       std::swap(vals, tmpVals);
     }
@@ -81,14 +80,14 @@ void RadixSort::sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sor
       wordsCap_ = n;
     }
     auto& q = ctx_.queue();
-    const cl::EnqueueArgs lin(q, cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG));
-    prof.record("sort_split", split64_(lin, keys, words_, perm, cl_uint(n)));
+    const EnqueueArgs lin(q, cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG));
+    prof.run("sort_split", split64_, lin, keys, words_, perm, cl_uint(n));
     sort(words_, perm, wordsTmp_, permTmp_, n, std::min(bits, 32u), prof);
     if (bits > 32) {
-      prof.record("sort_gather", gatherHi_(lin, keys, perm, words_, cl_uint(n)));
+      prof.run("sort_gather", gatherHi_, lin, keys, perm, words_, cl_uint(n));
       sort(words_, perm, wordsTmp_, permTmp_, n, bits - 32, prof);
     }
-    prof.record("sort_gather", gather64_(lin, keys, perm, sortedKeys, cl_uint(n)));
+    prof.run("sort_gather", gather64_, lin, keys, perm, sortedKeys, cl_uint(n));
   } catch (const cl::Error& e) {
     throw Error("radix sort of " + std::to_string(n) + " 64-bit keys: " + describe(e));
   }

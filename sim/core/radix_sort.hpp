@@ -46,19 +46,19 @@ class RadixSort {
   cl::Program program_;
   cl::Buffer hist_;
   size_t histGroups_ = 0;
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint, cl_uint> histogram_{
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint, cl_uint> histogram_{
       program_, "radix_histogram"};
-  cl::KernelFunctor<cl::Buffer, cl_uint> scan_{program_, "radix_scan"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
+  KernelFunctor<cl::Buffer, cl_uint> scan_{program_, "radix_scan"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
                     cl_uint, cl_uint>
       scatter_{program_, "radix_scatter"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> split64_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> split64_{program_,
                                                                           "radix_split64"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gatherHi_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gatherHi_{program_,
                                                                            "radix_gather_hi"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gather64_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> gather64_{program_,
                                                                            "radix_gather64"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
       local_{program_, "radix_sort_local"};
   size_t localLimit_;
   cl::Buffer words_, wordsTmp_, permTmp_;  // sort64 scratch, n entries each

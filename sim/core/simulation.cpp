@@ -40,7 +40,7 @@ class FiniteCheck {
       for (size_t i = 0; i < buffers.size(); i += 2) {
         const cl::Buffer& a = *buffers[i];
         const cl::Buffer& b = i + 1 < buffers.size() ? *buffers[i + 1] : a;
-        cl::Event e = kernel_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n, EDDY_LINEAR_WG)),
+        cl::Event e = kernel_(EnqueueArgs(q, cl::NDRange(roundUp(n, EDDY_LINEAR_WG)),
                                               cl::NDRange(EDDY_LINEAR_WG)),
                               a, b, cl_uint(n), counter_);
         if (profiler) profiler->record("check", e);
@@ -82,7 +82,7 @@ class FiniteCheck {
  private:
   Context& ctx_;
   cl::Program program_;
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl::Buffer> kernel_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl::Buffer> kernel_{program_,
                                                                          "check_finite"};
   cl::Buffer counter_;
   cl_uint host_ = 0;
@@ -147,11 +147,15 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
   return probes;
 }
 
-void Simulation::throttle(size_t maxPending) {
+void Simulation::throttle(size_t maxPending, uint64_t maxSteps) {
   profiler_.collect(false);
   if (profiler_.pending() > maxPending) {
     ctx_.queue().flush();
     profiler_.drainTo(maxPending / 2);
+  }
+  if (profiler_.stepsPending() > maxSteps) {
+    ctx_.queue().flush();
+    profiler_.drainStepsTo(maxSteps / 2);
   }
 }
 

@@ -274,17 +274,17 @@ void NBodySim::gravity(int posIndex, float halfDt) {
       const size_t tiles = (n_ + cfg_.wg - 1) / cfg_.wg;
       const cl_uint slice = cl_uint(((tiles + slices - 1) / slices) * cfg_.wg);
       profiler_.record("gravity",
-                       gravitySplit_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg, slices),
+                       gravitySplit_(EnqueueArgs(q, cl::NDRange(groups * cfg_.wg, slices),
                                                      cl::NDRange(cfg_.wg, 1)),
                                      pos_[posIndex], partial_, cl_uint(n_), kp_.eps2, slice));
       profiler_.record("gravity_reduce",
-                       gravityReduce_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+                       gravityReduce_(EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
                                                       cl::NDRange(EDDY_LINEAR_WG)),
                                       partial_, vel_, acc_, cl_uint(n_), cl_uint(slices), kp_.G,
                                       halfDt));
       return;
     }
-    cl::Event e = gravity_(cl::EnqueueArgs(q, cl::NDRange(groups * cfg_.wg), cl::NDRange(cfg_.wg)),
+    cl::Event e = gravity_(EnqueueArgs(q, cl::NDRange(groups * cfg_.wg), cl::NDRange(cfg_.wg)),
                            pos_[posIndex], vel_, acc_, cl_uint(n_), kp_.G, kp_.eps2, halfDt);
     profiler_.record("gravity", e);
   } catch (const cl::Error& e) {
@@ -297,7 +297,7 @@ void NBodySim::step() {
   const int next = 1 - cur_;
   try {
     auto& q = ctx_.queue();
-    cl::Event e1 = drift_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+    cl::Event e1 = drift_(EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
                                           cl::NDRange(EDDY_LINEAR_WG)),
                           pos_[cur_], pos_[next], vel_, acc_, cl_uint(n_), kp_.dt);
     profiler_.record("drift", e1);
@@ -355,7 +355,7 @@ NBodyDiagnostics NBodySim::diagnostics() {
       for (size_t i = 0; i < n_; ++i) phi[i] = f[i];
       return nbodyDiagnostics(p, v, phi, double(kp_.G));
     }
-    cl::Event e = potential_(cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
+    cl::Event e = potential_(EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)),
                                              cl::NDRange(EDDY_LINEAR_WG)),
                              pos_[cur_], phi_, cl_uint(n_), kp_.eps2);
     profiler_.record("potential", e);

@@ -182,15 +182,15 @@ class NBodySim : public Simulation {
   std::unique_ptr<NBodyTree> tree_;            // method == Tree only
   int cur_ = 0;
   NBodyKernelParams kp_;  // G, eps^2, dt as the kernels see them
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float, cl_float>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float, cl_float>
       gravity_{program_, "nbody_gravity"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_uint> gravitySplit_{
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_uint> gravitySplit_{
       program_, "nbody_gravity_split"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_float, cl_float>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_float, cl_float>
       gravityReduce_{program_, "nbody_gravity_reduce"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float> drift_{
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float> drift_{
       program_, "nbody_drift"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float> potential_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float> potential_{program_,
                                                                           "nbody_potential"};
 };
 

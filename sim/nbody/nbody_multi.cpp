@@ -13,11 +13,11 @@ namespace eddy {
 
 namespace {
 
-using GravityPart = cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl::Buffer,
+using GravityPart = KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl::Buffer,
                                       cl::Buffer, cl_uint, cl_uint, cl_float, cl_float, cl_float,
                                       cl_uint>;
-using Drift = cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float>;
-using Potential = cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float>;
+using Drift = KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float>;
+using Potential = KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float>;
 
 constexpr size_t kF4 = sizeof(cl_float4);
 
@@ -192,7 +192,7 @@ MultiNBodySim::Prepared MultiNBodySim::prepare(const std::vector<Context*>& devi
           double ms = 0;
           for (int it = 0; it < 40; ++it) {
             cl::Event e = (*dv.part)(
-                cl::EnqueueArgs(q, cl::NDRange(dv.gravityGlobal(t)), cl::NDRange(dv.cfg.wg)), pos,
+                EnqueueArgs(q, cl::NDRange(dv.gravityGlobal(t)), cl::NDRange(dv.cfg.wg)), pos,
                 pos, cl_uint(0), cl_uint(s), vel, acc, cl_uint(0), cl_uint(t), 1.0f,
                 float(eps * eps), 0.0f, cl_uint(EDDY_NBODY_PART_FIRST | EDDY_NBODY_PART_LAST));
             e.wait();
@@ -322,7 +322,7 @@ void MultiNBodySim::flushAll() {
 cl::Event MultiNBodySim::launchPart(Dev& dv, int buf, const std::vector<cl::Event>& wait,
                                     const Dev& src, cl_uint flags, float halfDt) {
   cl::Event e = (*dv.part)(
-      cl::EnqueueArgs(dv.ctx->queue(), wait, cl::NDRange(dv.gravityGlobal(dv.count)),
+      EnqueueArgs(dv.ctx->queue(), wait, cl::NDRange(dv.gravityGlobal(dv.count)),
                       cl::NDRange(dv.cfg.wg)),
       dv.pos[buf], dv.pos[buf], cl_uint(src.first), cl_uint(src.first + src.count), dv.vel, dv.acc,
       cl_uint(dv.first), cl_uint(dv.count), kp_.G, kp_.eps2, halfDt, flags);
@@ -376,7 +376,7 @@ void MultiNBodySim::step() {
     for (d = 0; d < k; ++d) {
       Dev& dv = *devs_[d];
       drifted[d] = (*dv.drift)(
-          cl::EnqueueArgs(dv.ctx->queue(), cl::NDRange(dv.first),
+          EnqueueArgs(dv.ctx->queue(), cl::NDRange(dv.first),
                           cl::NDRange(roundUp(dv.count, EDDY_LINEAR_WG)), cl::NDRange(EDDY_LINEAR_WG)),
           dv.pos[cur], dv.pos[next], dv.vel, dv.acc, cl_uint(dv.first + dv.count), kp_.dt);
       profiler_.record(dv.phDrift, drifted[d]);
@@ -529,7 +529,7 @@ NBodyDiagnostics MultiNBodySim::diagnostics() {
   onDevice(dv.ctx->info(), "N-body diagnostics", [&] {
     auto& q = dv.ctx->queue();
     cl::Event e = (*dv.potential)(
-        cl::EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)), cl::NDRange(EDDY_LINEAR_WG)),
+        EnqueueArgs(q, cl::NDRange(roundUp(n_, EDDY_LINEAR_WG)), cl::NDRange(EDDY_LINEAR_WG)),
         dv.pos[cur_], dv.phi, cl_uint(n_), kp_.eps2);
     profiler_.record(dv.phPotential, e);
     if (dv.ctx->info().fp64) {

@@ -103,20 +103,20 @@ void NBodyTree::build(const cl::Buffer& pos, float theta, Profiler& prof) {
         std::min<size_t>(EDDY_TREE_BOUNDS_GROUPS,
                          (n_ + EDDY_TREE_BOUNDS_WG - 1) / EDDY_TREE_BOUNDS_WG);
     const cl::NDRange bwg(EDDY_TREE_BOUNDS_WG);
-    prof.record("bounds", bounds_(cl::EnqueueArgs(q, cl::NDRange(groups * EDDY_TREE_BOUNDS_WG), bwg),
+    prof.record("bounds", bounds_(EnqueueArgs(q, cl::NDRange(groups * EDDY_TREE_BOUNDS_WG), bwg),
                                   pos, n, partial_));
     const cl::NDRange lin(roundUp(n_, EDDY_TREE_BOUNDS_WG));
-    prof.record("keys", keysK_(cl::EnqueueArgs(q, lin, bwg), pos, n, partial_, cl_uint(groups),
+    prof.record("keys", keysK_(EnqueueArgs(q, lin, bwg), pos, n, partial_, cl_uint(groups),
                                keys_, box_));
     sort_.sort64(keys_, perm_, sortedKeys_, n_, EDDY_TREE_KEY_BITS, prof);
     const cl::NDRange lwg(EDDY_LINEAR_WG), lglob(roundUp(n_, EDDY_LINEAR_WG));
-    prof.record("build", buildK_(cl::EnqueueArgs(q, lglob, lwg), sortedKeys_, perm_, pos, n, spos_,
+    prof.record("build", buildK_(EnqueueArgs(q, lglob, lwg), sortedKeys_, perm_, pos, n, spos_,
                                  children_, range_, parent_, counters_, stats_));
-    prof.record("moments", moments_(cl::EnqueueArgs(q, lglob, lwg), spos_, parent_, children_, n,
+    prof.record("moments", moments_(EnqueueArgs(q, lglob, lwg), spos_, parent_, children_, n,
                                     1.0f / (theta * theta), com_, q0_, q1_, bmin_, bmax_,
                                     counters_));
     const cl::NDRange nglob(roundUp(2 * n_ - 1, EDDY_LINEAR_WG));
-    prof.record("groups", groupsK_(cl::EnqueueArgs(q, nglob, lwg), range_, parent_, n, groups_,
+    prof.record("groups", groupsK_(EnqueueArgs(q, nglob, lwg), range_, parent_, n, groups_,
                                    stats_));
   } catch (const cl::Error& e) {
     throw Error("N-body tree build: " + describe(e));
@@ -126,7 +126,7 @@ void NBodyTree::build(const cl::Buffer& pos, float theta, Profiler& prof) {
 void NBodyTree::launchWalk(WalkKernel& k, const char* row, float G, float eps2, float halfDt,
                            cl::Buffer& vel, cl::Buffer& acc, cl::Buffer& phi, Profiler& prof) {
   try {
-    prof.record(row, k(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(walkGroups_ * walkW_),
+    prof.record(row, k(EnqueueArgs(ctx_.queue(), cl::NDRange(walkGroups_ * walkW_),
                                        cl::NDRange(walkW_)),
                        spos_, perm_, children_, range_, com_, q0_, q1_, bmin_, bmax_, groups_,
                        cl_uint(n_), G, eps2, halfDt, vel, acc, phi, stats_));

@@ -76,7 +76,7 @@ class NBodyTree {
 
  private:
   using WalkKernel =
-      cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+      KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
                         cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float,
                         cl_float, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer>;
   std::array<cl_uint, 4> readStats();
@@ -92,16 +92,16 @@ class NBodyTree {
   cl::Buffer partial_, box_, keys_, sortedKeys_, perm_, spos_, children_, range_, parent_,
       counters_, com_, q0_, q1_, bmin_, bmax_, groups_, stats_, phi_;
   size_t walkW_ = 0, walkGroups_ = 0;  // walk: work-group size, persistent work-groups
-  cl::KernelFunctor<cl::Buffer, cl_uint, cl::Buffer> bounds_{program_, "tree_bounds"};
-  cl::KernelFunctor<cl::Buffer, cl_uint, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer> keysK_{
+  KernelFunctor<cl::Buffer, cl_uint, cl::Buffer> bounds_{program_, "tree_bounds"};
+  KernelFunctor<cl::Buffer, cl_uint, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer> keysK_{
       program_, "tree_keys"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer,
                     cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer>
       buildK_{program_, "tree_build"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl::Buffer, cl::Buffer,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl::Buffer, cl::Buffer,
                     cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer>
       moments_{program_, "tree_moments"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer> groupsK_{
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl::Buffer, cl::Buffer> groupsK_{
       program_, "tree_groups"};
   WalkKernel walk_{program_, "tree_walk"};
   // The potential build of the walk (TREE_PHI = 1), made on first use.

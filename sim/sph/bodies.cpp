@@ -305,11 +305,10 @@ BodyKernels::BodyKernels(Context& ctx, Profiler& profiler, const std::vector<Rig
 
 void BodyKernels::runReduce(const cl::Buffer& bpos, const cl::Buffer& bforce, double gravity) {
   try {
-    const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(bodies_.size() * EDDY_BODY_WG),
-                                cl::NDRange(EDDY_BODY_WG));
-    prof_.record("body_reduce",
-                 launch(reduce_, range,
-                        BodyReduceArgs{state_[cur_], info_, bpos, bforce, cl_float(gravity)}));
+    const EnqueueArgs range(ctx_.queue(), cl::NDRange(bodies_.size() * EDDY_BODY_WG),
+                            cl::NDRange(EDDY_BODY_WG));
+    prof_.launch("body_reduce", reduce_, range,
+                 BodyReduceArgs{state_[cur_], info_, bpos, bforce, cl_float(gravity)});
   } catch (const cl::Error& e) {
     throw Error("body_reduce kernel: " + describe(e));
   }
@@ -317,12 +316,10 @@ void BodyKernels::runReduce(const cl::Buffer& bpos, const cl::Buffer& bforce, do
 
 void BodyKernels::runIntegrate(const cl::Buffer& clock, const cl::Buffer& counters) {
   try {
-    const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(roundUp(bodies_.size(), EDDY_BODY_WG)),
-                                cl::NDRange(EDDY_BODY_WG));
-    prof_.record("body_integrate",
-                 launch(integrate_, range,
-                        BodyIntegrateArgs{state_[cur_], info_, clock, counters,
-                                          cl_uint(bodies_.size())}));
+    const EnqueueArgs range(ctx_.queue(), cl::NDRange(roundUp(bodies_.size(), EDDY_BODY_WG)),
+                            cl::NDRange(EDDY_BODY_WG));
+    prof_.launch("body_integrate", integrate_, range,
+                 BodyIntegrateArgs{state_[cur_], info_, clock, counters, cl_uint(bodies_.size())});
   } catch (const cl::Error& e) {
     throw Error("body_integrate kernel: " + describe(e));
   }
@@ -332,13 +329,12 @@ void BodyKernels::runContact(const cl::Buffer& blocal, const cl::Buffer& counter
                              const std::array<double, 3>& tank, double margin) {
   const int next = 1 - cur_;
   try {
-    const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(bodies_.size() * EDDY_BODY_WG),
-                                cl::NDRange(EDDY_BODY_WG));
-    prof_.record("body_contact",
-                 launch(contact_, range,
-                        BodyContactArgs{state_[cur_], state_[next], info_, blocal, counters,
-                                        cl_uint(bodies_.size()), f4(tank[0], tank[1], tank[2]),
-                                        cl_float(margin)}));
+    const EnqueueArgs range(ctx_.queue(), cl::NDRange(bodies_.size() * EDDY_BODY_WG),
+                            cl::NDRange(EDDY_BODY_WG));
+    prof_.launch(
+        "body_contact", contact_, range,
+        BodyContactArgs{state_[cur_], state_[next], info_, blocal, counters,
+                        cl_uint(bodies_.size()), f4(tank[0], tank[1], tank[2]), cl_float(margin)});
   } catch (const cl::Error& e) {
     throw Error("body_contact kernel: " + describe(e));
   }
@@ -350,14 +346,13 @@ void BodyKernels::runUpdateParticles(const cl::Buffer& blocal, const cl::Buffer&
                                      size_t solidFirst) {
   const size_t items = std::max(count_, bodies_.size());
   try {
-    const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(roundUp(items, EDDY_BODY_WG)),
-                                cl::NDRange(EDDY_BODY_WG));
-    prof_.record("body_update_particles",
-                 launch(update_, range,
-                        BodyUpdateArgs{state_[cur_], owner_, blocal, bpos, bvel,
-                                       solids ? *solids : owner_, cl_uint(first_), cl_uint(count_),
-                                       solids ? cl_uint(solidFirst) : cl_uint(0xffffffffu),
-                                       cl_uint(bodies_.size())}));
+    const EnqueueArgs range(ctx_.queue(), cl::NDRange(roundUp(items, EDDY_BODY_WG)),
+                            cl::NDRange(EDDY_BODY_WG));
+    prof_.launch("body_update_particles", update_, range,
+                 BodyUpdateArgs{state_[cur_], owner_, blocal, bpos, bvel, solids ? *solids : owner_,
+                                cl_uint(first_), cl_uint(count_),
+                                solids ? cl_uint(solidFirst) : cl_uint(0xffffffffu),
+                                cl_uint(bodies_.size())});
   } catch (const cl::Error& e) {
     throw Error("body_update_particles kernel: " + describe(e));
   }

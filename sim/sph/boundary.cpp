@@ -194,20 +194,20 @@ void SphBoundary::update(double rho0) {
   if (!dirty_ || n_ == 0) return;
   dirty_ = false;
   auto& q = ctx_.queue();
-  const cl::EnqueueArgs items(q, cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
+  const EnqueueArgs items(q, cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
   const cl_uint n = cl_uint(n_);
   const cl_float invCell = cl_float(1.0 / cell_);
   try {
-    prof_.record("boundary_hash", hash_(items, bpos_, keys_, vals_, counters_, n, dims_, invCell));
+    prof_.run("boundary_hash", hash_, items, bpos_, keys_, vals_, counters_, n, dims_, invCell);
     sorter_.sort(keys_, vals_, tmpKeys_, tmpVals_, n_, keyBits_, prof_);
-    prof_.record("boundary_reorder", reorder_(items, vals_, bpos_, bvel_, bsposTmp_, bsvel_, n));
-    prof_.record("boundary_cells_clear",
-                 cellsClear_(cl::EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)),
-                                             cl::NDRange(EDDY_SPH_WG)),
-                             bcells_, cl_uint(numCells_)));
-    prof_.record("boundary_cells", cells_(items, keys_, bcells_, n));
-    prof_.record("boundary_psi", psi_(items, bsposTmp_, bcells_, vals_, bspos_, bpos_, n, dims_,
-                                      invCell, cl_float(h_), cl_float(rho0)));
+    prof_.run("boundary_reorder", reorder_, items, vals_, bpos_, bvel_, bsposTmp_, bsvel_, n);
+    prof_.run(
+        "boundary_cells_clear", cellsClear_,
+        EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
+        bcells_, cl_uint(numCells_));
+    prof_.run("boundary_cells", cells_, items, keys_, bcells_, n);
+    prof_.run("boundary_psi", psi_, items, bsposTmp_, bcells_, vals_, bspos_, bpos_, n, dims_,
+              invCell, cl_float(h_), cl_float(rho0));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary grid kernels: " + describe(e));
   }
@@ -235,11 +235,10 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
                                .alphaB = cl_float(f.alphaB),
                                .gradScale = cl_float(f.gradScale)};
   try {
-    prof_.record("boundary_force",
-                 launch(force_,
-                        cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)),
-                                        cl::NDRange(EDDY_SPH_WG)),
-                        a));
+    prof_.launch(
+        "boundary_force", force_,
+        EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
+        a);
   } catch (const cl::Error& e) {
     throw Error("SPH boundary force kernel: " + describe(e));
   }
@@ -250,11 +249,11 @@ void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
                            const std::array<double, 3>& tank, double wallClearance) {
   if (solids_.empty() || n == 0) return;
   try {
-    prof_.record("boundary_guard",
-                 guard_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
-                                        cl::NDRange(EDDY_SPH_WG)),
-                        pos, vel, counters, solidBuf_, sdf_, cl_uint(solids_.size()), cl_uint(n),
-                        cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance)));
+    prof_.run(
+        "boundary_guard", guard_,
+        EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
+        pos, vel, counters, solidBuf_, sdf_, cl_uint(solids_.size()), cl_uint(n),
+        cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary guard kernel: " + describe(e));
   }

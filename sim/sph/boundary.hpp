@@ -171,17 +171,17 @@ class SphBoundary {
   cl::Buffer bpos_, bvel_, blocal_, bforce_, bspos_, bsposTmp_, bsvel_;
   cl::Buffer keys_, vals_, tmpKeys_, tmpVals_, bcells_, counters_, solidBuf_, sdf_;
 
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};
-  cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_{program_, "sph_cells"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint>
+  KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_{program_, "sph_cells"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint>
       reorder_{program_, "sph_boundary_reorder"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
                     cl_float, cl_float, cl_float>
       psi_{program_, "sph_boundary_psi"};
   KernelFunctorOf<SphBoundaryForceArgs> force_{program_, "sph_boundary_force"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
                     cl_float, cl_float4>
       guard_{program_, "sph_boundary_guard"};
 };

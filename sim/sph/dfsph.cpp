@@ -91,7 +91,7 @@ SphBoundaryView DfsphKernels::boundaryView(const DfsphBuffers& b) const {
 }
 
 cl::NDRange DfsphKernels::global(size_t n) const { return cl::NDRange(roundUp(n, EDDY_SPH_WG)); }
-cl::EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
+EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
   return sphLaneLaunch(ctx_.queue(), b.n, b.laneBits);
 }
 
@@ -119,7 +119,7 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .gradScale = cl_float(p.gradScale),
                            .laneBits = b.laneBits};
   try {
-    prof_.record("dfsph_density", launch(density_, lanes(b), a));
+    prof_.launch("dfsph_density", density_, lanes(b), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH density kernel: " + describe(e));
   }
@@ -157,7 +157,7 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .maxIter = cl_uint(p.maxIterations),
                         .laneBits = b.laneBits};
   try {
-    prof_.record(div ? "divergence_rate" : "density_rate", launch(rate_, lanes(b), a));
+    prof_.launch(div ? "divergence_rate" : "density_rate", rate_, lanes(b), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH rate kernel: " + describe(e));
   }
@@ -193,7 +193,7 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
                             .gradScale = cl_float(p.gradScale),
                             .laneBits = b.laneBits};
   try {
-    prof_.record(row, launch(velocity_, lanes(b), a));
+    prof_.launch(row, velocity_, lanes(b), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH velocity kernel: " + describe(e));
   }
@@ -241,7 +241,7 @@ void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
                       .minDt = cl_float(p.minDt),
                       .maxDt = cl_float(p.maxDt)};
   try {
-    prof_.record("dt", launch(dt_, cl::EnqueueArgs(ctx_.queue(), cl::NDRange(1)), a));
+    prof_.launch("dt", dt_, EnqueueArgs(ctx_.queue(), cl::NDRange(1)), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH time-step kernel: " + describe(e));
   }
@@ -269,7 +269,7 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .gradScale = cl_float(p.gradScale),
                            .laneBits = b.laneBits};
   try {
-    prof_.record("predict", launch(predict_, lanes(b), a));
+    prof_.launch("predict", predict_, lanes(b), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH predict kernel: " + describe(e));
   }
@@ -288,9 +288,8 @@ void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
                              .restitution = cl_float(p.restitution)};
   a.tank.s[3] = cl_float(EDDY_DFSPH_WALL_CLEARANCE * p.spacing);  // the wall clearance
   try {
-    prof_.record("integrate",
-                 launch(integrate_,
-                        cl::EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)), a));
+    prof_.launch("integrate", integrate_,
+                 EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH integrate kernel: " + describe(e));
   }
@@ -324,9 +323,8 @@ void DfsphKernels::reorder(const cl::Buffer& order, size_t n) {
                            .kdenOut = kden_[next],
                            .n = cl_uint(n)};
   try {
-    prof_.record("reorder_warm",
-                 launch(reorder_,
-                        cl::EnqueueArgs(ctx_.queue(), global(n), cl::NDRange(EDDY_SPH_WG)), a));
+    prof_.launch("reorder_warm", reorder_,
+                 EnqueueArgs(ctx_.queue(), global(n), cl::NDRange(EDDY_SPH_WG)), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH reorder kernel: " + describe(e));
   }
@@ -541,8 +539,7 @@ void DfsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
 
 void DfsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
   try {
-    p.profiler().record("forces",
-                        launch(forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys)));
+    p.profiler().launch("forces", forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }

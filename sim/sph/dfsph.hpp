@@ -208,7 +208,7 @@ class DfsphKernels {
   };
   static cl::Program buildProgram(Context& ctx, bool crDivSqrt);
   cl::NDRange global(size_t n) const;
-  cl::EnqueueArgs lanes(const DfsphBuffers& b) const;
+  EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
   void solve(unsigned slot, unsigned rounds, const DfsphBuffers& b, const DfsphParams& p);
   static DfsphStats decode(const std::vector<cl_uint>& s);

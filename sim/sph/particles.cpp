@@ -62,10 +62,10 @@ int sphLaneOverride() {
   throw Error("EDDY_SPH_LANES='" + std::string(env) + "': expected 1, 2, 4, 8, 16 or 32");
 }
 
-cl::EnqueueArgs sphLaneLaunch(cl::CommandQueue& queue, size_t n, unsigned laneBits) {
+EnqueueArgs sphLaneLaunch(cl::CommandQueue& queue, size_t n, unsigned laneBits) {
   const size_t perGroup = size_t(EDDY_SPH_WG) >> laneBits;
   const size_t groups = std::max<size_t>((n + perGroup - 1) / perGroup, 1);
-  return cl::EnqueueArgs(queue, cl::NDRange(groups * EDDY_SPH_WG), cl::NDRange(EDDY_SPH_WG));
+  return EnqueueArgs(queue, cl::NDRange(groups * EDDY_SPH_WG), cl::NDRange(EDDY_SPH_WG));
 }
 
 std::string SphParticles::buildOptions(const Context& ctx, const SphKernelConfig& cfg) {
@@ -158,15 +158,14 @@ cl_int4 SphParticles::dims4() const {
 
 cl_float4 SphParticles::tank4() const { return f4(tank_[0], tank_[1], tank_[2]); }
 
-cl::EnqueueArgs SphParticles::launch() const {
-  return cl::EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)),
-                         cl::NDRange(EDDY_SPH_WG));
+EnqueueArgs SphParticles::launch() const {
+  return EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
 }
 
 void SphParticles::runHash() {
   try {
-    profiler_.record("hash", hash_(launch(), pos_[cur_], keys_, vals_, counters_, cl_uint(n_),
-                                   dims4(), invCell()));
+    profiler_.run("hash", hash_, launch(), pos_[cur_], keys_, vals_, counters_, cl_uint(n_),
+                  dims4(), invCell());
   } catch (const cl::Error& e) {
     throw Error("SPH hash kernel: " + describe(e));
   }
@@ -179,8 +178,8 @@ void SphParticles::runSort() {
 void SphParticles::runReorder() {
   const int next = 1 - cur_;
   try {
-    profiler_.record("reorder", reorder_(launch(), vals_, pos_[cur_], vel_[cur_], id_[cur_],
-                                         pos_[next], vel_[next], id_[next], cl_uint(n_)));
+    profiler_.run("reorder", reorder_, launch(), vals_, pos_[cur_], vel_[cur_], id_[cur_],
+                  pos_[next], vel_[next], id_[next], cl_uint(n_));
   } catch (const cl::Error& e) {
     throw Error("SPH reorder kernel: " + describe(e));
   }
@@ -190,11 +189,11 @@ void SphParticles::runReorder() {
 void SphParticles::runCells() {
   try {
     auto& q = ctx_.queue();
-    profiler_.record("cells_clear",
-                     cellsClear_(cl::EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)),
-                                                 cl::NDRange(EDDY_SPH_WG)),
-                                 cells_, cl_uint(numCells_)));
-    profiler_.record("cells", cells_k_(launch(), keys_, cells_, cl_uint(n_)));
+    profiler_.run(
+        "cells_clear", cellsClear_,
+        EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
+        cells_, cl_uint(numCells_));
+    profiler_.run("cells", cells_k_, launch(), keys_, cells_, cl_uint(n_));
   } catch (const cl::Error& e) {
     throw Error("SPH cell table kernels: " + describe(e));
   }
@@ -203,10 +202,9 @@ void SphParticles::runCells() {
 void SphParticles::runNeighbours() {
   if (!cfg_.neighbourList) return;
   try {
-    profiler_.record("neighbours",
-                     neighbours_(laneLaunch(), pos_[cur_], cells_, nlist_, nbcount_, counters_,
-                                 cl_uint(n_), dims4(), invCell(), cl_float(h_),
-                                 cl_uint(cfg_.listCapacity), laneBits()));
+    profiler_.run("neighbours", neighbours_, laneLaunch(), pos_[cur_], cells_, nlist_, nbcount_,
+                  counters_, cl_uint(n_), dims4(), invCell(), cl_float(h_),
+                  cl_uint(cfg_.listCapacity), laneBits());
   } catch (const cl::Error& e) {
     throw Error("SPH neighbour list kernel: " + describe(e));
   }
@@ -222,9 +220,8 @@ void SphParticles::update() {
 
 void SphParticles::runDt(const SphPhysics& phys) {
   try {
-    profiler_.record("dt", dt_(cl::EnqueueArgs(ctx_.queue(), cl::NDRange(1)), clock_, counters_,
-                               cl_float(phys.h), cl_float(phys.c0), cl_float(phys.cfl),
-                               cl_float(phys.maxDt)));
+    profiler_.run("dt", dt_, EnqueueArgs(ctx_.queue(), cl::NDRange(1)), clock_, counters_,
+                  cl_float(phys.h), cl_float(phys.c0), cl_float(phys.cfl), cl_float(phys.maxDt));
   } catch (const cl::Error& e) {
     throw Error("SPH time-step kernel: " + describe(e));
   }
@@ -232,9 +229,8 @@ void SphParticles::runDt(const SphPhysics& phys) {
 
 void SphParticles::runIntegrate(const cl::Buffer& acc, const SphPhysics& phys) {
   try {
-    profiler_.record("integrate", integrate_(launch(), pos_[cur_], vel_[cur_], acc, clock_,
-                                             counters_, cl_uint(n_), tank4(),
-                                             cl_float(phys.restitution)));
+    profiler_.run("integrate", integrate_, launch(), pos_[cur_], vel_[cur_], acc, clock_, counters_,
+                  cl_uint(n_), tank4(), cl_float(phys.restitution));
   } catch (const cl::Error& e) {
     throw Error("SPH integrate kernel: " + describe(e));
   }

@@ -110,7 +110,7 @@ unsigned sphLaneBits(const DeviceInfo& device, size_t n, int override = -1);
 // every SPH neighbour sum (measurements); else -1 (automatic).
 int sphLaneOverride();
 // The launch of n particles at 2^laneBits work-items each (whole work-groups).
-cl::EnqueueArgs sphLaneLaunch(cl::CommandQueue& queue, size_t n, unsigned laneBits);
+EnqueueArgs sphLaneLaunch(cl::CommandQueue& queue, size_t n, unsigned laneBits);
 
 class SphParticles {
  public:
@@ -160,10 +160,10 @@ class SphParticles {
   cl_int4 dims4() const;
   cl_float invCell() const { return cl_float(1.0 / cell_); }
   cl_float4 tank4() const;
-  cl::EnqueueArgs launch() const;  // n items rounded up to work-groups of EDDY_SPH_WG
+  EnqueueArgs launch() const;  // n items rounded up to work-groups of EDDY_SPH_WG
   // Neighbour sums: 2^laneBits() work-items per particle (sphLaneBits).
   cl_uint laneBits() const { return cl_uint(sphLaneBits(ctx_.info(), n_, laneOverride_)); }
-  cl::EnqueueArgs laneLaunch() const { return sphLaneLaunch(ctx_.queue(), n_, laneBits()); }
+  EnqueueArgs laneLaunch() const { return sphLaneLaunch(ctx_.queue(), n_, laneBits()); }
 
   std::array<int, 3> gridDims() const { return dims_; }
   double cellSize() const { return cell_; }
@@ -198,19 +198,19 @@ class SphParticles {
   int cur_ = 0;
   std::unique_ptr<SphBoundary> boundary_;
 
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
                     cl::Buffer, cl_uint>
       reorder_{program_, "sph_reorder"};
-  cl::KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
+  KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
                     cl_float, cl_float, cl_uint, cl_uint>
       neighbours_{program_, "sph_neighbours"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_float, cl_float, cl_float, cl_float> dt_{program_,
                                                                                       "sph_dt"};
-  cl::KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4,
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float4,
                     cl_float>
       integrate_{program_, "sph_integrate"};
 };

@@ -77,9 +77,9 @@ void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, dou
                          .dy = cl_float(dy_),
                          .samples = samples_};
     try {
-      const cl::EnqueueArgs range(ctx_.queue(), cl::NDRange(probes_.size() * EDDY_PROBE_WG),
-                                  cl::NDRange(EDDY_PROBE_WG));
-      p.profiler().record("probes", launch(kernel_, range, a));
+      const EnqueueArgs range(ctx_.queue(), cl::NDRange(probes_.size() * EDDY_PROBE_WG),
+                              cl::NDRange(EDDY_PROBE_WG));
+      p.profiler().launch("probes", kernel_, range, a);
     } catch (const cl::Error& e) {
       throw Error("SPH probes kernel: " + describe(e));
     }

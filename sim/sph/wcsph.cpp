@@ -67,7 +67,7 @@ void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys) {
                          .B = cl_float(phys.B),
                          .laneBits = p.laneBits()};
   try {
-    p.profiler().record("density", launch(density_, p.laneLaunch(), a));
+    p.profiler().launch("density", density_, p.laneLaunch(), a);
   } catch (const cl::Error& e) {
     throw Error("SPH density kernel: " + describe(e));
   }
@@ -106,8 +106,7 @@ SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
 
 void WcsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
   try {
-    p.profiler().record("forces",
-                        launch(forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys)));
+    p.profiler().launch("forces", forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }

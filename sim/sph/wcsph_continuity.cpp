@@ -34,7 +34,7 @@ void WcsphContinuity::carry(SphParticles& p, const cl::Buffer& rhop, size_t firs
                                                  ? cl_float(phys.startDensityCap)
                                                  : std::numeric_limits<cl_float>::max()};
   try {
-    p.profiler().record("continuity_reorder", launch(reorder_, p.launch(), a));
+    p.profiler().launch("continuity_reorder", reorder_, p.launch(), a);
   } catch (const cl::Error& e) {
     throw Error("WCSPH continuity reorder kernel: " + describe(e));
   }
@@ -88,7 +88,7 @@ void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const 
                             .advance = cl_uint(pending_ ? 1 : 0),
                             .laneBits = p.laneBits()};
   try {
-    p.profiler().record("continuity", launch(continuity_, p.laneLaunch(), a));
+    p.profiler().launch("continuity", continuity_, p.laneLaunch(), a);
   } catch (const cl::Error& e) {
     throw Error("WCSPH continuity kernel: " + describe(e));
   }
