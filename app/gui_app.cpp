@@ -7,6 +7,7 @@
 #include "gl.hpp"
 #include "gl_sharing.hpp"
 #include "gpu_timer.hpp"
+#include "mouse_input.hpp"
 #include "colormap.hpp"
 #include "native_handles.hpp"
 #include "offscreen_egl.hpp"
@@ -65,8 +66,6 @@ struct FrameTimes {
     wait += a * (f.wait - wait);
   }
 };
-
-enum class Drag { None, Orbit, Pan, Push, ImGui };
 
 class App {
  public:
@@ -134,11 +133,8 @@ class App {
   bool lastLog_ = false;
 
   // mouse
-  Drag drag_ = Drag::None;
-  double mx_ = 0, my_ = 0;
+  MouseInput mouse_;
   float scroll_ = 0;
-  double lastClickTime_ = -1;
-  double clickX_ = 0, clickY_ = 0;
 
   // timing
   GpuTimer gpuTimer_;  // every render pass (GL_TIME_ELAPSED ring, never waited for)
@@ -478,67 +474,20 @@ void App::updateColorRange(bool reset) {
 
 void App::handleMouse(float frameDt) {
   const ImGuiIO& io = ImGui::GetIO();
-  double x = 0, y = 0;
-  glfwGetCursorPos(win_, &x, &y);
-  int ww = 1, wh = 1;
-  glfwGetWindowSize(win_, &ww, &wh);
-  const bool left = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
-  const bool right = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
-  const bool middle = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
-  const bool ctrl = glfwGetKey(win_, GLFW_KEY_LEFT_CONTROL) == GLFW_PRESS ||
-                    glfwGetKey(win_, GLFW_KEY_RIGHT_CONTROL) == GLFW_PRESS;
-  const bool shift = glfwGetKey(win_, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS ||
-                     glfwGetKey(win_, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
-  const float dx = float(x - mx_), dy = float(y - my_);
-  if (!left && !right && !middle) {
-    drag_ = Drag::None;
-  } else if (drag_ == Drag::None) {
-    if (io.WantCaptureMouse) drag_ = Drag::ImGui;
-    else if (left && ctrl) drag_ = Drag::Push;
-    else if (right || middle || (left && shift)) drag_ = Drag::Pan;
-    else drag_ = Drag::Orbit;
-    if (left && !io.WantCaptureMouse && ctl_->hasSim()) {
-      const double t = now();
-      if (t - lastClickTime_ < 0.35 && std::hypot(x - clickX_, y - clickY_) < 5) {
-        // double click: drop a block (SPH) or re-seed (N-body); with shift:
-        // drop a body (panel: shape, size, density) where the cursor points.
-        const auto dom = ctl_->sim().domain();
-        if (shift && ctl_->sim().supportsSolidEdit() && dom) {
-          const float half = 0.5f * float(panel_.bodySize());
-          const auto at = dropPoint(cam_.ray(float(x), float(y), float(ww), float(wh)), *dom, half,
-                                    2 * ctl_->sim().particleRadius());
-          if (at) ctl_->dropBody(droppedBody(panel_.bodyBall(), panel_.bodySize(), panel_.bodyDensity(), *at));
-        } else if (ctl_->sim().supportsAddBlock()) {
-          ctl_->dropBlock();
-        } else {
-          ctl_->reseed();
-        }
-        lastClickTime_ = -1;
-      } else {
-        lastClickTime_ = t;
-        clickX_ = x;
-        clickY_ = y;
-      }
-    }
-  } else if (drag_ == Drag::Orbit) {
-    cam_.orbit(dx, dy);
-  } else if (drag_ == Drag::Pan) {
-    cam_.pan(dx, dy, float(wh));
-  } else if (drag_ == Drag::Push && (dx != 0 || dy != 0) && ctl_->hasSim() &&
-             ctl_->sim().supportsPush()) {
-    const glm::vec3 d = cam_.worldDelta(dx, dy, float(wh));
-    // The cursor's velocity in simulated time: in real-time mode a frame of
-    // frameDt wall seconds is speed x frameDt simulated ones, so the fluid
-    // follows the cursor on screen at any speed.
-    const float simDt = std::max(frameDt, 1.f / 240.f) * float(ctl_->realtime() ? ctl_->speed() : 1.0);
-    const glm::vec3 dv = d * (0.2f * view_.pushStrength / simDt);
-    ctl_->push(cam_.ray(float(x), float(y), float(ww), float(wh)), view_.pushRadius * sceneSize(),
-               {dv.x, dv.y, dv.z});
-  }
+  PointerState p;
+  glfwGetCursorPos(win_, &p.x, &p.y);
+  glfwGetWindowSize(win_, &p.width, &p.height);
+  p.left = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+  p.right = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
+  p.middle = glfwGetMouseButton(win_, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
+  p.ctrl = glfwGetKey(win_, GLFW_KEY_LEFT_CONTROL) == GLFW_PRESS ||
+           glfwGetKey(win_, GLFW_KEY_RIGHT_CONTROL) == GLFW_PRESS;
+  p.shift = glfwGetKey(win_, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS ||
+            glfwGetKey(win_, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
+  p.overPanel = io.WantCaptureMouse;
+  mouse_.update(p, now(), frameDt, panel_, view_, sceneSize(), *ctl_, cam_);
   if (scroll_ != 0 && !io.WantCaptureMouse) cam_.zoom(scroll_);
   scroll_ = 0;
-  mx_ = x;
-  my_ = y;
 }
 
 void App::takeScreenshot(const std::string& path, int fbw, int fbh) {

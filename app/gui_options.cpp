@@ -43,7 +43,7 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
            "start from a restart snapshot (eddy-cli --save, panel \"Save\nsnapshot\"); not with "
            "--sim, --scene, --n");
   cli::addObstacleOption(opt, o.spec.obstacles);
-  cli::addBodyOption(opt, o.bodyTexts);
+  cli::addBodyOption(opt, o.spec.bodies);
   cli::addProbeOption(opt, o.probes);
   opt.custom("--device", "gpu|cpu|P:D", "OpenCL device", [&](const std::string& v) {
     if (!isDeviceSpec(v)) throw UsageError("--device " + deviceSpecError(v));
@@ -232,7 +232,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     if (c.device && o.device.empty()) o.device = *c.device;
     // Solids and probes: the config's first, then the command line's.
     o.spec.obstacles.insert(o.spec.obstacles.begin(), c.obstacles.begin(), c.obstacles.end());
-    o.spec.bodies = c.bodies;
+    o.spec.bodies.insert(o.spec.bodies.begin(), c.bodies.begin(), c.bodies.end());
     o.probes.insert(o.probes.begin(), c.probes.begin(), c.probes.end());
     const std::pair<const char*, bool> headless[] = {
         {"steps", bool(c.steps)},  {"until", bool(c.until)}, {"diag", bool(c.diag)},
@@ -242,13 +242,6 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
         {"probe_every", bool(c.probeEvery)}, {"probe_dt", bool(c.probeDt)}};
     for (const auto& [key, set] : headless)
       if (set) o.ignoredConfigKeys.push_back(key);
-  }
-  for (const auto& text : o.bodyTexts) {
-    try {
-      o.spec.bodies.push_back(parseBodySpec(text));
-    } catch (const Error& e) {
-      throw GuiUsageError(std::string("--body: ") + e.what());
-    }
   }
   try {
     checkProbeNames(o.probes);

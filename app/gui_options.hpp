@@ -24,7 +24,6 @@ struct GuiOptions {
   // "obstacles" and "bodies" then --obstacle / --body land in spec.obstacles
   // and spec.bodies; probes: the config's "probes" then --probe (the scene's
   // built-in probes come first, at the start).
-  std::vector<std::string> bodyTexts;  // --body SPEC (parsed into spec.bodies)
   std::vector<ProbeSpec> probes;
   // The config's "params" (applied before --set) and its keys that only a
   // headless run uses (steps, diag, ...; the app ignores them and says so).

@@ -101,6 +101,41 @@ void Renderer::clear(int w, int h) {
   glDrawArrays(GL_TRIANGLES, 0, 3);
 }
 
+void Renderer::bindPoints(const ShaderProgram& p, const PointLook& look, const glm::mat4& view,
+                          const glm::mat4& proj, int fbHeight) {
+  p.use();
+  useColormap(look.colormap);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, colormapTex_);
+  glUniform1i(p.loc("uColormap"), 0);
+  glUniformMatrix4fv(p.loc("uView"), 1, GL_FALSE, glm::value_ptr(view));
+  glUniformMatrix4fv(p.loc("uProj"), 1, GL_FALSE, glm::value_ptr(proj));
+  glUniform1f(p.loc("uRadius"), look.radius);
+  glUniform1f(p.loc("uViewportH"), float(fbHeight));
+  glUniform1f(p.loc("uMassScale"), look.massScale);
+  glUniform2f(p.loc("uRange"), look.rangeLo, look.rangeHi);
+  glUniform1i(p.loc("uLogField"), look.logField ? 1 : 0);
+  glUniform1i(p.loc("uHasField"), look.colorVbo ? 1 : 0);
+  glUniform3f(p.loc("uColor"), look.color.r, look.color.g, look.color.b);
+  if (&p == &sphere_) {  // shaded spheres (the glow program has no light)
+    const glm::vec3 light = glm::normalize(glm::vec3(0.45f, 0.7f, 0.55f));
+    glUniform3f(p.loc("uLightDir"), light.x, light.y, light.z);
+  }
+  glBindVertexArray(particleVao_);
+  glBindBuffer(GL_ARRAY_BUFFER, look.posVbo);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
+  if (look.colorVbo) {
+    glBindBuffer(GL_ARRAY_BUFFER, look.colorVbo);
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, nullptr);
+  } else {
+    glDisableVertexAttribArray(1);
+    glVertexAttrib1f(1, 0.f);
+  }
+  glEnable(GL_PROGRAM_POINT_SIZE);
+}
+
 void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const glm::mat4& proj,
                              int fbHeight, const ViewSettings& s) {
   if (d.count == 0 || d.posVbo == 0) return;
@@ -115,41 +150,18 @@ void Renderer::drawParticles(const ParticleDraw& d, const glm::mat4& view, const
   GpuPass pass(timer_, s.style == DrawStyle::Glow ? "glow" : "spheres");
   const bool glow = s.style == DrawStyle::Glow;
   const ShaderProgram& p = glow ? glow_ : sphere_;
-  p.use();
-  useColormap(s.colormap);
-  glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, colormapTex_);
-  glUniform1i(p.loc("uColormap"), 0);
-  glUniformMatrix4fv(p.loc("uView"), 1, GL_FALSE, glm::value_ptr(view));
-  glUniformMatrix4fv(p.loc("uProj"), 1, GL_FALSE, glm::value_ptr(proj));
-  glUniform1f(p.loc("uRadius"), d.radius * s.radiusScale);
-  glUniform1f(p.loc("uViewportH"), float(fbHeight));
-  glUniform1f(p.loc("uMassScale"), s.sizeByMass ? d.massScale : 0.f);
-  glUniform2f(p.loc("uRange"), s.rangeLo, s.rangeHi);
-  glUniform1i(p.loc("uLogField"), s.logScale ? 1 : 0);
-  const bool field = d.colorVbo != 0 && s.colorField >= 0;
-  glUniform1i(p.loc("uHasField"), field ? 1 : 0);
-  glUniform3f(p.loc("uColor"), glow ? 1.f : 0.25f, glow ? 0.75f : 0.55f, glow ? 0.45f : 0.95f);
-  if (glow) {
-    glUniform1f(p.loc("uGlow"), s.glow);
-  } else {
-    const glm::vec3 light = glm::normalize(glm::vec3(0.45f, 0.7f, 0.55f));
-    glUniform3f(p.loc("uLightDir"), light.x, light.y, light.z);
-  }
-
-  glBindVertexArray(particleVao_);
-  glBindBuffer(GL_ARRAY_BUFFER, d.posVbo);
-  glEnableVertexAttribArray(0);
-  glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
-  if (field) {
-    glBindBuffer(GL_ARRAY_BUFFER, d.colorVbo);
-    glEnableVertexAttribArray(1);
-    glVertexAttribPointer(1, 1, GL_FLOAT, GL_FALSE, 0, nullptr);
-  } else {
-    glDisableVertexAttribArray(1);
-    glVertexAttrib1f(1, 0.f);
-  }
-  glEnable(GL_PROGRAM_POINT_SIZE);
+  PointLook look;
+  look.posVbo = d.posVbo;
+  look.colorVbo = s.colorField >= 0 ? d.colorVbo : 0;
+  look.colormap = s.colormap;
+  look.radius = d.radius * s.radiusScale;
+  look.massScale = s.sizeByMass ? d.massScale : 0.f;
+  look.rangeLo = s.rangeLo;
+  look.rangeHi = s.rangeHi;
+  look.logField = s.logScale;
+  look.color = glow ? glm::vec3(1.f, 0.75f, 0.45f) : glm::vec3(0.25f, 0.55f, 0.95f);
+  bindPoints(p, look, view, proj, fbHeight);
+  if (glow) glUniform1f(p.loc("uGlow"), s.glow);
   GLint target = 0;  // the window, or the caller's framebuffer (offscreen, tests)
   glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
   if (glow) {
@@ -206,29 +218,11 @@ void Renderer::drawSolidPoints(GLuint vbo, size_t count, float radius, const glm
                                const glm::mat4& view, const glm::mat4& proj, int fbHeight) {
   if (count == 0 || vbo == 0) return;
   GpuPass pass(timer_, "solids");
-  sphere_.use();
-  useColormap(0);
-  glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, colormapTex_);
-  glUniform1i(sphere_.loc("uColormap"), 0);
-  glUniformMatrix4fv(sphere_.loc("uView"), 1, GL_FALSE, glm::value_ptr(view));
-  glUniformMatrix4fv(sphere_.loc("uProj"), 1, GL_FALSE, glm::value_ptr(proj));
-  glUniform1f(sphere_.loc("uRadius"), radius);
-  glUniform1f(sphere_.loc("uViewportH"), float(fbHeight));
-  glUniform1f(sphere_.loc("uMassScale"), 0.f);
-  glUniform2f(sphere_.loc("uRange"), 0.f, 1.f);
-  glUniform1i(sphere_.loc("uLogField"), 0);
-  glUniform1i(sphere_.loc("uHasField"), 0);
-  glUniform3f(sphere_.loc("uColor"), color.r, color.g, color.b);
-  const glm::vec3 light = glm::normalize(glm::vec3(0.45f, 0.7f, 0.55f));
-  glUniform3f(sphere_.loc("uLightDir"), light.x, light.y, light.z);
-  glBindVertexArray(particleVao_);
-  glBindBuffer(GL_ARRAY_BUFFER, vbo);
-  glEnableVertexAttribArray(0);
-  glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
-  glDisableVertexAttribArray(1);
-  glVertexAttrib1f(1, 0.f);
-  glEnable(GL_PROGRAM_POINT_SIZE);
+  PointLook look;
+  look.posVbo = vbo;
+  look.radius = radius;
+  look.color = color;
+  bindPoints(sphere_, look, view, proj, fbHeight);
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LESS);
   glDisable(GL_BLEND);

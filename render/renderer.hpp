@@ -56,6 +56,18 @@ class Renderer {
  private:
   void useColormap(int index);
   void ensureHdrTarget(int w, int h);
+  // The point programs' (sphere_, glow_) uniforms and the particle VAO: the
+  // fluid (drawParticles) and the solids' points (drawSolidPoints) alike.
+  struct PointLook {
+    GLuint posVbo = 0;    // float4 per point
+    GLuint colorVbo = 0;  // float per point (the colour field), 0 = none: `color`
+    int colormap = 0;
+    float radius = 0.01f, massScale = 0.f, rangeLo = 0.f, rangeHi = 1.f;
+    bool logField = false;
+    glm::vec3 color{1.f};
+  };
+  void bindPoints(const ShaderProgram& p, const PointLook& look, const glm::mat4& view,
+                  const glm::mat4& proj, int fbHeight);
 
   ShaderProgram sphere_, glow_, lines_, background_, tonemap_;
   GLuint hdrFbo_ = 0, hdrTex_ = 0;

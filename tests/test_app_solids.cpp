@@ -1,10 +1,14 @@
 // The app's solids and probes (issue 12) without a window: the options
 // (--obstacle, --body, --probe shared with eddy-cli), the probe history, the
 // drop point of shift + double-click, and the controller and panel editing
-// the solids of a running SPH simulation on PoCL (the fluid keeps running).
+// the solids of a running SPH simulation on PoCL (the fluid keeps running),
+// and the mouse path of the app (MouseInput, fed what gui_app.cpp reads from
+// GLFW) from a shift + double-click to the dropped body.
+#include "camera.hpp"
 #include "controller.hpp"
 #include "gui_options.hpp"
 #include "headless_imgui.hpp"
+#include "mouse_input.hpp"
 #include "panel.hpp"
 #include "probe_history.hpp"
 #include "sph.hpp"
@@ -277,4 +281,111 @@ TEST(AppSolids, PanelAddsMovesDeletesAndDrops) {
   ASSERT_TRUE(c->error().empty()) << c->error();
   EXPECT_EQ(c->sim().obstacles().size(), 0u);
   EXPECT_EQ(c->sim().bodyCount(), 1u);
+}
+
+// Issue 12: "shift + double-click drops a box or a ball of a chosen density;
+// a plain double-click keeps dropping fluid", through the app's mouse
+// handling (MouseInput::update, what App::handleMouse calls every frame with
+// the cursor, buttons and modifier keys read from GLFW), the panel's body
+// settings and the controller, on a fitted camera and a made-up clock.
+TEST(AppSolids, ShiftDoubleClickDropsABodyAtTheCursorAPlainOneDropsFluid) {
+  test::HeadlessImGui ui;
+  auto c = sphController();
+  ASSERT_TRUE(c->hasSim()) << c->error();
+  Panel panel;
+  ui.frame(panel, *c, -1, -1, false);  // the panel's body settings from the tank
+  ASSERT_GT(panel.bodySize(), 0.0);
+  const Box tank = *c->sim().domain();
+  const int w = 800, h = 500;
+  OrbitCamera cam;
+  cam.fit(tank, float(w) / float(h));
+  const OrbitCamera camAtStart = cam;
+  ViewSettings view;
+  MouseInput mouse;
+  Profiler fp;
+  c->paused = true;
+  double clock = 100.0;
+  // One frame of the mouse at (x, y): the buttons and keys as given.
+  auto frame = [&](double x, double y, bool left, bool shift, bool overPanel = false, double dt = 0.05) {
+    clock += dt;
+    PointerState p;
+    p.x = x;
+    p.y = y;
+    p.width = w;
+    p.height = h;
+    p.left = left;
+    p.shift = shift;
+    p.overPanel = overPanel;
+    mouse.update(p, clock, float(dt), panel, view, 1.f, *c, cam);
+  };
+  // Press, release, press: a double click when the second press comes within
+  // 0.35 s and 5 pixels of the first.
+  // (A second of no clicks first: no earlier press can pair with these.)
+  auto doubleClick = [&](double x, double y, bool shift, double gap = 0.05, bool overPanel = false) {
+    frame(x, y, false, false, false, 1.0);
+    frame(x, y, true, shift, overPanel);
+    frame(x, y, false, shift, overPanel, gap);
+    frame(x + 2, y - 1, true, shift, overPanel, gap);
+    frame(x + 2, y - 1, false, shift, overPanel);
+  };
+  std::mt19937 rng(test::freshSeed());
+  std::uniform_real_distribution<double> ux(0.35 * w, 0.65 * w), uy(0.3 * h, 0.7 * h);
+
+  // A plain double click: a block of fluid, no body.
+  const size_t n0 = c->sim().size();
+  doubleClick(ux(rng), uy(rng), false);
+  c->frame(fp);
+  ASSERT_TRUE(c->error().empty()) << c->error();
+  EXPECT_GT(c->sim().size(), n0) << "a plain double click drops fluid";
+  EXPECT_EQ(c->sim().bodyCount(), 0u);
+  EXPECT_TRUE(c->spec().bodies.empty());
+
+  // Not double clicks: too slow, too far apart, or on the panel. Nothing.
+  const size_t n1 = c->sim().size();
+  const uint64_t gen = c->generation();
+  doubleClick(ux(rng), uy(rng), true, 0.2);  // 0.4 s between the presses
+  const double x0 = ux(rng), y0 = uy(rng);
+  frame(x0, y0, false, false, false, 1.0);
+  frame(x0, y0, true, true);
+  frame(x0, y0, false, true);
+  frame(x0 + 8, y0, true, true);  // 8 pixels away
+  frame(x0 + 8, y0, false, true);
+  doubleClick(ux(rng), uy(rng), true, 0.05, true);
+  c->frame(fp);
+  EXPECT_EQ(c->generation(), gen);
+  EXPECT_EQ(c->sim().size(), n1);
+  EXPECT_EQ(c->sim().bodyCount(), 0u);
+
+  // Shift + double click: one body of the panel's shape, size and density at
+  // the point the cursor picks (its ray on the tank's middle plane).
+  const double x = ux(rng), y = uy(rng);
+  const float half = 0.5f * float(panel.bodySize());
+  const auto at = dropPoint(cam.ray(float(x + 2), float(y - 1), float(w), float(h)), tank, half,
+                            2 * c->sim().particleRadius());
+  ASSERT_TRUE(at.has_value());
+  doubleClick(x, y, true);
+  c->frame(fp);
+  ASSERT_TRUE(c->error().empty()) << c->error();
+  EXPECT_EQ(c->sim().bodyCount(), 1u);
+  EXPECT_LE(c->sim().size(), n1) << "a body drops no fluid";
+  ASSERT_EQ(c->spec().bodies.size(), 1u);
+  const BodySpec& b = c->spec().bodies[0];
+  EXPECT_EQ(b.shape.kind, panel.bodyBall() ? ShapeKind::Sphere : ShapeKind::Box);
+  EXPECT_EQ(b.shape.size[0], panel.bodySize());
+  EXPECT_EQ(b.density, panel.bodyDensity());
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(b.shape.pose.position[size_t(k)], double((*at)[size_t(k)])) << k;
+  // The body's boundary particles (the only solid here) are centred there.
+  const size_t m = c->sim().solidPointCount();
+  ASSERT_GT(m, 0u);
+  std::vector<cl_float4> pts(m);
+  test::context().queue().enqueueReadBuffer(*c->sim().solidPoints(), CL_TRUE, 0, m * sizeof(cl_float4),
+                                            pts.data());
+  for (int k = 0; k < 3; ++k) {
+    double mean = 0;
+    for (const auto& q : pts) mean += q.s[k];
+    EXPECT_NEAR(mean / double(m), (*at)[size_t(k)], 0.1 * panel.bodySize()) << k;
+  }
+  // Clicks do not move the camera (a shift drag pans, but nothing moved).
+  EXPECT_EQ(cam.target, camAtStart.target);
+  EXPECT_EQ(cam.distance, camAtStart.distance);
 }

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 
 using namespace eddy;
@@ -82,6 +83,27 @@ Scene randomScene(size_t nf, size_t nb, unsigned seed) {
   return s;
 }
 
+// One case of the kernel tests: a random scene, the physics of a SphSim
+// built on it without solids (params `P`), and the pipeline built around the
+// random boundary directly (the solver is the test's).
+struct BoundaryCase {
+  Scene sc;
+  SphKernelConfig cfg;
+  std::unique_ptr<SphSim> base;
+  SphPhysics phys;
+  Profiler prof;
+  std::unique_ptr<SphParticles> parts;
+
+  BoundaryCase(Context& ctx, const Params& P, size_t nf, size_t nb, unsigned seed, int laneBits)
+      : sc(randomScene(nf, nb, seed)) {
+    cfg.laneBits = laneBits;
+    cfg.listCapacity = 1024;
+    base = std::make_unique<SphSim>(ctx, P, sc.setup, cfg);
+    phys = base->physics();
+    parts = std::make_unique<SphParticles>(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
+  }
+};
+
 double dist(const cl_float4& a, const cl_float4& b) {
   const double x = double(a.s[0]) - b.s[0], y = double(a.s[1]) - b.s[1], z = double(a.s[2]) - b.s[2];
   return std::sqrt(x * x + y * y + z * z);
@@ -100,6 +122,11 @@ std::array<double, 3> gradW(const cl_float4& a, const cl_float4& b, double h) {
 const std::vector<std::pair<size_t, size_t>> kSizes = {
     {1, 1}, {13, 1}, {127, 331}, {1009, 7}, {1009, 2003}};
 
+std::string caseName(size_t nf, size_t nb, int laneBits, unsigned seed) {
+  return "nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " lanes " + std::to_string(1 << laneBits) +
+         " seed " + std::to_string(seed);
+}
+
 }  // namespace
 
 // psi, boundary density and WCSPH forces, bforce (WCSPH and DFSPH modes).
@@ -108,23 +135,15 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
   Context& ctx = test::context();
   for (int lb : {0, 2})
     for (const auto& [nf, nb] : kSizes) {
-      SCOPED_TRACE("nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " lanes " +
-                   std::to_string(1 << lb) + " seed " + std::to_string(seed));
-      const Scene sc = randomScene(nf, nb, seed + unsigned(nf * 7 + nb));
-      SphKernelConfig cfg;
-      cfg.laneBits = lb;
-      cfg.listCapacity = 1024;
-      // A SphSim without solids gives the physics; the pipeline and solver are
-      // then built around the random boundary directly.
+      SCOPED_TRACE(caseName(nf, nb, lb, seed));
       // density_diffusion = 0: this checks the summation density (sph_density.cl);
       // the carried density's start and rate: ContinuityRateIncludesTheBoundary.
       Params P = params();
       P.set("density_diffusion", 0.0);
-      SphSim base(ctx, P, sc.setup, cfg);
-      const SphPhysics phys = base.physics();
-      Profiler prof;
-      SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
-      WcsphSolver solver(ctx, parts, cfg);
+      BoundaryCase c(ctx, P, nf, nb, seed + unsigned(nf * 7 + nb), lb);
+      const SphPhysics& phys = c.phys;
+      SphParticles& parts = *c.parts;
+      WcsphSolver solver(ctx, parts, c.cfg);
       SphBoundary& bd = parts.boundary();
       ASSERT_EQ(bd.size(), nb);
       bd.update(phys.rho0);
@@ -278,21 +297,15 @@ TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
   Context& ctx = test::context();
   for (int lb : {0, 2})
     for (const auto& [nf, nb] : kSizes) {
-      SCOPED_TRACE("nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " lanes " +
-                   std::to_string(1 << lb) + " seed " + std::to_string(seed));
-      const Scene sc = randomScene(nf, nb, seed + unsigned(nf * 3 + nb));
-      SphKernelConfig cfg;
-      cfg.laneBits = lb;
-      cfg.listCapacity = 1024;
+      SCOPED_TRACE(caseName(nf, nb, lb, seed));
       Params P = params();
       P.set("gravity", 30.0);  // a large hydrostatic correction in the diffusion
       P.set("density_diffusion", 0.1);  // continuity (off by default)
-      SphSim base(ctx, P, sc.setup, cfg);
-      const SphPhysics phys = base.physics();
+      BoundaryCase c(ctx, P, nf, nb, seed + unsigned(nf * 3 + nb), lb);
+      const SphPhysics& phys = c.phys;
       ASSERT_GT(phys.densityDiffusion, 0.0);
-      Profiler prof;
-      SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
-      WcsphSolver solver(ctx, parts, cfg);
+      SphParticles& parts = *c.parts;
+      WcsphSolver solver(ctx, parts, c.cfg);
       SphBoundary& bd = parts.boundary();
       std::mt19937_64 rng(seed + 31 * unsigned(nb));
       std::uniform_real_distribution<double> u(-1, 1);
@@ -361,19 +374,13 @@ TEST(SphBoundaryKernels, DfsphDensityFactorAndRateIncludeTheBoundary) {
   const unsigned seed = test::freshSeed();
   Context& ctx = test::context();
   for (const auto& [nf, nb] : kSizes) {
-    SCOPED_TRACE("nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " seed " +
-                 std::to_string(seed));
-    const Scene sc = randomScene(nf, nb, seed + unsigned(nf * 5 + nb));
-    SphKernelConfig cfg;
-    cfg.laneBits = 1;
-    cfg.listCapacity = 1024;
+    SCOPED_TRACE(caseName(nf, nb, 1, seed));
     Params P = params();
     P.setAssignment("solver=dfsph");
-    SphSim base(ctx, P, sc.setup, cfg);
-    const SphPhysics phys = base.physics();
-    Profiler prof;
-    SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
-    DfsphSolver solver(ctx, parts, cfg);
+    BoundaryCase c(ctx, P, nf, nb, seed + unsigned(nf * 5 + nb), 1);
+    const SphPhysics& phys = c.phys;
+    SphParticles& parts = *c.parts;
+    DfsphSolver solver(ctx, parts, c.cfg);
     parts.boundary().update(phys.rho0);
     parts.update();
     solver.reordered(parts);
@@ -436,21 +443,15 @@ TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
   std::uniform_real_distribution<double> u(0, 1);
   for (unsigned lb : {0u, 2u})
     for (const auto& [nf, nb] : kSizes) {
-      SCOPED_TRACE("nf " + std::to_string(nf) + " nb " + std::to_string(nb) + " lanes " +
-                   std::to_string(1u << lb) + " seed " + std::to_string(seed));
-      const Scene sc = randomScene(nf, nb, seed + unsigned(nf * 3 + nb));
-      SphKernelConfig cfg;
-      cfg.laneBits = int(lb);
-      cfg.listCapacity = 1024;
+      SCOPED_TRACE(caseName(nf, nb, int(lb), seed));
       Params P = params();
       P.setAssignment("solver=dfsph");
-      SphSim base(ctx, P, sc.setup, cfg);
-      const SphPhysics phys = base.physics();
-      Profiler prof;
-      SphParticles parts(ctx, prof, sc.setup, cfg, nf, phys.h, sc.solids);
+      BoundaryCase c(ctx, P, nf, nb, seed + unsigned(nf * 3 + nb), int(lb));
+      const SphPhysics& phys = c.phys;
+      SphParticles& parts = *c.parts;
       parts.boundary().update(phys.rho0);
       parts.update();
-      DfsphKernels kern(ctx, nf, prof, true);
+      DfsphKernels kern(ctx, nf, c.prof, true);
       const cl::Buffer rhop = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float2), "t");
       const cl::Buffer acc = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float4), "t");
       auto& q = ctx.queue();

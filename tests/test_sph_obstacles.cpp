@@ -19,24 +19,8 @@ namespace {
 
 const double kG = 9.81;
 
-ShapeSpec box(double cx, double cy, double cz, double sx, double sy, double sz) {
-  ShapeSpec b;
-  b.kind = ShapeKind::Box;
-  b.size = {sx, sy, sz};
-  b.pose.position = {cx, cy, cz};
-  return b;
-}
-
-// Signed distance to an axis-aligned box spec (test geometry only).
-double boxSdf(const ShapeSpec& b, const cl_float4& p) {
-  double out = 0, in = -1e30;
-  for (int k = 0; k < 3; ++k) {
-    const double q = std::fabs(double(p.s[k]) - b.pose.position[k]) - 0.5 * b.size[k];
-    out += std::max(q, 0.0) * std::max(q, 0.0);
-    in = std::max(in, q);
-  }
-  return std::sqrt(out) + std::min(in, 0.0);
-}
+using test::boxSdf;
+using test::boxSpec;
 
 struct TankResult {
   double worstBeside = 0, worstAbove = 0, force = 0, buoyancy = 0;
@@ -66,7 +50,7 @@ ShapeSpec submergedBoxTank(Params& p) {
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
   const double h = p.get("smoothing_ratio") * kBoxTankDx;
-  return box(0.24, 0.28, 0.5 * kBoxTankDepth, 0.16, 0.16, kBoxTankDepth + 2 * h);
+  return boxSpec(0.24, 0.28, 0.5 * kBoxTankDepth, 0.16, 0.16, kBoxTankDepth + 2 * h);
 }
 
 TankResult submergedBox(Params p) {
@@ -195,7 +179,7 @@ void damBreakAgainstBox(const std::string& solver) {
   p.set("tank_length", 4.5 * a);
   p.set("tank_height", 2.6 * a);
   const double h = p.get("smoothing_ratio") * dx;
-  const ShapeSpec b = box(2.5 * a, 0.25 * a, 2 * dx, 0.5 * a, 0.5 * a, 4 * dx + 2 * h);
+  const ShapeSpec b = boxSpec(2.5 * a, 0.25 * a, 2 * dx, 0.5 * a, 0.5 * a, 4 * dx + 2 * h);
   const SphSetup setup = makeSphScene("dam_break", p, {b});
   SphSim sim(test::context(), p, setup);
   size_t maxInside = 0;
@@ -313,7 +297,7 @@ TEST(SphObstacles, ScenesCarryTheirObstacleAndNoFluidInsideIt) {
   EXPECT_EQ(sphSceneSize("spheric_dam_break", p).count, s.particles.size());
   // An obstacle inside the column: none of its fluid is created.
   p.set("spacing", 0.01);
-  const ShapeSpec inCol = box(0.03, 0.03, 0.004, 0.02, 0.02, 0.1);
+  const ShapeSpec inCol = boxSpec(0.03, 0.03, 0.004, 0.02, 0.02, 0.1);
   const SphSetup d = makeSphScene("dam_break", p, {inCol});
   const SphSetup d0 = makeSphScene("dam_break", p);
   EXPECT_LT(d.particles.size(), d0.particles.size());

@@ -9,6 +9,7 @@
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -430,6 +431,41 @@ TEST(SphProbeConfig, ProbesKeysParseAndErrorsNameTheKey) {
       ADD_FAILURE() << "accepted: " << k.text;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(k.message), std::string::npos) << e.what();
+    }
+  }
+}
+
+// probeSpecFromJson, which config files and the Python module's probes=[...]
+// share: the caller words the message from the key at fault ("" for the
+// probe itself) and the problem.
+TEST(SphProbeConfig, ProbeSpecFromJsonLeavesTheWordingToTheCaller) {
+  const KeyMessage word = [](const std::string& key, const std::string& why) { return "<" + key + "> " + why; };
+  const ProbeSpec a = probeSpecFromJson(nlohmann::json::parse(R"({"type": "level", "name": "H", "x": 1, "z": 2})"), word);
+  EXPECT_EQ(a.kind, ProbeSpec::Kind::Level);
+  EXPECT_EQ(a.name, "H");
+  EXPECT_EQ(a.x, 1.0);
+  EXPECT_EQ(a.z, 2.0);
+  const ProbeSpec b = probeSpecFromJson(nlohmann::json("pressure:P:1,2,3"), word);
+  EXPECT_EQ(b.kind, ProbeSpec::Kind::Pressure);
+  EXPECT_EQ(b.y, 2.0);
+  struct Case {
+    std::string json, message;
+  };
+  const std::vector<Case> cases = {
+      {R"(5)", "<> expected a string or an object, got an integer"},
+      {R"("pressure:P:1,2")", "<> probe P: pressure takes 3 coordinates"},
+      {R"({"type": "level", "name": "H", "x": 1})", "<> the probe has no \"z\""},
+      {R"({"type": "level", "name": "H", "x": 1, "y": 0, "z": 2})", "<y> a level probe has no \"y\""},
+      {R"({"type": "level", "name": "H", "x": 1, "z": 2, "w": 0})", "<w> unknown key"},
+      {R"({"type": "pressure", "name": "", "x": 1, "y": 0, "z": 2})", "<name> must not be empty"},
+      {R"({"type": "pressure", "name": "P", "x": 1, "y": true, "z": 2})", "<y> expected a number, got a boolean"},
+  };
+  for (const auto& k : cases) {
+    try {
+      (void)probeSpecFromJson(nlohmann::json::parse(k.json), word);
+      ADD_FAILURE() << "accepted: " << k.json;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(k.message, 0), 0u) << e.what();
     }
   }
 }

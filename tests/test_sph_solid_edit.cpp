@@ -18,24 +18,8 @@ using namespace eddy;
 
 namespace {
 
-ShapeSpec boxSpec(double cx, double cy, double cz, double sx, double sy, double sz) {
-  ShapeSpec b;
-  b.kind = ShapeKind::Box;
-  b.size = {sx, sy, sz};
-  b.pose.position = {cx, cy, cz};
-  return b;
-}
-
-// Signed distance to an axis-aligned box spec (test geometry, independent of sim/geometry).
-double boxSdf(const ShapeSpec& b, const double p[3]) {
-  double out = 0, in = -1e30;
-  for (int k = 0; k < 3; ++k) {
-    const double q = std::fabs(p[k] - b.pose.position[k]) - 0.5 * b.size[k];
-    out += std::max(q, 0.0) * std::max(q, 0.0);
-    in = std::max(in, q);
-  }
-  return std::sqrt(out) + std::min(in, 0.0);
-}
+using test::boxSdf;
+using test::boxSpec;
 
 // A decoded state of n random particles in a 1 m cube with per-particle
 // solver arrays that name their particle (value = 1000 + id).

@@ -3,7 +3,10 @@
 #pragma once
 
 #include "cl.hpp"
+#include "shape.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -65,6 +68,30 @@ inline Result run(const std::string& binary, const std::string& args) {
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   return r;
+}
+
+// An axis-aligned box spec: centre (cx, cy, cz), sides (sx, sy, sz).
+inline ShapeSpec boxSpec(double cx, double cy, double cz, double sx, double sy, double sz) {
+  ShapeSpec b;
+  b.kind = ShapeKind::Box;
+  b.size = {sx, sy, sz};
+  b.pose.position = {cx, cy, cz};
+  return b;
+}
+
+// Signed distance to an axis-aligned box spec (test geometry, independent of sim/geometry).
+inline double boxSdf(const ShapeSpec& b, const double p[3]) {
+  double out = 0, in = -1e30;
+  for (int k = 0; k < 3; ++k) {
+    const double q = std::fabs(p[k] - b.pose.position[k]) - 0.5 * b.size[k];
+    out += std::max(q, 0.0) * std::max(q, 0.0);
+    in = std::max(in, q);
+  }
+  return std::sqrt(out) + std::min(in, 0.0);
+}
+inline double boxSdf(const ShapeSpec& b, const cl_float4& p) {
+  const double q[3] = {double(p.s[0]), double(p.s[1]), double(p.s[2])};
+  return boxSdf(b, q);
 }
 
 }  // namespace eddy::test

@@ -117,36 +117,42 @@ CLI::Option* addJsonOption(Options& o, bool& to) {
   return o.flag("--json", to, true, "machine-readable output (JSON) on stdout");
 }
 
-CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to) {
-  return o.custom("--obstacle", "SPEC",
-                  "sph: a static obstacle (repeatable), e.g.\nbox:size=0.16,0.16,0.4:pos=0.74,0.08,0.5, "
-                  "sphere:d=D, cylinder:d=D:h=H,\nmesh:file=F.stl:scale=S; :rot=A,B,C degrees (docs/USAGE.md)",
-                  [&to](const std::string& v) {
-                    try {
-                      to.push_back(parseShapeSpec(v));
-                    } catch (const Error& e) {
-                      throw UsageError(std::string("--obstacle: ") + e.what());
-                    }
-                  });
+namespace {
+
+// A repeatable option whose every value is parsed at once and appended to
+// `to`; a value the parser refuses is a usage error "FLAG: why" ("FLAG
+// 'VALUE': why" where `quoteValue`).
+template <class Spec, class Parse>
+CLI::Option* specOption(Options& o, const std::string& flag, const std::string& type, const std::string& help,
+                        std::vector<Spec>& to, Parse parse, bool quoteValue) {
+  return o.custom(flag, type, help, [&to, parse, flag, quoteValue](const std::string& v) {
+    try {
+      to.push_back(parse(v));
+    } catch (const Error& e) {
+      throw UsageError(flag + (quoteValue ? " '" + v + "'" : "") + ": " + e.what());
+    }
+  });
 }
 
-CLI::Option* addBodyOption(Options& o, std::vector<std::string>& to) {
-  return o.texts("--body", to, "SPEC",
-                 "sph: add a rigid body (repeatable), e.g. box:size=0.1,0.05,0.1:\npos=0.5,0.2,0.15:"
-                 "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")");
+}  // namespace
+
+CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to) {
+  const char* help = "sph: a static obstacle (repeatable), e.g.\nbox:size=0.16,0.16,0.4:pos=0.74,0.08,0.5, "
+                     "sphere:d=D, cylinder:d=D:h=H,\nmesh:file=F.stl:scale=S; :rot=A,B,C degrees (docs/USAGE.md)";
+  return specOption(o, "--obstacle", "SPEC", help, to, [](const std::string& v) { return parseShapeSpec(v); }, false);
+}
+
+CLI::Option* addBodyOption(Options& o, std::vector<BodySpec>& to) {
+  const char* help = "sph: add a rigid body (repeatable), e.g. box:size=0.1,0.05,0.1:\npos=0.5,0.2,0.15:"
+                     "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")";
+  return specOption(o, "--body", "SPEC", help, to, [](const std::string& v) { return parseBodySpec(v); }, false);
 }
 
 CLI::Option* addProbeOption(Options& o, std::vector<ProbeSpec>& to) {
-  return o.custom("--probe", "KIND:NAME:X,..",
-                  "a probe (repeatable): pressure:NAME:x,y,z (Pa) or\nlevel:NAME:x,z (free-surface "
-                  "height, m); sph only",
-                  [&to](const std::string& v) {
-                    try {
-                      to.push_back(parseProbeSpec(v));
-                    } catch (const Error& e) {
-                      throw UsageError("--probe '" + v + "': " + e.what());
-                    }
-                  });
+  const char* help = "a probe (repeatable): pressure:NAME:x,y,z (Pa) or\nlevel:NAME:x,z (free-surface "
+                     "height, m); sph only";
+  return specOption(o, "--probe", "KIND:NAME:X,..", help, to, [](const std::string& v) { return parseProbeSpec(v); },
+                    true);
 }
 
 void checkShares(const std::vector<double>& shares) {

@@ -7,6 +7,7 @@
 // tree, the help and cliMain.
 #pragma once
 
+#include "body_spec.hpp"
 #include "cl.hpp"
 #include "options.hpp"
 #include "io.hpp"
@@ -72,10 +73,11 @@ CLI::Option* addDeviceOption(Options& o, std::string& to, bool checked = true);
 CLI::Option* addDeviceOption(Options& o, std::optional<std::string>& to);
 CLI::Option* addJsonOption(Options& o, bool& to);
 // The solids and probes of an SPH run (issue 12), shared by eddy-cli run and
-// the desktop app: --obstacle SPEC (parsed at once), --body SPEC (kept as
-// text: parseBodySpec after the config's bodies), --probe KIND:NAME:X,...
+// the desktop app: --obstacle SPEC, --body SPEC, --probe KIND:NAME:X,...,
+// each parsed at once (a bad one is a UsageError naming the flag); the
+// callers put a config's solids and probes before them.
 CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to);
-CLI::Option* addBodyOption(Options& o, std::vector<std::string>& to);
+CLI::Option* addBodyOption(Options& o, std::vector<BodySpec>& to);
 CLI::Option* addProbeOption(Options& o, std::vector<ProbeSpec>& to);
 
 }  // namespace eddy::cli

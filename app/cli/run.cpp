@@ -38,7 +38,7 @@ struct RunArgs {
   bool json = false, quiet = false;
   bool overwrite = false;  // --overwrite: replace an earlier export in --export DIR
   std::optional<std::string> bodiesOut;  // --bodies-out FILE.csv
-  std::vector<std::string> bodies;       // --body SPEC (after the config's "bodies")
+  std::vector<BodySpec> bodies;          // --body SPEC (after the config's "bodies")
 };
 
 // The command line with the config file merged in.
@@ -157,13 +157,7 @@ RunOptions resolveRun(const RunArgs& a) {
   // Obstacles: the config's, then each --obstacle.
   c.obstacles.insert(c.obstacles.end(), cli.obstacles.begin(), cli.obstacles.end());
   // The config file's bodies, then --body's.
-  for (const auto& text : o.bodies) {
-    try {
-      c.bodies.push_back(parseBodySpec(text));
-    } catch (const Error& e) {
-      throw UsageError(std::string("--body: ") + e.what());
-    }
-  }
+  c.bodies.insert(c.bodies.end(), o.bodies.begin(), o.bodies.end());
   o.cfg = c;
 
   // A value's origin in messages: the flag, or the config file and its key.

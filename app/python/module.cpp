@@ -331,17 +331,10 @@ std::vector<ProbeSpec> probeList(const py::object& list) {
   return specList<ProbeSpec>(
       list, "probes", [](const std::string& t) { return parseProbeSpec(t); },
       [](const nlohmann::json& j, const std::string& where) {
-        // The config file's probe objects, read by the config's own parser.
-        try {
-          return parseConfig(nlohmann::json{{"probes", nlohmann::json::array({j})}}.dump(), "probes")
-              .probes.at(0);
-        } catch (const Error& e) {
-          std::string msg = e.what();
-          const std::string item = "probes: key 'probes[0]'", sub = "probes: key 'probes[0].";
-          if (msg.rfind(item, 0) == 0) msg = where + msg.substr(item.size());
-          else if (msg.rfind(sub, 0) == 0) msg = where + ": key '" + msg.substr(sub.size());
-          throw ArgumentError(msg);
-        }
+        // The config file's probe objects, worded as the solids' (WHERE: key 'KEY': ...).
+        return probeSpecFromJson(j, [&where](const std::string& key, const std::string& why) {
+          return where + (key.empty() ? "" : ": key '" + key + "'") + ": " + why;
+        });
       });
 }
 

@@ -44,10 +44,15 @@ std::string typeName(const json& v) {
 
 class Reader {
  public:
-  explicit Reader(const std::string& source) : source_(source) {}
+  // Messages "SOURCE: key 'KEY': WHY".
+  explicit Reader(const std::string& source)
+      : message_([&source](const std::string& key, const std::string& why) {
+          return source + ": key '" + key + "': " + why;
+        }) {}
+  explicit Reader(KeyMessage message) : message_(std::move(message)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& why) const {
-    throw Error(source_ + ": key '" + key + "': " + why);
+    throw Error(message_(key, why));
   }
 
   std::string string(const json& v, const std::string& key) const {
@@ -93,7 +98,7 @@ class Reader {
   }
 
  private:
-  const std::string& source_;
+  KeyMessage message_;
 };
 
 // Deepest nesting of [ and { outside strings (a config is at most 2 deep;
@@ -117,6 +122,36 @@ size_t nestingDepth(std::string_view text) {
   return deepest;
 }
 }  // namespace
+
+ProbeSpec probeSpecFromJson(const nlohmann::json& v, const KeyMessage& message) {
+  const Reader r(message);
+  if (v.is_string()) {
+    try {
+      return parseProbeSpec(v.get<std::string>());
+    } catch (const Error& e) {
+      r.fail("", e.what());
+    }
+  }
+  if (!v.is_object()) r.fail("", "expected a string or an object, got " + typeName(v));
+  for (auto it = v.begin(); it != v.end(); ++it)
+    if (it.key() != "type" && it.key() != "name" && it.key() != "x" && it.key() != "y" && it.key() != "z")
+      r.fail(it.key(), "unknown key; a probe object has type, name, x, y, z");
+  for (const char* need : {"type", "name", "x", "z"})
+    if (!v.contains(need)) r.fail("", std::string("the probe has no \"") + need + "\"");
+  const std::string type = r.string(v["type"], "type");
+  if (type != "pressure" && type != "level") r.fail("type", "unknown probe type '" + type + "' (pressure or level)");
+  if (type == "pressure" && !v.contains("y")) r.fail("", "a pressure probe needs \"y\"");
+  if (type == "level" && v.contains("y"))
+    r.fail("y", "a level probe has no \"y\" (it measures the height above x, z)");
+  ProbeSpec p;
+  p.kind = type == "level" ? ProbeSpec::Kind::Level : ProbeSpec::Kind::Pressure;
+  p.name = r.string(v["name"], "name");
+  if (const std::string why = probeNameProblem(p.name); !why.empty()) r.fail("name", why);
+  p.x = r.number(v["x"], "x");
+  if (p.kind == ProbeSpec::Kind::Pressure) p.y = r.number(v["y"], "y");
+  p.z = r.number(v["z"], "z");
+  return p;
+}
 
 RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (nestingDepth(text) > 16)
@@ -219,39 +254,9 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
                        "or objects), got " + typeName(list));
     for (size_t i = 0; i < list.size(); ++i) {
       const std::string key = "probes[" + std::to_string(i) + "]";
-      const json& v = list[i];
-      try {
-        if (v.is_string()) {
-          c.probes.push_back(parseProbeSpec(v.get<std::string>()));
-        } else if (v.is_object()) {
-          for (auto it = v.begin(); it != v.end(); ++it)
-            if (it.key() != "type" && it.key() != "name" && it.key() != "x" && it.key() != "y" &&
-                it.key() != "z")
-              r.fail(key + "." + it.key(), "unknown key; a probe object has type, name, x, y, z");
-          for (const char* need : {"type", "name", "x", "z"})
-            if (!v.contains(need)) r.fail(key, std::string("the probe has no \"") + need + "\"");
-          const std::string type = r.string(v["type"], key + ".type");
-          if (type != "pressure" && type != "level")
-            r.fail(key + ".type", "unknown probe type '" + type + "' (pressure or level)");
-          if (type == "pressure" && !v.contains("y")) r.fail(key, "a pressure probe needs \"y\"");
-          if (type == "level" && v.contains("y"))
-            r.fail(key + ".y", "a level probe has no \"y\" (it measures the height above x, z)");
-          ProbeSpec p;
-          p.kind = type == "level" ? ProbeSpec::Kind::Level : ProbeSpec::Kind::Pressure;
-          p.name = r.string(v["name"], key + ".name");
-          if (const std::string why = probeNameProblem(p.name); !why.empty()) r.fail(key + ".name", why);
-          p.x = r.number(v["x"], key + ".x");
-          if (p.kind == ProbeSpec::Kind::Pressure) p.y = r.number(v["y"], key + ".y");
-          p.z = r.number(v["z"], key + ".z");
-          c.probes.push_back(p);
-        } else {
-          r.fail(key, "expected a string or an object, got " + typeName(v));
-        }
-      } catch (const Error& e) {
-        const std::string what = e.what();
-        if (what.rfind(source, 0) == 0) throw;  // already names the file and key
-        r.fail(key, what);
-      }
+      c.probes.push_back(probeSpecFromJson(list[i], [&](const std::string& sub, const std::string& why) {
+        return source + ": key '" + key + (sub.empty() ? "" : "." + sub) + "': " + why;
+      }));
     }
     try {
       checkProbeNames(c.probes);

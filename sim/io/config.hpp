@@ -33,6 +33,9 @@
 #include "probe.hpp"
 #include "shape.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +68,18 @@ struct RunConfig {
   // SPH rigid bodies ("bodies": [ {...} ], body_spec.hpp); --body adds more.
   std::vector<BodySpec> bodies;
 };
+
+// How a spec reader words a problem: `key` is the spec's key at fault ("" for
+// the spec itself), `why` the problem; the result is the message thrown.
+using KeyMessage = std::function<std::string(const std::string& key, const std::string& why)>;
+
+// One probe of a config's "probes" (and of the Python module's probes=[...]):
+// a string in the --probe syntax (parseProbeSpec) or an object
+// {"type": "pressure"|"level", "name": NAME, "x": X, "y": Y, "z": Z} (no "y"
+// for a level probe). Throws eddy::Error(message(key, why)) for an unknown or
+// missing key, a wrong type, a non-finite number or a bad name. Names are
+// not checked against each other here (checkProbeNames).
+ProbeSpec probeSpecFromJson(const nlohmann::json& v, const KeyMessage& message);
 
 // Parses config text; `source` (the path) names it in every message.
 RunConfig parseConfig(std::string_view text, const std::string& source);

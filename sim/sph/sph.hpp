@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,11 @@ struct SphSceneSize {
 };
 SphSceneSize sphSceneSize(std::string_view scene, const Params& params,
                           const std::vector<ShapeSpec>& obstacles = {});
+// makeSphScene after `check(size)` (the size sphSceneSize gives: `check`
+// throws to refuse it), before the particles take host memory. A scene whose
+// count needs its particles (solids, bodies) is made once, not again.
+SphSetup makeSphScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
+                      const std::function<void(const SphSceneSize&)>& check);
 
 // A file of the repository's data/ folder (EDDY_DATA_DIR in the environment
 // overrides where that is).

@@ -387,11 +387,14 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   if (def.solids)
     for (const auto& o : def.solids()) s.solids.push_back({o, -1});
   for (const auto& o : obstacles) s.solids.push_back({o, -1});
-  const auto fill = [&](Builder& b) { def.fill(Fill{def.name, P, dx, s, b}); };
+  const auto fill = [&](bool counting) {
+    Builder b{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), counting, {}, 0};
+    def.fill(Fill{def.name, P, dx, s, b});
+    return b;
+  };
 
   const bool takesFluid = !s.solids.empty() || def.bodies;  // solids and bodies remove fluid
-  Builder b{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), countOnly, {}, 0};
-  fill(b);
+  Builder b = fill(countOnly);
   if (b.count == 0) throw Error("SPH scene " + def.name + ": no particles");
   if (countOnly && (!takesFluid || b.count > kMaxSphParticles)) {
     // Exact without solids. With them this is the count before they take
@@ -401,10 +404,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
     total = b.count;
     return s;
   }
-  if (countOnly) {
-    b = Builder{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), false, {}, 0};
-    fill(b);
-  }
+  if (countOnly) b = fill(false);  // the particles, counted below (returned: makeSphScene with a check)
   if (!s.solids.empty()) {
     // No fluid inside a solid, nor within half a spacing of its surface
     // (the scenes' clearance from the tank walls).
@@ -445,6 +445,15 @@ SphSceneSize sphSceneSize(std::string_view scene, const Params& P,
   size_t count = 0;
   const SphSetup s = buildScene(scene, P, true, count, obstacles);
   return {count, s.tank, s.spacing};
+}
+
+SphSetup makeSphScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
+                      const std::function<void(const SphSceneSize&)>& check) {
+  size_t count = 0;
+  SphSetup s = buildScene(scene, P, true, count, obstacles);
+  check({count, s.tank, s.spacing});
+  if (!s.particles.empty()) return s;  // made to be counted (solids, bodies)
+  return buildScene(scene, P, false, count, obstacles);
 }
 
 SphSetup makeSphBenchScene(size_t target, const Params& params) {

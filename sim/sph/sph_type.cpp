@@ -35,9 +35,9 @@ void registerSphType() {
     const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
     // Count first: a scene too large for the limits is refused before its
     // particles take host memory (spacing=0.0001 would be 52 million).
-    const SphSceneSize size = sphSceneSize(scene, params, spec.obstacles);
-    SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
-    auto setup = makeSphScene(scene, params, spec.obstacles);
+    auto setup = makeSphScene(scene, params, spec.obstacles, [&](const SphSceneSize& size) {
+      SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
+    });
     addSphBodies(setup, spec.bodies);  // --body, config "bodies"
     return std::make_unique<SphSim>(ctx, params, setup);
   };

@@ -494,6 +494,19 @@ def test_probe_errors(eddy):
     with pytest.raises(ValueError, match=r"probes\[1\]: key 'kind': unknown key"):
         eddy.Simulation(sim="sph", params=SPH_SMALL,
                         probes=["level:A:0.1,0.004", {"kind": "level", "name": "B", "x": 0.1, "z": 0}])
+    # Bad probe dicts: the config file's checks (probeSpecFromJson), worded
+    # "probes[i]: ..." for the probe and "probes[i]: key 'KEY': ..." for a key.
+    bad_dicts = [
+        ({"type": "level", "name": "B", "x": 0.1}, r"probes\[0\]: the probe has no \"z\""),
+        ({"type": "pressure", "name": "B", "x": 0.1, "z": 0}, r"probes\[0\]: a pressure probe needs \"y\""),
+        ({"type": "level", "name": "B", "x": 0.1, "y": 0.1, "z": 0}, r"probes\[0\]: key 'y': a level probe has no"),
+        ({"type": "speed", "name": "B", "x": 0.1, "z": 0}, r"probes\[0\]: key 'type': unknown probe type 'speed'"),
+        ({"type": "level", "name": "B", "x": "0.1", "z": 0}, r"probes\[0\]: key 'x': expected a number, got a string"),
+        ({"type": "level", "name": "", "x": 0.1, "z": 0}, r"probes\[0\]: key 'name': must not be empty"),
+    ]
+    for probe, message in bad_dicts:
+        with pytest.raises(ValueError, match=message):
+            eddy.Simulation(sim="sph", params=SPH_SMALL, probes=[probe])
     with pytest.raises(ValueError, match="given twice|twice"):
         eddy.Simulation(sim="sph", params=SPH_SMALL, probes=["level:A:0.1,0.004", "level:A:0.2,0.004"])
     with pytest.raises(ValueError, match="outside"):
