@@ -523,3 +523,25 @@ TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
                     list ? "list " : "cells", 1 << lb, n, worst, worstStep);
       }
 }
+
+// The automatic lane count (sim/sph/particles.cpp, sphLaneBits) on a GPU of
+// 132 compute units (the H200): the counts measured best there, 3 runs each
+// (docs/PERFORMANCE.md, session 5): 16 lanes at 6 750 particles, 8 at
+// 9 826 - 16 000, 4 from 24 334 on while n x 4 < 132 x 2048, then fewer.
+// A CPU device always gets one lane; an override wins.
+TEST(SphLanes, AutomaticCountFollowsTheParticlesPerComputeUnit) {
+  DeviceInfo gpu;
+  gpu.type = CL_DEVICE_TYPE_GPU;
+  gpu.computeUnits = 132;
+  const std::pair<size_t, unsigned> expect[] = {{1, 4},      {6750, 4},   {8448, 4},
+                                                {8449, 3},   {9826, 3},   {16000, 3},
+                                                {16897, 2},  {24334, 2},  {101306, 2},
+                                                {135168, 1}, {270336, 0}, {1062882, 0}};
+  for (const auto& [n, bits] : expect) EXPECT_EQ(sphLaneBits(gpu, n), bits) << n;
+  DeviceInfo cpu;
+  cpu.type = CL_DEVICE_TYPE_CPU;
+  cpu.computeUnits = 2;
+  EXPECT_EQ(sphLaneBits(cpu, 6750), 0u);
+  EXPECT_EQ(sphLaneBits(gpu, 6750, 1), 1u);
+  EXPECT_EQ(sphLaneBits(gpu, 6750, 9), unsigned(EDDY_SPH_LANE_BITS_LIMIT));
+}

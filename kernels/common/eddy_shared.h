@@ -64,7 +64,7 @@
 #define EDDY_SORT_WG 256
 #define EDDY_SORT_MAX_GROUPS 1024
 /* Up to this many keys one work-group sorts in one launch (radix_sort_local). */
-#define EDDY_SORT_LOCAL_MAX 16384
+#define EDDY_SORT_LOCAL_MAX 8192
 /* Cell table entry of an empty cell: (start, end) = (EMPTY, 0), so that the
  * min/max of starts/ends over a row of cells skips it and a loop
  * "for j = start; j < end" runs zero times. */
@@ -208,13 +208,18 @@
 #endif
 
 /* ---- Lanes (kernels/sph/sph_common.cl) ----------------------------------- */
-/* Neighbour-sum kernels give a particle up to 2^EDDY_SPH_MAX_LANE_BITS
- * work-items on GPUs while fewer than EDDY_SPH_LANE_ITEMS_PER_CU work-items
- * per compute unit would otherwise run (sim/sph/particles.cpp, sphLaneBits).
- * H200, 2026-12-01 (docs/PERFORMANCE.md): 4 lanes beat 1 at 6 750 - 101 306
- * particles (WCSPH and DFSPH); 8 and 16 were slower than 1 for WCSPH. */
-#define EDDY_SPH_MAX_LANE_BITS 2
+/* Neighbour-sum kernels give a particle several work-items on GPUs
+ * (sim/sph/particles.cpp, sphLaneBits): up to 4 lanes while fewer than
+ * EDDY_SPH_LANE_ITEMS_PER_CU work-items per compute unit would otherwise run,
+ * then up to 2^EDDY_SPH_MAX_LANE_BITS while the launch stays within
+ * EDDY_SPH_WIDE_LANE_ITEMS_PER_CU per compute unit. H200, 2026-12-01
+ * (docs/PERFORMANCE.md): 4 lanes beat 1 at 6 750 - 101 306 particles; once
+ * profiling events were sampled (the host no longer the limit), 16 lanes
+ * were best at 6 750 particles, 8 at 9 826 - 16 000 and 4 from 24 334 on
+ * (3 runs each, both solvers). */
+#define EDDY_SPH_MAX_LANE_BITS 4
 #define EDDY_SPH_LANE_ITEMS_PER_CU 2048
+#define EDDY_SPH_WIDE_LANE_ITEMS_PER_CU 1024
 /* The most lanes any launch uses (the developer aid EDDY_SPH_LANES included). */
 #define EDDY_SPH_LANE_BITS_LIMIT 5
 

@@ -3,12 +3,30 @@
 #include "eddy_shared.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 namespace eddy {
 
+namespace {
+
+// Developer aid (docs/PERFORMANCE.md), as EDDY_SPH_LANES: EDDY_SORT_LOCAL_MAX=K
+// sorts up to K keys in one launch (0 = never), to measure the threshold.
+size_t localLimitFromEnv() {
+  const char* env = std::getenv("EDDY_SORT_LOCAL_MAX");
+  if (!env || !*env) return EDDY_SORT_LOCAL_MAX;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(env, &end, 10);
+  if (*end || *env == '-' || v > 0xffffffffull)
+    throw Error("EDDY_SORT_LOCAL_MAX='" + std::string(env) + "': expected a key count 0..2^32-1");
+  return size_t(v);
+}
+
+}  // namespace
+
 RadixSort::RadixSort(Context& ctx)
-    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")), localLimit_(EDDY_SORT_LOCAL_MAX) {
+    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")), localLimit_(localLimitFromEnv()) {
   if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
     throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
                 " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));

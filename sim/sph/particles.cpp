@@ -46,9 +46,11 @@ std::vector<std::string> sphProgramFiles(std::initializer_list<std::string> file
 unsigned sphLaneBits(const DeviceInfo& device, size_t n, int override) {
   if (override >= 0) return unsigned(std::min(override, EDDY_SPH_LANE_BITS_LIMIT));
   if (!(device.type & CL_DEVICE_TYPE_GPU) || n == 0) return 0;
-  const double want = double(std::max(device.computeUnits, 1u)) * EDDY_SPH_LANE_ITEMS_PER_CU;
+  const double cus = double(std::max(device.computeUnits, 1u));
+  const double want = cus * EDDY_SPH_LANE_ITEMS_PER_CU, wide = cus * EDDY_SPH_WIDE_LANE_ITEMS_PER_CU;
   unsigned bits = 0;
-  while (bits < EDDY_SPH_MAX_LANE_BITS && double(n << bits) < want) ++bits;
+  while (bits < 2 && double(n << bits) < want) ++bits;  // up to 4 lanes
+  while (bits < EDDY_SPH_MAX_LANE_BITS && double(n << (bits + 1)) <= wide) ++bits;
   return bits;
 }
 
