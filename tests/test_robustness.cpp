@@ -402,6 +402,20 @@ TEST(SphLimits, OverLargeSceneWithSolidsIsRefusedFromItsBound) {
   }
 }
 
+// Within the count limit but far beyond any device's memory (1.3e9 fluid
+// particles before the obstacle takes its share): refused from that bound by
+// the memory check, before any particle is made (it used to build them and
+// exhaust the host; wave_tank at 0.0008 m was killed by the kernel).
+TEST(SphLimits, SceneWithSolidsTooLargeForTheDeviceIsRefusedBeforeItIsMade) {
+  const auto r = test::run(kCli, "run --device cpu --sim sph --scene spheric_dam_break "
+                                 "--set spacing=0.0008 --steps 1 --quiet");
+  EXPECT_EQ(r.code, 1) << r.err;
+  // The bound (before the obstacle's share) against the device's limits.
+  EXPECT_TRUE(contains(r.err, "1320100000 SPH particles needs")) << r.err;
+  EXPECT_TRUE(contains(r.err, "CL_DEVICE_")) << r.err;
+  EXPECT_FALSE(contains(r.err, "out of host memory")) << r.err;
+}
+
 // --load with a parameter that only building a scene uses: ignored with a
 // note (as the app does), and the next snapshot records the particles' values.
 TEST(LoadParams, SceneParametersAreIgnoredWithANoteAndNotRecorded) {

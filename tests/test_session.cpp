@@ -22,8 +22,10 @@ namespace {
 // whose position turns NaN at step `nanAt` (0: never).
 class CountingSim : public Simulation {
  public:
-  CountingSim(Context& ctx, double dt, uint64_t nanAt = 0)
-      : Simulation(ctx, decl()), dt_(dt), nanAt_(nanAt),
+  CountingSim(Context& ctx, double dt, uint64_t nanAt = 0, uint64_t collapseAt = 0,
+              double collapsedDt = 0)
+      : Simulation(ctx, decl()), dt_(dt), nanAt_(nanAt), collapseAt_(collapseAt),
+        collapsedDt_(collapsedDt),
         pos_(ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float4), "counting")) {
     write(0.f);
   }
@@ -35,7 +37,7 @@ class CountingSim : public Simulation {
   size_t size() const override { return 1; }
   void step() override {
     ++steps_;
-    time_ += dt_;
+    time_ += collapseAt_ && steps_ > collapseAt_ ? collapsedDt_ : dt_;
     if (steps_ == nanAt_) write(std::numeric_limits<float>::quiet_NaN());
   }
   std::vector<std::string> diagColumns() const override { return {"step"}; }
@@ -50,7 +52,8 @@ class CountingSim : public Simulation {
     ctx_.queue().enqueueWriteBuffer(pos_, CL_TRUE, 0, sizeof p, &p);
   }
   double dt_;
-  uint64_t nanAt_;
+  uint64_t nanAt_, collapseAt_;  // collapseAt_ > 0: dt becomes collapsedDt_ after that step
+  double collapsedDt_;
   cl::Buffer pos_;
 };
 
@@ -126,6 +129,36 @@ TEST(Session, UntilStopsAtTheFirstStepAtOrPastTheTime) {
     EXPECT_LE(double(sim.steps()), 2 * need + 1) << "dt " << dt;
     EXPECT_GE(sim.time(), 1.0 - 1e-9);
   }
+}
+
+// An --until run whose time step collapses (to 0, or a millionth and less of
+// what it was) ends with an error naming it within a few thousand steps
+// instead of never reaching the time; a slowdown of 1000x still runs on.
+TEST(Session, UntilEndsWithAnErrorWhenTheTimeStepCollapses) {
+  for (const double collapsed : {0.0, 1e-12, 1e-10}) {
+    CountingSim sim(test::context(), 1e-3, 0, 300, collapsed);
+    SessionSettings s;
+    s.until = 1.0;
+    Session session(sim, s);
+    session.begin();
+    try {
+      session.run();
+      FAIL() << "a collapsed time step (" << collapsed << " s) ran to the end";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("time step collapsed"), std::string::npos) << what;
+      EXPECT_NE(what.find("--until 1 s"), std::string::npos) << what;
+    }
+    EXPECT_LT(sim.steps(), 300u + 3000u) << collapsed;
+    EXPECT_NEAR(sim.time(), 0.3 + collapsed * double(sim.steps() - 300), 1e-9);
+  }
+  CountingSim slow(test::context(), 1e-3, 0, 300, 1e-6);
+  SessionSettings s;
+  s.until = 0.301;  // 1000 more steps at the slower dt
+  Session session(slow, s);
+  session.begin();
+  EXPECT_NO_THROW(session.run());
+  EXPECT_GE(slow.time(), 0.301 - 1e-9);
 }
 
 TEST(Session, ANonFiniteStateIsFoundByThePeriodicOrTheFinalCheck) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace eddy {
 
@@ -26,6 +27,7 @@ void Session::begin() {
   nextCheck_ = 0;
   lastSteps_ = sim_.steps();
   lastTime_ = sim_.syncTime();
+  peakDt_ = 0;
   if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
   t0_ = Clock::now();
   sim_.profiler().reset();
@@ -46,9 +48,24 @@ bool Session::finished() {
   if (sim_.steps() < nextCheck_) return false;
   const double t = sim_.syncTime();
   if (t >= *s_.until - 1e-12) return true;
-  const double meanDt =
-      sim_.steps() > lastSteps_ ? (t - lastTime_) / double(sim_.steps() - lastSteps_) : 0.0;
-  const double left = meanDt > 0 ? (*s_.until - t) / meanDt : 0.0;
+  const uint64_t ran = sim_.steps() - lastSteps_;
+  const double meanDt = ran > 0 ? (t - lastTime_) / double(ran) : 0.0;
+  // A time step that collapsed (an unstable run: WCSPH's dt follows the
+  // fastest particle) would never reach `until`: a hang. Over at least 1000
+  // steps, no advance at all or a mean dt a million times below the largest
+  // seen so far ends the run with an error instead.
+  if (ran >= kCollapseSteps && (!(meanDt > 0) || meanDt < 1e-6 * peakDt_)) {
+    std::ostringstream m;
+    m << sim_.kind() << ": the time step collapsed at t = " << t << " s (step " << sim_.steps()
+      << "): the last " << ran << " steps advanced " << (t - lastTime_) << " s (mean dt "
+      << meanDt << " s, earlier up to " << peakDt_ << " s); the simulation went unstable "
+      << "and would not reach --until " << *s_.until << " s";
+    throw Error(m.str());
+  }
+  peakDt_ = std::max(peakDt_, meanDt);
+  // Steps that advanced nothing: look again after kCollapseSteps steps (not
+  // every step); before the first step, after it.
+  const double left = meanDt > 0 ? (*s_.until - t) / meanDt : ran > 0 ? 2.0 * kCollapseSteps : 0.0;
   nextCheck_ = sim_.steps() + std::clamp<uint64_t>(static_cast<uint64_t>(left / 2), 1, 1000);
   lastTime_ = t;
   lastSteps_ = sim_.steps();

@@ -129,6 +129,8 @@ class Session {
   uint64_t startStep_ = 0;
   uint64_t nextCheck_ = 0, lastSteps_ = 0;
   double lastTime_ = 0;
+  double peakDt_ = 0;  // the largest mean dt between two time checks (until runs)
+  static constexpr uint64_t kCollapseSteps = 1000;
   std::vector<double> first_, last_;
   Clock::time_point t0_{};
   // frameStart()/frameEnd():

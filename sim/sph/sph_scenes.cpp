@@ -365,8 +365,13 @@ const SceneDef& sceneDef(std::string_view scene) {
   throw Error("unknown SPH scene '" + std::string(scene) + "'; known scenes: " + joinNames(sphSceneNames()));
 }
 
+// `check` (may be empty): with countOnly, the limits a scene with solids or
+// bodies must meet are checked on its upper bound before its particles are
+// made, so that one too large for the device (or this machine's memory, which
+// a CPU device shares) is refused instead of exhausting the host.
 SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total,
-                    const std::vector<ShapeSpec>& obstacles) {
+                    const std::vector<ShapeSpec>& obstacles,
+                    const std::function<void(const SphSceneSize&)>& check = {}) {
   const SceneDef& def = sceneDef(scene);
   // Only WCSPH's equation of state wants the squeezed hydrostatic start.
   const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
@@ -404,6 +409,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
     total = b.count;
     return s;
   }
+  if (countOnly && check) check({b.count, s.tank, s.spacing});  // the bound, before any particle
   if (countOnly) b = fill(false);  // the particles, counted below (returned: makeSphScene with a check)
   if (!s.solids.empty()) {
     // No fluid inside a solid, nor within half a spacing of its surface
@@ -450,7 +456,7 @@ SphSceneSize sphSceneSize(std::string_view scene, const Params& P,
 SphSetup makeSphScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
                       const std::function<void(const SphSceneSize&)>& check) {
   size_t count = 0;
-  SphSetup s = buildScene(scene, P, true, count, obstacles);
+  SphSetup s = buildScene(scene, P, true, count, obstacles, check);
   check({count, s.tank, s.spacing});
   if (!s.particles.empty()) return s;  // made to be counted (solids, bodies)
   return buildScene(scene, P, false, count, obstacles);
