@@ -125,6 +125,17 @@
  * A sheet with Akinci's psi weighs rho0 at its surface, a whole fluid
  * half-space, so the fluid keeps a gap that adds to the solid's volume. */
 #define EDDY_SPH_BOUNDARY_VOLUME_SCALE 1.0f
+/* WCSPH's carried density (delta-SPH, sph_continuity.cl) never falls below
+ * this fraction of rho0. Spray that breaks off the water expands in the
+ * continuity equation: its carried density fell below 0 (-47 kg/m^3 in a slab
+ * of spheric_dam_break, dx = 0.015 m, the jet against the ceiling), where the
+ * delta-SPH weight V_j = m / rho_j is singular; a neighbour then jumped to
+ * 3.3 rho0 at 22 m/s and the time step collapsed. Below rho0 the Tait pressure
+ * is 0 anyway, so the floor only bounds V_j (at 2 m / rho0). Measured on the
+ * dam break against a box (PoCL, 2026-12-01): densities 0.118 .. 1.097 rho0
+ * without it, 0.5 .. 1.099 with it; a floor at rho0 pumped the splash up to
+ * 1.38 rho0 (each expansion clipped, each compression kept). */
+#define EDDY_SPH_CARRIED_DENSITY_FLOOR 0.5f
 #define EDDY_SPH_BOUNDARY_PRESSURE_FACTOR 2.0f
 /* One solid on the device: EDDY_SOLID_STRIDE float4 (sim/sph/boundary.hpp):
  * world position of the local origin, the rows of R (x_world = c + R x_local),

@@ -55,8 +55,11 @@
  * clock) and the rate of the positions and velocities it produced: rho is
  * advanced like x += dt v(new) of semi-implicit Euler, after the velocities
  * (explicit Euler in both rho and v would amplify every acoustic mode by
- * sqrt(1 + (omega dt)^2) per step); without `advance` (a density refresh for
- * output, or the first step) rho_out_i = rho_i. The phase writes rho_out,
+ * sqrt(1 + (omega dt)^2) per step), and never below
+ * EDDY_SPH_CARRIED_DENSITY_FLOOR rho0 (spray's carried density falls without
+ * bound and made the diffusion weight m / rho_j singular; eddy_shared.h);
+ * without `advance` (a density refresh for output, or the first step)
+ * rho_out_i = rho_i. The phase writes rho_out,
  * rhop_i = (rho_out_i, p(rho_out_i)) (Tait, sph_pressure) for the forces, the
  * rate into drho (tests), and in cells mode the real neighbour count (self
  * included) into nbcount, as sph_density does.
@@ -129,7 +132,9 @@ void sph_continuity(__global const float4* restrict pos,
     /* sum m G (v_i - v_j).r_ij  -  2 delta hs c0 sum m G dyn  +  sum psi_b G (v_i - v_b).r_ib,
      * 2 hs = h */
     const float rate = sph_gradw_coef(h) * (mass * (t.x - delta * h * c0 * t.y) + t.w);
-    const float r = advance ? rhoi + clock[EDDY_SPH_CLOCK_DT] * rate : rhoi;
+    const float r = advance ? fmax(rhoi + clock[EDDY_SPH_CLOCK_DT] * rate,
+                                   EDDY_SPH_CARRIED_DENSITY_FLOOR * rho0)
+                            : rhoi;
     drho[i] = rate;
     rho_out[i] = r;
     rhop[i] = (float2)(r, sph_pressure(r, rho0, B));
