@@ -636,7 +636,10 @@ TEST(NBodyTreeSim, GalaxiesLagrangianRadiiAgreeWithTheDirectMethod) {
   // not faithful: at 4096 bodies the 10 % radius (from 205 bodies) already
   // differed by 1.9 % in one run, the sampling noise of that radius.
   // EDDY_TEST_GALAXIES_N sets the size (the H200 run in docs/PERFORMANCE.md
-  // uses 16 384).
+  // uses 16 384). The 2 % hold at the 16 384; below, the limit grows
+  // as the radii's sampling noise, sqrt(16384 / n): 2.83 % at 8192, where
+  // one run of the four seen on 2026-12-01 gave 2.39 % at the 10 % radius
+  // (from 410 bodies; the others 0.74, 1.20 and 1.28 %).
   auto& ctx = test::context();
   const size_t n = size_t(envOr("EDDY_TEST_GALAXIES_N", 8192));
   const double dt = 0.005, eps = 0.01;
@@ -654,6 +657,7 @@ TEST(NBodyTreeSim, GalaxiesLagrangianRadiiAgreeWithTheDirectMethod) {
   }
   const auto pd = direct.readPositions(), pt = tree.readPositions();
   const std::vector<double> fractions = {0.1, 0.5, 0.9};
+  const double limit = 0.02 * std::sqrt(std::max(1.0, 16384.0 / double(n)));
   double worst = 0;
   for (const auto& [first, last] : {std::pair{size_t(0), n1}, std::pair{n1, n}}) {
     const auto rd = lagrangianRadii(pd, first, last, fractions);
@@ -666,7 +670,7 @@ TEST(NBodyTreeSim, GalaxiesLagrangianRadiiAgreeWithTheDirectMethod) {
                   "%.4f (%.2f%%)\n",
                   first ? "2" : "1", n, steps, tCross, 100 * fractions[k], r0[k], rd[k], rt[k],
                   100 * rel);
-      EXPECT_LE(rel, 0.02) << "galaxy " << (first ? 2 : 1) << ", " << fractions[k];
+      EXPECT_LE(rel, limit) << "galaxy " << (first ? 2 : 1) << ", " << fractions[k];
     }
   }
   std::printf("galaxies: worst Lagrangian radius difference %.2f%%\n", 100 * worst);
