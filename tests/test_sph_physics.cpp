@@ -378,6 +378,9 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
     for (int k = 0; k < 20; ++k) sim.step();
   unsigned maxDen = 0, maxDiv = 0;
   double maxDenErr = 0, maxDivErr = 0;
+  SphSolveStats settling;
+  ASSERT_TRUE(sim.solver().solveStats(settling));
+  const unsigned long long cutBefore = settling.cutSolves;
   for (int k = 0; k < 30; ++k) {
     sim.step();
     SphSolveStats st;
@@ -395,6 +398,13 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   EXPECT_LE(maxDivErr, p.get("divergence_tolerance"));
   EXPECT_LE(maxDen, kBound);
   EXPECT_LE(maxDiv, kBound);
+  SphSolveStats all;
+  ASSERT_TRUE(sim.solver().solveStats(all));
+  // No solve of the settled steps ran out of its batch of rounds (the ones
+  // of the settling second may: DfsphKernels::batch).
+  EXPECT_EQ(all.cutSolves, cutBefore) << "solves cut in the settled steps";
+  std::printf("solves cut by their batch: %llu while settling, %llu settled\n", cutBefore,
+              all.cutSolves - cutBefore);
   EXPECT_GE(maxDen, unsigned(p.get("min_iterations")));
   EXPECT_EQ(sim.readCounters().escaped, 0u);
 }

@@ -15,13 +15,19 @@ using namespace eddy;
 
 namespace {
 
+// The three ways sort() may take.
+enum class SortPath { Passes, RadixLocal, Bitonic };
+
 // Sorts n random keys (bits wide, or with `distinct` different values to make
 // many ties) on the device; checks against a stable CPU sort of (key & mask).
-// local: the one-launch path (radix_sort_local) for any n, else the
-// three-kernel passes for any n.
+// Passes: the three-kernel passes for any n; RadixLocal: radix_sort_local for
+// any n; Bitonic: bitonic_sort_local where it fits (else radix_sort_local).
 void checkSortPath(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed,
-                   bool local) {
-  SCOPED_TRACE(local ? "radix_sort_local" : "three-kernel passes");
+                   SortPath path) {
+  const bool local = path != SortPath::Passes;
+  SCOPED_TRACE(path == SortPath::Passes       ? "three-kernel passes"
+               : path == SortPath::RadixLocal ? "radix_sort_local"
+                                              : "bitonic_sort_local");
   auto& ctx = test::context();
   std::mt19937 rng(seed);
   const uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1u;
@@ -40,6 +46,13 @@ void checkSortPath(size_t n, unsigned bits, unsigned distinct, bool highBitsSet,
   ctx.queue().enqueueWriteBuffer(vb, CL_TRUE, 0, n * 4, vals.data());
   RadixSort sorter(ctx);
   sorter.setLocalLimit(local ? n : 0);
+  sorter.setBitonic(path == SortPath::Bitonic);
+  const bool bitonic = sorter.bitonicFits(n, bits);
+  if (path == SortPath::Bitonic && n <= EDDY_SORT_BITONIC_MAX) {
+    unsigned pbits = 0;
+    while ((size_t(1) << pbits) < n) ++pbits;
+    EXPECT_EQ(bitonic, bits + pbits <= 32) << "n=" << n << " bits=" << bits;
+  }
   Profiler prof;
   sorter.sort(kb, vb, tk, tv, n, bits, prof);
   std::vector<cl_uint> gotK(n), gotV(n);
@@ -65,14 +78,14 @@ void checkSortPath(size_t n, unsigned bits, unsigned distinct, bool highBitsSet,
   for (const auto& s : prof.stats()) {
     EXPECT_EQ(s.count, local ? 1u : RadixSort::passes(bits)) << s.name;
     if (local) {
-      EXPECT_EQ(s.name, "sort_local");
+      EXPECT_EQ(s.name, bitonic ? "sort_bitonic" : "sort_local");
     }
   }
 }
 
 void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed) {
-  checkSortPath(n, bits, distinct, highBitsSet, seed, false);
-  checkSortPath(n, bits, distinct, highBitsSet, seed, true);
+  for (SortPath path : {SortPath::Passes, SortPath::RadixLocal, SortPath::Bitonic})
+    checkSortPath(n, bits, distinct, highBitsSet, seed, path);
 }
 
 }  // namespace
@@ -80,8 +93,8 @@ void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, uns
 TEST(RadixSort, MatchesStableSortOnAwkwardSizes) {
   const unsigned seed = test::freshSeed();
   for (size_t n : {size_t(1), size_t(2), size_t(7), size_t(255), size_t(256), size_t(257),
-                   size_t(1009), size_t(4099), size_t(65537)})
-    for (unsigned bits : {1u, 4u, 7u, 13u, 21u})
+                   size_t(1009), size_t(4099), size_t(8191), size_t(65537)})
+    for (unsigned bits : {1u, 4u, 7u, 13u, 19u, 21u})
       checkSort(n, bits, 0, false, seed + unsigned(n) * 31 + bits);
 }
 
@@ -95,11 +108,13 @@ TEST(RadixSort, SortsOnlyTheRequestedBits) {
   const unsigned seed = test::freshSeed();
   checkSort(5003, 9, 0, true, seed);   // high bits random, ignored: ties keep input order
   checkSort(3001, 32, 0, false, seed + 1);
+  checkSort(4096, 20, 0, true, seed + 2);  // bitonic: 20 + 12 bits, one word exactly
+  checkSort(4096, 20, 3, true, seed + 3);  // ... with ties
 }
 
 TEST(RadixSort, LargeInputUsesManyGroupsAndTiles) {
   // > EDDY_SORT_MAX_GROUPS * EDDY_SORT_WG keys: each group walks several tiles.
-  checkSortPath(300007, 20, 0, false, test::freshSeed(), false);
+  checkSortPath(300007, 20, 0, false, test::freshSeed(), SortPath::Passes);
 }
 
 TEST(RadixSort, SmallInputsSortInOneLaunchByDefault) {
@@ -120,7 +135,8 @@ TEST(RadixSort, SmallInputsSortInOneLaunchByDefault) {
     std::vector<std::string> rows;
     for (const auto& s : prof.stats()) rows.push_back(s.name);
     if (n <= EDDY_SORT_LOCAL_MAX) {
-      EXPECT_EQ(rows, std::vector<std::string>{"sort_local"});
+      EXPECT_EQ(rows, std::vector<std::string>{sorter.bitonicFits(n, 12) ? "sort_bitonic" : "sort_local"});
+      EXPECT_TRUE(sorter.bitonicFits(n, 12));  // 12 + 13 bits: every device with 32 KiB local memory
     } else {
       EXPECT_EQ(rows.size(), 3u);
     }

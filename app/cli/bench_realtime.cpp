@@ -99,6 +99,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
                         {"simulated_s", t}, {"wall_s", wall},
                         {"mean_density_iterations", ss.meanDensityIterations},
                         {"mean_divergence_iterations", ss.meanDivergenceIterations},
+                        {"cut_solves", ss.cutSolves},
                         {"density_error", d.solve.densityError},
                         {"escaped", d.counters.escaped}, {"phase_share", shares}});
       } else {

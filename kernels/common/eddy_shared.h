@@ -65,6 +65,10 @@
 #define EDDY_SORT_MAX_GROUPS 1024
 /* Up to this many keys one work-group sorts in one launch (radix_sort_local). */
 #define EDDY_SORT_LOCAL_MAX 8192
+/* ... and up to this many in local memory (bitonic_sort_local: one packed word
+ * of key bits and position per key, 4 bytes each), when the key bits and the
+ * position fit one 32-bit word. */
+#define EDDY_SORT_BITONIC_MAX 8192
 /* Cell table entry of an empty cell: (start, end) = (EMPTY, 0), so that the
  * min/max of starts/ends over a row of cells skips it and a loop
  * "for j = start; j < end" runs zero times. */

@@ -215,6 +215,64 @@ void radix_sort_local(__global uint* restrict keys, __global uint* restrict vals
 }
 
 /*
+ * bitonic_sort_local: the same stable sort of n <= EDDY_SORT_BITONIC_MAX pairs
+ * in ONE launch of ONE work-group, in local memory, when a key's sorted bits
+ * and its position fit one word (bits + pbits <= 32, 2^pbits = P = n rounded
+ * up to a power of two). Each key becomes the word
+ *
+ *     w = (key & mask) << pbits | position        (padding: 0xffffffff)
+ *
+ * All words differ, so sorting them is a total order whose ties in
+ * (key & mask) fall in position order: exactly the stable sort (the radix
+ * sort's result, bit for bit). Batcher's bitonic network (Batcher 1968,
+ * "Sorting networks and their applications") sorts the P words in place:
+ *
+ *   for k = 2, 4, ..., P            (bitonic runs of k become sorted runs)
+ *     for j = k/2, k/4, ..., 1      (compare-exchange at distance j)
+ *       pair (i, i + j), i's bit j clear: ascending where i's bit k is clear
+ *
+ *   P = 8:  k=2  [0 1][2 3][4 5][6 7]    up down up down
+ *           k=4  [0 2][1 3] [4 6][5 7],  then distance 1
+ *           k=8  distance 4, 2, 1 over all eight: sorted
+ *
+ * log2 P (log2 P + 1) / 2 steps of P/2 compare-exchanges, a barrier after
+ * each: all in local memory, where the radix sort's passes went to global
+ * memory. Then out_keys[t] = keys[position of w_t] (the whole key, ignored
+ * bits included) and out_vals likewise. Any work-group size (a power of two:
+ * the items stride over the words).
+ */
+__kernel void bitonic_sort_local(__global const uint* restrict keys,
+                                 __global const uint* restrict vals,
+                                 __global uint* restrict out_keys,
+                                 __global uint* restrict out_vals,
+                                 const uint n, const uint pbits, const uint mask)
+{
+    __local uint w[EDDY_SORT_BITONIC_MAX];
+    const uint lid = get_local_id(0), wg = get_local_size(0);
+    const uint P = 1u << pbits;
+    for (uint t = lid; t < P; t += wg)
+        w[t] = t < n ? ((keys[t] & mask) << pbits) | t : 0xffffffffu;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 2u; k <= P; k <<= 1)
+        for (uint j = k >> 1; j > 0u; j >>= 1) {
+            for (uint t = lid; t < P / 2u; t += wg) {
+                const uint i = ((t & ~(j - 1u)) << 1) | (t & (j - 1u));
+                const uint a = w[i], b = w[i + j];
+                if ((a > b) == ((i & k) == 0u)) {
+                    w[i] = b;
+                    w[i + j] = a;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    for (uint t = lid; t < n; t += wg) {
+        const uint src = w[t] & (P - 1u);
+        out_keys[t] = keys[src];
+        out_vals[t] = vals[src];
+    }
+}
+
+/*
  * 64-bit keys (RadixSort::sort64): an LSD radix sort may sort by the low word
  * first and then, stably, by the high word. These kernels only move words
  * around the unchanged 32-bit passes above:

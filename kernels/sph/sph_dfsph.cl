@@ -241,7 +241,10 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     __local float4 red[SPH_WG];
     __local float redf[SPH_WG];
     __local uint last;
-    /* Done: a no-op. Uniform, but no return before the barriers (PoCL). */
+    /* Done: a no-op. Uniform, but no return before the barriers, nor
+     * barriers inside a branch (PoCL 3.1 miscompiles both); the loads, the
+     * ticket's atomic (one per work-group, all on one word) and the check
+     * are skipped. */
     const uint done = state[slot + EDDY_DFSPH_ST_DONE];
     SPH_LANE_ID(i, lane);
     const bool active = i < n && !done;
@@ -286,7 +289,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     __global uint* t = &ticket[slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1];
     if (get_local_id(0) == 0) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
-        last = atomic_inc(t) == get_num_groups(0) - 1u;
+        last = !done && atomic_inc(t) == get_num_groups(0) - 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (last) { /* uniform in the group */

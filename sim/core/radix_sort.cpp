@@ -30,6 +30,21 @@ RadixSort::RadixSort(Context& ctx)
   if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
     throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
                 " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));
+  // The bitonic network's work-group: the largest power of two up to 1024
+  // that the kernel and device allow (the items stride over the words).
+  if (ctx.info().localMem >= EDDY_SORT_BITONIC_MAX * sizeof(cl_uint)) {
+    const size_t most = std::min<size_t>(
+        {1024, ctx.info().maxWorkGroup,
+         bitonicLocal_.kernel().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device())});
+    for (bitonicWg_ = 1; bitonicWg_ * 2 <= most;) bitonicWg_ *= 2;
+  }
+}
+
+bool RadixSort::bitonicFits(size_t n, unsigned bits) const {
+  if (!bitonic_ || bitonicWg_ == 0 || n > EDDY_SORT_BITONIC_MAX || n > localLimit_) return false;
+  unsigned pbits = 0;
+  while ((size_t(1) << pbits) < n) ++pbits;
+  return bits + pbits <= 32;
 }
 
 unsigned RadixSort::passes(unsigned bits) { return (bits + EDDY_RADIX_BITS - 1) / EDDY_RADIX_BITS; }
@@ -47,6 +62,20 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   if (n == 0) return;
   if (n > 0xffffffffu) throw Error("radix sort: at most 2^32 - 1 keys");
   const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
+  if (bitonicFits(n, bits)) {
+    unsigned pbits = 0;
+    while ((size_t(1) << pbits) < n) ++pbits;
+    try {
+      const cl::NDRange wg(bitonicWg_);
+      prof.run("sort_bitonic", bitonicLocal_, EnqueueArgs(ctx_.queue(), wg, wg), keys, vals,
+               tmpKeys, tmpVals, cl_uint(n), cl_uint(pbits), mask);
+    } catch (const cl::Error& e) {
+      throw Error("bitonic sort of " + std::to_string(n) + " keys: " + describe(e));
+    }
+    std::swap(keys, tmpKeys);  // the result is in the temporaries
+    std::swap(vals, tmpVals);
+    return;
+  }
   if (n <= localLimit_) {
     try {
       const cl::NDRange wg(EDDY_SORT_WG);

@@ -32,12 +32,19 @@ class RadixSort {
   void sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sortedKeys, size_t n,
               unsigned bits, Profiler& prof);
 
-  // Up to this many keys, sort() runs all passes in one launch of one
-  // work-group (radix_sort_local, profiler row sort_local); default
-  // EDDY_SORT_LOCAL_MAX, 0 = never (tests check both paths on any size).
+  // Up to this many keys, sort() runs in one launch of one work-group:
+  // bitonic_sort_local in local memory (profiler row sort_bitonic) where
+  // bitonicFits(), else all radix passes (radix_sort_local, row sort_local);
+  // default EDDY_SORT_LOCAL_MAX, 0 = never (tests check every path on any size).
   void setLocalLimit(size_t n) { localLimit_ = n; }
 
   static unsigned passes(unsigned bits);
+  // Whether n keys of `bits` sorted bits go through bitonic_sort_local: n
+  // within EDDY_SORT_BITONIC_MAX, the key bits and the position in one word,
+  // and the device's local memory holds the words.
+  bool bitonicFits(size_t n, unsigned bits) const;
+  // Developer aid and tests: false keeps the one-launch path on radix_sort_local.
+  void setBitonic(bool on) { bitonic_ = on; }
   // Work-groups and keys per group (a multiple of EDDY_SORT_WG) for n keys.
   static void layout(size_t n, size_t& groups, size_t& chunk);
 
@@ -60,6 +67,10 @@ class RadixSort {
                                                                            "radix_gather64"};
   KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
       local_{program_, "radix_sort_local"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
+      bitonicLocal_{program_, "bitonic_sort_local"};
+  size_t bitonicWg_ = 0;  // work-group size of bitonic_sort_local (0: not usable here)
+  bool bitonic_ = true;
   size_t localLimit_;
   cl::Buffer words_, wordsTmp_, permTmp_;  // sort64 scratch, n entries each
   size_t wordsCap_ = 0;

@@ -229,6 +229,7 @@ class DfsphKernels {
   std::vector<cl_uint> batchState_;   // the state this step's batches come from
   std::vector<cl_uint> latestState_;  // the newest state read (stats)
   double sumDen_ = 0, sumDiv_ = 0, stepsRead_ = 0;
+  unsigned long long cutSolves_ = 0;
 
   KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
   KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};

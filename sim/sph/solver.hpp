@@ -40,8 +40,11 @@ struct SphState;
 struct SphSolveStats {
   unsigned densityIterations = 0, divergenceIterations = 0;
   double densityError = 0, divergenceError = 0;
-  // Means over the steps whose state the host has read so far (bench).
+  // Means over the steps whose state the host has read so far (bench), and
+  // how many of those steps' solves ran out of their batch of rounds before
+  // converging (their error above tolerance; DfsphKernels::batch).
   double meanDensityIterations = 0, meanDivergenceIterations = 0;
+  unsigned long long cutSolves = 0;
 };
 
 class SphSolver {
