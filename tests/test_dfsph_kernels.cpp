@@ -295,6 +295,59 @@ TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
   }
 }
 
+// chebyshev_rho > 0: iteration m (state ITER = m) past EDDY_DFSPH_CHEB_DELAY
+// applies w times the Jacobi step plus (w - 1) times the step before (dk),
+// then projects k >= 0; w from the recurrence in double. The first iterations
+// are plain Jacobi.
+TEST(DfsphKernels, ChebyshevStepAddsTheWeightedStepBefore) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : kLaneBits)
+  for (size_t n : kSizes)
+  for (unsigned m : {0u, 1u, unsigned(EDDY_DFSPH_CHEB_DELAY), EDDY_DFSPH_CHEB_DELAY + 1u,
+                     EDDY_DFSPH_CHEB_DELAY + 4u}) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) +
+                 ", iteration " + std::to_string(m) + ", seed " + std::to_string(seed));
+    const float dt = 1e-3f;
+    const double rho = 0.9;
+    Fixture f = makeFixture(n, seed + 17 * unsigned(n) + m, dt);
+    f.laneBits = lb;
+    f.params.chebyshevRho = rho;
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    const auto d = runDensity(f, s);
+    std::vector<cl_float> k0(n), zero(n, 0.0f), before(n);
+    for (auto& k : k0) k = u(rng) < 0.3 ? 0.0f : float(1e-3 * u(rng));
+    for (auto& b : before) b = float(2e-4 * (u(rng) - 0.5));
+    s.writePressures(zero, k0);
+    s.writeDk(before);
+    auto st0 = s.readState();
+    st0[EDDY_DFSPH_ST_DEN_ITER] = m;
+    st0[EDDY_DFSPH_ST_DEN_DONE] = 0u;
+    s.writeState(st0);
+    s.runRate(EDDY_DFSPH_SLOT_DEN, f.buffers(), f.params);
+    const auto dk = s.readDk(n);
+    std::vector<double> rate, scale;
+    dfsphReferenceRate(f.ref, rate, scale);
+    // After the delay's plain iterations: w_1 = 1 at m = delay, then the recurrence.
+    double w = 1;
+    for (unsigned q = EDDY_DFSPH_CHEB_DELAY + 1; q <= m; ++q)
+      w = q == EDDY_DFSPH_CHEB_DELAY + 1 ? 2 / (2 - rho * rho) : 4 / (4 - rho * rho * w);
+    for (size_t i = 0; i < n; ++i) {
+      const double e = d.rhop[i].s[0] + dt * rate[i] - f.ref.rho0;
+      const double fac = d.factor[i].s[0] / (double(dt) * dt);
+      const double prev = m > EDDY_DFSPH_CHEB_DELAY ? double(before[i]) : 0.0;
+      const double want =
+          std::max(k0[i] + w * EDDY_DFSPH_OMEGA * e * fac + (w - 1) * prev, 0.0) - k0[i];
+      const double eScale = d.rhop[i].s[0] + f.ref.rho0 + dt * scale[i];
+      const double tol =
+          1e-5 * (w * EDDY_DFSPH_OMEGA * eScale * fac + k0[i] + std::fabs((w - 1) * prev));
+      EXPECT_NEAR(dk[i], want, tol) << "i = " << i;
+    }
+  }
+}
+
 TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);

@@ -17,6 +17,7 @@ namespace {
 struct RealtimeArgs {
   std::vector<unsigned long long> ns;
   std::vector<std::string> solvers{"wcsph", "dfsph"};
+  std::vector<std::string> sets;
   std::string device;
   double until = 0.3;
   bool asJson = false;
@@ -32,6 +33,7 @@ void addRealtimeOptions(Options& o, RealtimeArgs& a) {
              a.solvers = parseChoices("--solver", v, known, "one of " + joinNames(known));
            });
   o.real("--until", a.until, 1e-6, 100.0, "S", "simulated seconds per run (default 0.3)");
+  addSetOption(o, a.sets);
   addDeviceOption(o, a.device, false);
   addJsonOption(o, a.asJson);
 }
@@ -47,6 +49,22 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
   const std::string& device = a.device;
   const double until = a.until;
   const bool asJson = a.asJson;
+  // --set: any SPH parameter but the case's own (its solver comes from --solver).
+  static const std::vector<std::string> kCase = {"solver",       "spacing",     "column_width",
+                                                 "column_height", "depth",       "tank_length",
+                                                 "tank_height"};
+  Params checked(sphParamDecl());
+  for (const auto& s : a.sets) {
+    const std::string key = s.substr(0, s.find('='));
+    if (std::find(kCase.begin(), kCase.end(), key) != kCase.end())
+      throw UsageError("--set " + s + ": '" + key + "' is fixed by bench realtime's case" +
+                       (key == "solver" ? " (use --solver)" : ""));
+    try {
+      checked.setAssignment(s);
+    } catch (const ParamError& e) {
+      throw UsageError(std::string("--set ") + s + ": " + e.what());
+    }
+  }
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{6612, 51984, 207936, 1044240}
@@ -68,6 +86,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
       p.set("depth", L);
       p.set("tank_length", 4 * L);
       p.set("tank_height", 0.4);
+      for (const auto& s : a.sets) p.setAssignment(s);
       const SphSetup setup = makeSphScene("dam_break", p);
       SphSim sim(ctx, p, setup);
       ctx.queue().finish();
@@ -100,6 +119,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
                         {"mean_density_iterations", ss.meanDensityIterations},
                         {"mean_divergence_iterations", ss.meanDivergenceIterations},
                         {"cut_solves", ss.cutSolves},
+                        {"chebyshev_rho", p.get("chebyshev_rho")},
                         {"density_error", d.solve.densityError},
                         {"escaped", d.counters.escaped}, {"phase_share", shares}});
       } else {

@@ -218,6 +218,12 @@
 #define EDDY_DFSPH_WARM_DENSITY 0.5f
 #endif
 /* Relaxation of the Jacobi updates (SPlisHSPlasH and IISPH use 0.5). */
+/* Chebyshev acceleration (chebyshev_rho > 0) starts after this many plain
+ * Jacobi iterations of a solve: a short solve (a settled tank's 2) stays
+ * plain, a long one is accelerated. */
+#ifndef EDDY_DFSPH_CHEB_DELAY
+#define EDDY_DFSPH_CHEB_DELAY 3
+#endif
 #ifndef EDDY_DFSPH_OMEGA
 #define EDDY_DFSPH_OMEGA 0.5f
 #endif

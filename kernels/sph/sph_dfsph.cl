@@ -72,6 +72,12 @@
             }                                                                   \
     SPH_NEIGHBOURS_END
 
+/* Developer aid (EDDY_CL_OPTIONS=-DEDDY_DFSPH_DONE_TICKET=1): a finished
+ * solve's rate rounds still take their tickets, as before session 6. */
+#ifndef EDDY_DFSPH_DONE_TICKET
+#define EDDY_DFSPH_DONE_TICKET 0
+#endif
+
 /* Work-group sum of x (fixed tree: bit-reproducible); lane 0 stores it. */
 inline void dfsph_group_sum(__local float* red, const float x, __global float* out)
 {
@@ -236,7 +242,8 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     const uint nbound, const int4 dims, const float inv_cell,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
-                    const uint min_iter, const uint max_iter, const uint lane_bits)
+                    const uint min_iter, const uint max_iter, const float cheb_rho,
+                    const uint lane_bits)
 {
     __local float4 red[SPH_WG];
     __local float redf[SPH_WG];
@@ -280,7 +287,30 @@ void sph_dfsph_rate(__global const float4* restrict pos,
             inv = dt > 0.0f ? a.x / (dt * dt) : 0.0f;
         }
         const float k0 = k[i];
-        dk[i] = fmax(k0 + EDDY_DFSPH_OMEGA * e * inv, 0.0f) - k0;
+        float step = EDDY_DFSPH_OMEGA * e * inv;
+        if (cheb_rho > 0.0f) {
+            /* Chebyshev semi-iterative acceleration (Golub & Varga 1961, "Chebyshev
+             * semi-iterative methods, successive overrelaxation iterative methods,
+             * and second order Richardson iterative methods", Numer. Math. 3:147;
+             * Wang 2015, "A Chebyshev semi-iterative approach for accelerating
+             * projective and position-based dynamics", ACM TOG 34(6):246):
+             *   x_m+1 = w_m+1 (x^_m+1 - x_m) + w_m+1 x_m + (1 - w_m+1) x_m-1
+             * with x^ the (relaxed) Jacobi update, i.e. the step applied is w times
+             * the Jacobi step plus (w - 1) times the last step (dk, applied by the
+             * velocity kernel before this one); w_1 = 1, w_2 = 2 / (2 - rho^2),
+             * w_m+1 = 4 / (4 - rho^2 w_m). The projection k >= 0 follows. The
+             * sequence starts after EDDY_DFSPH_CHEB_DELAY plain iterations
+             * (Wang's delay): m = it - delay + 1. */
+            const uint it = state[slot + EDDY_DFSPH_ST_ITER]; /* steps applied so far */
+            if (it > EDDY_DFSPH_CHEB_DELAY) {
+                const float r2c = cheb_rho * cheb_rho;
+                float wc = 2.0f / (2.0f - r2c);
+                for (uint q = EDDY_DFSPH_CHEB_DELAY + 2u; q <= it; ++q)
+                    wc = 4.0f / (4.0f - r2c * wc);
+                step = wc * step + (wc - 1.0f) * dk[i];
+            }
+        }
+        dk[i] = fmax(k0 + step, 0.0f) - k0;
         err = fmax(e, 0.0f);
     }
     dfsph_group_sum(redf, err, partial);
@@ -289,7 +319,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     __global uint* t = &ticket[slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1];
     if (get_local_id(0) == 0) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
-        last = !done && atomic_inc(t) == get_num_groups(0) - 1u;
+        last = (EDDY_DFSPH_DONE_TICKET || !done) && atomic_inc(t) == get_num_groups(0) - 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (last) { /* uniform in the group */

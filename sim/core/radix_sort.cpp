@@ -23,10 +23,20 @@ size_t localLimitFromEnv() {
   return size_t(v);
 }
 
+// Developer aid: EDDY_SORT_BITONIC=0 keeps the one-launch sort on radix_sort_local.
+bool bitonicFromEnv() {
+  const char* env = std::getenv("EDDY_SORT_BITONIC");
+  if (!env || !*env) return true;
+  const std::string v(env);
+  if (v != "0" && v != "1") throw Error("EDDY_SORT_BITONIC='" + v + "': expected 0 or 1");
+  return v == "1";
+}
+
 }  // namespace
 
 RadixSort::RadixSort(Context& ctx)
-    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")), localLimit_(localLimitFromEnv()) {
+    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")), bitonic_(bitonicFromEnv()),
+      localLimit_(localLimitFromEnv()) {
   if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
     throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
                 " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));

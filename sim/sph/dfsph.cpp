@@ -155,6 +155,7 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .tolerance = cl_float(div ? p.divergenceTolerance : p.densityTolerance),
                         .minIter = cl_uint(p.minIterations),
                         .maxIter = cl_uint(p.maxIterations),
+                        .chebyshevRho = cl_float(p.chebyshevRho),
                         .laneBits = b.laneBits};
   try {
     prof_.launch(div ? "divergence_rate" : "density_rate", rate_, lanes(b), a);
@@ -515,6 +516,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.divergenceTolerance = phys.divergenceTolerance;
   d.minIterations = phys.minIterations;
   d.maxIterations = phys.maxIterations;
+  d.chebyshevRho = phys.chebyshevRho;
   d.c0 = phys.c0;
   d.boundaryViscosity = phys.boundaryViscosity;
   return d;

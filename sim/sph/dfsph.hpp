@@ -32,6 +32,9 @@ struct DfsphParams {
   double densityTolerance = 0.05, divergenceTolerance = 0.1;  // percent
   double c0 = 0, boundaryViscosity = 0;  // the boundary force's friction term
   unsigned minIterations = 2, maxIterations = 100;
+  // Chebyshev semi-iterative acceleration of both solves (sph_dfsph_rate):
+  // the estimated spectral radius of the relaxed Jacobi iteration, 0 = off.
+  double chebyshevRho = 0;
   // true: every solve gets max_iterations rounds (no batch from earlier steps).
   bool exactSolves = false;
 };
@@ -85,11 +88,13 @@ struct DfsphRateArgs {
   cl_uint slot, n;
   cl_float4 tank;
   cl_float h, mass, rho0, tolerance;
-  cl_uint minIter, maxIter, laneBits;
+  cl_uint minIter, maxIter;
+  cl_float chebyshevRho;
+  cl_uint laneBits;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, aux, k, dk, partial, state, ticket, clock,
                     bpos, bvel, bcells, nbound, dims, invCell, slot, n, tank, h, mass, rho0,
-                    tolerance, minIter, maxIter, laneBits);
+                    tolerance, minIter, maxIter, chebyshevRho, laneBits);
   }
 };
 struct DfsphVelocityArgs {

@@ -150,6 +150,14 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "DFSPH: each solve stops after this many iterations even if not within tolerance (the "
        "error reached is reported).",
        true, false, false},
+      {"chebyshev_rho", "Chebyshev acceleration (DFSPH)", "Solver", "", 0.0, 0.999, 0.95,
+       "DFSPH: both solves' relaxed Jacobi iterations are accelerated by Chebyshev's "
+       "semi-iterative method (Golub & Varga 1961; as Wang 2015 for position-based dynamics): "
+       "iteration m applies w_m times the Jacobi step plus (w_m - 1) times the step before, "
+       "w_1 = 1, w_2 = 2 / (2 - rho^2), w_m+1 = 4 / (4 - rho^2 w_m), rho this estimate of "
+       "the Jacobi iteration's spectral radius, from iteration EDDY_DFSPH_CHEB_DELAY + 1 on "
+       "(the first ones plain). 0 = plain relaxed Jacobi.",
+       false, false, false},
       {"profile_every", "Profile one step in", "Profiling", "steps", 1, 64, 8,
        "The per-kernel device times (the profiler's rows, --json's profile) are measured on "
        "one step in this many (steps 0, K, 2K, ...); the others launch without OpenCL "
@@ -434,6 +442,7 @@ void SphSim::syncParams() {
   phys_.divergenceTolerance = fl(params_.get("divergence_tolerance"));
   phys_.minIterations = unsigned(params_.get("min_iterations"));
   phys_.maxIterations = unsigned(params_.get("max_iterations"));
+  phys_.chebyshevRho = fl(params_.get("chebyshev_rho"));
   profiler_.setSampleEvery(uint64_t(params_.get("profile_every")));
   paramsSeen_ = params_.version();
 }
