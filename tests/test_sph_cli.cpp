@@ -31,12 +31,14 @@ TEST(SphCli, RunWritesDiagnosticsStateAndJson) {
   for (const char* k : {"hash", "reorder", "cells_clear", "cells", "density", "forces", "dt",
                         "integrate"})
     EXPECT_TRUE(phases.count(k)) << k;
-  // The sort: one launch at this size (radix_sort_local), else three per pass.
+  // The sort: one launch at this size (bitonic_sort_local where the key bits
+  // and the position fit a word, else radix_sort_local), else three per pass.
   const size_t n0 = j["n"].get<size_t>();
-  for (const char* k : n0 <= EDDY_SORT_LOCAL_MAX
-                           ? std::vector<const char*>{"sort_local"}
-                           : std::vector<const char*>{"sort_histogram", "sort_scan", "sort_scatter"})
-    EXPECT_TRUE(phases.count(k)) << k;
+  if (n0 <= EDDY_SORT_LOCAL_MAX)
+    EXPECT_NE(phases.count("sort_bitonic"), phases.count("sort_local"));  // exactly one of them
+  else
+    for (const char* k : {"sort_histogram", "sort_scan", "sort_scatter"})
+      EXPECT_TRUE(phases.count(k)) << k;
   const std::string diag = eddy::test::slurp(dir + "/sd.csv");
   EXPECT_EQ(firstLine(diag).rfind("step,time,dt,kinetic,max_speed,front_x,back_height,escaped", 0), 0u)
       << firstLine(diag);
@@ -160,6 +162,34 @@ TEST(SphCli, DfsphRunReportsItsSolvesInDiagnosticsAndJson) {
   const auto bad = run(kCli, "run --device cpu --sim sph --set solver=isph --steps 1");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("dfsph"), std::string::npos) << bad.err;
+}
+
+// bench realtime --set: any SPH parameter but the case's own, checked before
+// any device work; the DFSPH rows report chebyshev_rho.
+TEST(SphCli, BenchRealtimeSetsParametersButNotTheCase) {
+  const auto r = run(kCli, "bench realtime --device cpu --solver dfsph --n 300 --until 0.005 "
+                           "--set chebyshev_rho=0 --set max_iterations=50 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["realtime"].size(), 1u);
+  EXPECT_EQ(j["realtime"][0]["chebyshev_rho"].get<double>(), 0.0);
+  EXPECT_EQ(j["realtime"][0]["cut_solves"].get<unsigned long long>(), 0u);
+  for (const char* key : {"spacing", "column_width", "tank_height", "depth"}) {
+    const auto bad = run(kCli, std::string("bench realtime --set ") + key + "=0.01");
+    EXPECT_EQ(bad.code, 2) << key;
+    EXPECT_NE(bad.err.find("'" + std::string(key) + "' is fixed by bench realtime's case"),
+              std::string::npos)
+        << bad.err;
+  }
+  const auto solver = run(kCli, "bench realtime --set solver=dfsph");
+  EXPECT_EQ(solver.code, 2);
+  EXPECT_NE(solver.err.find("use --solver"), std::string::npos) << solver.err;
+  const auto range = run(kCli, "bench realtime --set chebyshev_rho=1.5");
+  EXPECT_EQ(range.code, 2);
+  EXPECT_NE(range.err.find("chebyshev_rho"), std::string::npos) << range.err;
+  const auto unknown = run(kCli, "bench realtime --set chebyshev=0.9");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("chebyshev"), std::string::npos) << unknown.err;
 }
 
 TEST(SphCli, BenchRealtimeReportsBothSolvers) {

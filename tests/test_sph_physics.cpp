@@ -349,14 +349,14 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
   // depends on the run: the three runs of the test above gave worst errors
   // of +1.8 % (0.4999), -4.1 % (0.5, growing from -0.1 % at depth 0.8) and
   // -4.7 % (0.5001, about -3 % everywhere). Issue 11's 2 % is not met at the
-  // defaults. Since session 6 the defaults accelerate the solves (chebyshev_rho
-  // 0.95, 1.4-1.5x the real-time factor from 54 000 particles on, H200): the
-  // column then rests at -6.6 % (-2.2 % at 0.9 m; PoCL, 2026-12-01), where
-  // plain Jacobi gives -4.1 .. -4.7 %. This bounds the profile at 7 %, and at
-  // 6 % with chebyshev_rho 0 (the test above, at tight tolerance, keeps 2.5 %).
+  // defaults; this bounds the profile at 6 %, with the solves accelerated
+  // (chebyshev_rho 0.95, the default since session 6: +1.2 .. +3.7 %, PoCL,
+  // 2026-12-01) and plain (0: -0.1 .. -3.0 %). How chaotic the settling is:
+  // the plain update written as two statements instead of one expression
+  // (no fma) put the same column at -7.4 %.
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
-  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.07);
+  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.06);
   p.set("chebyshev_rho", 0.0);
   EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.06);
 }

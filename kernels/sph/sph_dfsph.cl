@@ -287,7 +287,10 @@ void sph_dfsph_rate(__global const float4* restrict pos,
             inv = dt > 0.0f ? a.x / (dt * dt) : 0.0f;
         }
         const float k0 = k[i];
-        float step = EDDY_DFSPH_OMEGA * e * inv;
+        /* The plain update in one expression, as before chebyshev_rho: the
+         * compiler may contract it (an fma), and a split changed the rounding
+         * and, through a settling column's packing, a test's pressures. */
+        float kn = k0 + EDDY_DFSPH_OMEGA * e * inv;
         if (cheb_rho > 0.0f) {
             /* Chebyshev semi-iterative acceleration (Golub & Varga 1961, "Chebyshev
              * semi-iterative methods, successive overrelaxation iterative methods,
@@ -307,10 +310,10 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                 float wc = 2.0f / (2.0f - r2c);
                 for (uint q = EDDY_DFSPH_CHEB_DELAY + 2u; q <= it; ++q)
                     wc = 4.0f / (4.0f - r2c * wc);
-                step = wc * step + (wc - 1.0f) * dk[i];
+                kn = k0 + (wc * (EDDY_DFSPH_OMEGA * e * inv) + (wc - 1.0f) * dk[i]);
             }
         }
-        dk[i] = fmax(k0 + step, 0.0f) - k0;
+        dk[i] = fmax(kn, 0.0f) - k0;
         err = fmax(e, 0.0f);
     }
     dfsph_group_sum(redf, err, partial);

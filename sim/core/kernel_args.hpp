@@ -2,21 +2,20 @@
 //
 // A kernel's arguments live in a struct with an `args()` member that ties
 // them in the kernel's parameter order. The functor's type is derived from
-// that list (KernelFunctorOf) and `launch` passes them, so the order and the
+// that list (KernelFunctorOf) and Profiler::launch passes them, so the order and the
 // types are written once, next to each other, and the fields are filled in
 // one place by name instead of by position:
 //
 //   struct FooArgs { const cl::Buffer& in; cl_uint n;
 //                    auto args() const { return std::tie(in, n); } };
 //   KernelFunctorOf<FooArgs> foo_{program, "foo"};
-//   launch(foo_, range, FooArgs{.in = buf, .n = n});
+//   profiler.launch("foo", foo_, range, FooArgs{.in = buf, .n = n});
 #pragma once
 
 #include "cl.hpp"
 
 #include <tuple>
 #include <type_traits>
-#include <utility>
 
 namespace eddy {
 
@@ -29,10 +28,5 @@ struct KernelFunctorFor<std::tuple<T&...>> {
 template <class Args>
 using KernelFunctorOf =
     typename KernelFunctorFor<decltype(std::declval<const Args&>().args())>::type;
-
-template <class Args>
-cl::Event launch(KernelFunctorOf<Args>& kernel, const EnqueueArgs& range, const Args& a) {
-  return std::apply([&](const auto&... x) { return kernel(range, x...); }, a.args());
-}
 
 }  // namespace eddy
