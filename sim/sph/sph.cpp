@@ -155,8 +155,9 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "semi-iterative method (Golub & Varga 1961; as Wang 2015 for position-based dynamics): "
        "iteration m applies w_m times the Jacobi step plus (w_m - 1) times the step before, "
        "w_1 = 1, w_2 = 2 / (2 - rho^2), w_m+1 = 4 / (4 - rho^2 w_m), rho this estimate of "
-       "the Jacobi iteration's spectral radius, from iteration EDDY_DFSPH_CHEB_DELAY + 1 on "
-       "(the first ones plain). 0 = plain relaxed Jacobi.",
+       "the Jacobi iteration's spectral radius, after the first 3 plain iterations of a solve "
+       "(EDDY_DFSPH_CHEB_DELAY). About half the iterations at large N; 0 = plain relaxed "
+       "Jacobi, which leaves a few % more of the load on submerged solids (docs/USAGE.md).",
        false, false, false},
       {"profile_every", "Profile one step in", "Profiling", "steps", 1, 64, 8,
        "The per-kernel device times (the profiler's rows, --json's profile) are measured on "
