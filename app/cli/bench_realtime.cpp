@@ -49,18 +49,19 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
   const std::string& device = a.device;
   const double until = a.until;
   const bool asJson = a.asJson;
-  // --set: any SPH parameter but the case's own (its solver comes from --solver).
+  // --set: any SPH parameter but the case's own (its solver comes from --solver),
+  // checked here, before any device work; every run starts from these.
   static const std::vector<std::string> kCase = {"solver",       "spacing",     "column_width",
                                                  "column_height", "depth",       "tank_length",
                                                  "tank_height"};
-  Params checked(sphParamDecl());
+  Params base(sphParamDecl());
   for (const auto& s : a.sets) {
     const std::string key = s.substr(0, s.find('='));
     if (std::find(kCase.begin(), kCase.end(), key) != kCase.end())
       throw UsageError("--set " + s + ": '" + key + "' is fixed by bench realtime's case" +
                        (key == "solver" ? " (use --solver)" : ""));
     try {
-      checked.setAssignment(s);
+      base.setAssignment(s);
     } catch (const ParamError& e) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
@@ -77,7 +78,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
   const double L = 0.146;
   for (const auto& solver : solvers)
     for (const auto target : ns) {
-      Params p(sphParamDecl());
+      Params p = base;
       p.setAssignment("solver=" + solver);
       const double dx = L / std::max(1.0, std::round(std::cbrt(double(target) / 2.0)));
       p.set("spacing", dx);
@@ -86,7 +87,6 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
       p.set("depth", L);
       p.set("tank_length", 4 * L);
       p.set("tank_height", 0.4);
-      for (const auto& s : a.sets) p.setAssignment(s);
       const SphSetup setup = makeSphScene("dam_break", p);
       SphSim sim(ctx, p, setup);
       ctx.queue().finish();

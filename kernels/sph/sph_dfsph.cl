@@ -72,12 +72,6 @@
             }                                                                   \
     SPH_NEIGHBOURS_END
 
-/* Developer aid (EDDY_CL_OPTIONS=-DEDDY_DFSPH_DONE_TICKET=1): a finished
- * solve's rate rounds still take their tickets, as before session 6. */
-#ifndef EDDY_DFSPH_DONE_TICKET
-#define EDDY_DFSPH_DONE_TICKET 0
-#endif
-
 /* Work-group sum of x (fixed tree: bit-reproducible); lane 0 stores it. */
 inline void dfsph_group_sum(__local float* red, const float x, __global float* out)
 {
@@ -322,7 +316,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     __global uint* t = &ticket[slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1];
     if (get_local_id(0) == 0) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
-        last = (EDDY_DFSPH_DONE_TICKET || !done) && atomic_inc(t) == get_num_groups(0) - 1u;
+        last = !done && atomic_inc(t) == get_num_groups(0) - 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (last) { /* uniform in the group */

@@ -52,9 +52,13 @@ RadixSort::RadixSort(Context& ctx)
 
 bool RadixSort::bitonicFits(size_t n, unsigned bits) const {
   if (!bitonic_ || bitonicWg_ == 0 || n > EDDY_SORT_BITONIC_MAX || n > localLimit_) return false;
+  return bits + positionBits(n) <= 32;
+}
+
+unsigned RadixSort::positionBits(size_t n) {
   unsigned pbits = 0;
   while ((size_t(1) << pbits) < n) ++pbits;
-  return bits + pbits <= 32;
+  return pbits;
 }
 
 unsigned RadixSort::passes(unsigned bits) { return (bits + EDDY_RADIX_BITS - 1) / EDDY_RADIX_BITS; }
@@ -73,12 +77,10 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   if (n > 0xffffffffu) throw Error("radix sort: at most 2^32 - 1 keys");
   const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
   if (bitonicFits(n, bits)) {
-    unsigned pbits = 0;
-    while ((size_t(1) << pbits) < n) ++pbits;
     try {
       const cl::NDRange wg(bitonicWg_);
       prof.run("sort_bitonic", bitonicLocal_, EnqueueArgs(ctx_.queue(), wg, wg), keys, vals,
-               tmpKeys, tmpVals, cl_uint(n), cl_uint(pbits), mask);
+               tmpKeys, tmpVals, cl_uint(n), cl_uint(positionBits(n)), mask);
     } catch (const cl::Error& e) {
       throw Error("bitonic sort of " + std::to_string(n) + " keys: " + describe(e));
     }

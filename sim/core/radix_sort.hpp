@@ -39,6 +39,8 @@ class RadixSort {
   void setLocalLimit(size_t n) { localLimit_ = n; }
 
   static unsigned passes(unsigned bits);
+  // Bits of a position in n keys: ceil(log2 n) (0 for n <= 1).
+  static unsigned positionBits(size_t n);
   // Whether n keys of `bits` sorted bits go through bitonic_sort_local: n
   // within EDDY_SORT_BITONIC_MAX, the key bits and the position in one word,
   // and the device's local memory holds the words.

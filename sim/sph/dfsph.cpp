@@ -212,8 +212,7 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
 unsigned DfsphKernels::batch(unsigned slot, const DfsphParams& p) const {
   const cl_uint last = batchState_[slot + EDDY_DFSPH_ST_ITER];
   if (last == EDDY_DFSPH_UNKNOWN_ITER || p.exactSolves) return p.maxIterations;
-  const unsigned c = unsigned(std::min<cl_uint>(last, 1u << 20));
-  const unsigned want = 2 * c + 2;
+  const unsigned want = 2 * unsigned(std::min<cl_uint>(last, 1u << 20)) + 2;
   return std::clamp(want, std::max(p.minIterations, 1u), std::max(p.maxIterations, 1u));
 }
 
