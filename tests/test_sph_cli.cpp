@@ -31,14 +31,17 @@ TEST(SphCli, RunWritesDiagnosticsStateAndJson) {
   for (const char* k : {"hash", "reorder", "cells_clear", "cells", "density", "forces", "dt",
                         "integrate"})
     EXPECT_TRUE(phases.count(k)) << k;
-  // The sort: one launch at this size (bitonic_sort_local where the key bits
-  // and the position fit a word, else radix_sort_local), else three per pass.
+  // The sort at this size: the bitonic network where the key bits and the
+  // position fit a word (its chunks merged above EDDY_SORT_CHUNK keys), else
+  // radix_sort_local in one launch; above EDDY_SORT_LOCAL_MAX three per pass.
   const size_t n0 = j["n"].get<size_t>();
-  if (n0 <= EDDY_SORT_LOCAL_MAX)
+  if (n0 <= EDDY_SORT_LOCAL_MAX) {
     EXPECT_NE(phases.count("sort_bitonic"), phases.count("sort_local"));  // exactly one of them
-  else
+    EXPECT_EQ(phases.count("sort_merge"), phases.count("sort_bitonic") && n0 > EDDY_SORT_CHUNK ? 1u : 0u);
+  } else {
     for (const char* k : {"sort_histogram", "sort_scan", "sort_scatter"})
       EXPECT_TRUE(phases.count(k)) << k;
+  }
   const std::string diag = eddy::test::slurp(dir + "/sd.csv");
   EXPECT_EQ(firstLine(diag).rfind("step,time,dt,kinetic,max_speed,front_x,back_height,escaped", 0), 0u)
       << firstLine(diag);

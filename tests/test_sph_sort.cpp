@@ -21,13 +21,14 @@ enum class SortPath { Passes, RadixLocal, Bitonic };
 // Sorts n random keys (bits wide, or with `distinct` different values to make
 // many ties) on the device; checks against a stable CPU sort of (key & mask).
 // Passes: the three-kernel passes for any n; RadixLocal: radix_sort_local for
-// any n; Bitonic: bitonic_sort_local where it fits (else radix_sort_local).
+// any n; Bitonic: the bitonic network where it fits (else radix_sort_local):
+// one launch up to EDDY_SORT_CHUNK keys, chunks and their merge above.
 void checkSortPath(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed,
                    SortPath path) {
   const bool local = path != SortPath::Passes;
   SCOPED_TRACE(path == SortPath::Passes       ? "three-kernel passes"
                : path == SortPath::RadixLocal ? "radix_sort_local"
-                                              : "bitonic_sort_local");
+                                              : "bitonic network");
   auto& ctx = test::context();
   std::mt19937 rng(seed);
   const uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1u;
@@ -72,15 +73,22 @@ void checkSortPath(size_t n, unsigned bits, unsigned distinct, bool highBitsSet,
                       << " seed=" << seed;
   EXPECT_EQ(badV, 0u) << "permutation/stability differs: n=" << n << " bits=" << bits
                       << " distinct=" << distinct << " seed=" << seed;
-  // One row per kernel phase, one launch of each per pass (one in all, local).
+  // One row per kernel phase, one launch of each per pass (one in all,
+  // local; the bitonic chunks and their merge, one launch each).
   prof.collect(true);
-  ASSERT_EQ(prof.stats().size(), local ? 1u : 3u);
+  std::vector<std::string> rows;
   for (const auto& s : prof.stats()) {
+    rows.push_back(s.name);
     EXPECT_EQ(s.count, local ? 1u : RadixSort::passes(bits)) << s.name;
-    if (local) {
-      EXPECT_EQ(s.name, bitonic ? "sort_bitonic" : "sort_local");
-    }
   }
+  if (!local)
+    EXPECT_EQ(rows, (std::vector<std::string>{"sort_histogram", "sort_scan", "sort_scatter"}));
+  else if (!bitonic)
+    EXPECT_EQ(rows, std::vector<std::string>{"sort_local"});
+  else if (n <= EDDY_SORT_CHUNK)
+    EXPECT_EQ(rows, std::vector<std::string>{"sort_bitonic"});
+  else
+    EXPECT_EQ(rows, (std::vector<std::string>{"sort_bitonic", "sort_merge"}));
 }
 
 void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, unsigned seed) {
@@ -92,9 +100,12 @@ void checkSort(size_t n, unsigned bits, unsigned distinct, bool highBitsSet, uns
 
 TEST(RadixSort, MatchesStableSortOnAwkwardSizes) {
   const unsigned seed = test::freshSeed();
+  // Bitonic: one chunk up to 1024, then 2, 5, 8 and 16 chunks, the last
+  // chunk partial or full; 19 and 21 bits do not fit beside 14 position bits.
   for (size_t n : {size_t(1), size_t(2), size_t(7), size_t(255), size_t(256), size_t(257),
-                   size_t(1009), size_t(4099), size_t(8191), size_t(65537)})
-    for (unsigned bits : {1u, 4u, 7u, 13u, 19u, 21u})
+                   size_t(1009), size_t(1024), size_t(1025), size_t(4099), size_t(8191),
+                   size_t(8192), size_t(16381), size_t(16384), size_t(65537)})
+    for (unsigned bits : {1u, 4u, 7u, 13u, 18u, 19u, 21u})
       checkSort(n, bits, 0, false, seed + unsigned(n) * 31 + bits);
 }
 
@@ -117,11 +128,31 @@ TEST(RadixSort, LargeInputUsesManyGroupsAndTiles) {
   checkSortPath(300007, 20, 0, false, test::freshSeed(), SortPath::Passes);
 }
 
-TEST(RadixSort, SmallInputsSortInOneLaunchByDefault) {
-  // Up to EDDY_SORT_LOCAL_MAX keys the default is the one-launch path; above
-  // it the three-kernel passes.
+TEST(RadixSort, SmallInputsTakeTheSmallPathsByDefault) {
+  // By default: the bitonic network up to EDDY_SORT_BITONIC_MAX keys where
+  // the key bits and the position fit a word (one launch up to a chunk, the
+  // chunks and their merge above); else radix_sort_local up to
+  // EDDY_SORT_LOCAL_MAX keys; else the three-kernel passes.
+  struct Case {
+    size_t n;
+    unsigned bits;
+    std::vector<std::string> rows;
+  };
+  const std::vector<std::string> passes{"sort_histogram", "sort_scan", "sort_scatter"},
+      chunks{"sort_bitonic", "sort_merge"};
+  const std::vector<Case> cases{
+      {EDDY_SORT_CHUNK, 12, {"sort_bitonic"}},
+      {EDDY_SORT_CHUNK + 1, 12, chunks},
+      {EDDY_SORT_LOCAL_MAX + 1, 12, chunks},
+      {EDDY_SORT_BITONIC_MAX, 12, chunks},  // 12 + 14 bits
+      {EDDY_SORT_BITONIC_MAX + 1, 12, passes},
+      {EDDY_SORT_LOCAL_MAX, 20, {"sort_local"}},  // 20 + 13 bits: no word
+      {EDDY_SORT_LOCAL_MAX + 1, 20, passes},
+  };
   auto& ctx = test::context();
-  for (size_t n : {size_t(EDDY_SORT_LOCAL_MAX), size_t(EDDY_SORT_LOCAL_MAX) + 1}) {
+  for (const Case& c : cases) {
+    const size_t n = c.n;
+    SCOPED_TRACE("n = " + std::to_string(n) + ", bits = " + std::to_string(c.bits));
     cl::Buffer kb(ctx.context(), CL_MEM_READ_WRITE, n * 4), vb(ctx.context(), CL_MEM_READ_WRITE, n * 4);
     cl::Buffer tk(ctx.context(), CL_MEM_READ_WRITE, n * 4), tv(ctx.context(), CL_MEM_READ_WRITE, n * 4);
     std::vector<cl_uint> keys(n);
@@ -130,20 +161,15 @@ TEST(RadixSort, SmallInputsSortInOneLaunchByDefault) {
     ctx.queue().enqueueWriteBuffer(vb, CL_TRUE, 0, n * 4, keys.data());
     RadixSort sorter(ctx);
     Profiler prof;
-    sorter.sort(kb, vb, tk, tv, n, 12, prof);
+    sorter.sort(kb, vb, tk, tv, n, c.bits, prof);
     prof.collect(true);
     std::vector<std::string> rows;
     for (const auto& s : prof.stats()) rows.push_back(s.name);
-    if (n <= EDDY_SORT_LOCAL_MAX) {
-      EXPECT_EQ(rows, std::vector<std::string>{sorter.bitonicFits(n, 12) ? "sort_bitonic" : "sort_local"});
-      EXPECT_TRUE(sorter.bitonicFits(n, 12));  // 12 + 13 bits: every device with 32 KiB local memory
-    } else {
-      EXPECT_EQ(rows.size(), 3u);
-    }
+    EXPECT_EQ(rows, c.rows);
+    const cl_uint mask = (1u << c.bits) - 1u;
     std::vector<cl_uint> got(n);
     ctx.queue().enqueueReadBuffer(kb, CL_TRUE, 0, n * 4, got.data());
-    EXPECT_TRUE(std::is_sorted(got.begin(), got.end(), [](cl_uint a, cl_uint b) {
-      return (a & 0xfffu) < (b & 0xfffu);
-    }));
+    EXPECT_TRUE(std::is_sorted(got.begin(), got.end(),
+                               [&](cl_uint a, cl_uint b) { return (a & mask) < (b & mask); }));
   }
 }

@@ -65,10 +65,12 @@
 #define EDDY_SORT_MAX_GROUPS 1024
 /* Up to this many keys one work-group sorts in one launch (radix_sort_local). */
 #define EDDY_SORT_LOCAL_MAX 8192
-/* ... and up to this many in local memory (bitonic_sort_local: one packed word
- * of key bits and position per key, 4 bytes each), when the key bits and the
- * position fit one 32-bit word. */
-#define EDDY_SORT_BITONIC_MAX 8192
+/* ... and up to this many by the bitonic network (bitonic_sort_chunks: one
+ * packed word of key bits and position per key), when the key bits and the
+ * position fit one 32-bit word, in chunks of EDDY_SORT_CHUNK words sorted in
+ * local memory by one work-group each (4 bytes a word) and merged by rank. */
+#define EDDY_SORT_BITONIC_MAX 16384
+#define EDDY_SORT_CHUNK 1024
 /* Cell table entry of an empty cell: (start, end) = (EMPTY, 0), so that the
  * min/max of starts/ends over a row of cells skips it and a loop
  * "for j = start; j < end" runs zero times. */
@@ -217,13 +219,13 @@
 #ifndef EDDY_DFSPH_WARM_DENSITY
 #define EDDY_DFSPH_WARM_DENSITY 0.5f
 #endif
-/* Relaxation of the Jacobi updates (SPlisHSPlasH and IISPH use 0.5). */
 /* Chebyshev acceleration (chebyshev_rho > 0) starts after this many plain
  * Jacobi iterations of a solve: a short solve (a settled tank's 2) stays
  * plain, a long one is accelerated. */
 #ifndef EDDY_DFSPH_CHEB_DELAY
 #define EDDY_DFSPH_CHEB_DELAY 3
 #endif
+/* Relaxation of the Jacobi updates (SPlisHSPlasH and IISPH use 0.5). */
 #ifndef EDDY_DFSPH_OMEGA
 #define EDDY_DFSPH_OMEGA 0.5f
 #endif

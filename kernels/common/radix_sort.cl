@@ -215,17 +215,20 @@ void radix_sort_local(__global uint* restrict keys, __global uint* restrict vals
 }
 
 /*
- * bitonic_sort_local: the same stable sort of n <= EDDY_SORT_BITONIC_MAX pairs
- * in ONE launch of ONE work-group, in local memory, when a key's sorted bits
- * and its position fit one word (bits + pbits <= 32, 2^pbits = P = n rounded
- * up to a power of two). Each key becomes the word
+ * bitonic_sort_chunks + bitonic_merge_chunks: the same stable sort of
+ * n <= EDDY_SORT_BITONIC_MAX pairs, when a key's sorted bits and its position
+ * fit one word (bits + pbits <= 32, pbits = ceil(log2 n)). Each key becomes
+ * the word
  *
  *     w = (key & mask) << pbits | position        (padding: 0xffffffff)
  *
  * All words differ, so sorting them is a total order whose ties in
  * (key & mask) fall in position order: exactly the stable sort (the radix
- * sort's result, bit for bit). Batcher's bitonic network (Batcher 1968,
- * "Sorting networks and their applications") sorts the P words in place:
+ * sort's result, bit for bit).
+ *
+ * bitonic_sort_chunks: one work-group per chunk of P = 2^lsize words (P <=
+ * EDDY_SORT_CHUNK) sorts it in local memory with Batcher's bitonic network
+ * (Batcher 1968, "Sorting networks and their applications"):
  *
  *   for k = 2, 4, ..., P            (bitonic runs of k become sorted runs)
  *     for j = k/2, k/4, ..., 1      (compare-exchange at distance j)
@@ -236,22 +239,38 @@ void radix_sort_local(__global uint* restrict keys, __global uint* restrict vals
  *           k=8  distance 4, 2, 1 over all eight: sorted
  *
  * log2 P (log2 P + 1) / 2 steps of P/2 compare-exchanges, a barrier after
- * each: all in local memory, where the radix sort's passes went to global
- * memory. Then out_keys[t] = keys[position of w_t] (the whole key, ignored
- * bits included) and out_vals likewise. Any work-group size (a power of two:
- * the items stride over the words).
+ * each. One chunk (n <= P, the host takes P = 2^pbits): the group writes
+ * out_keys[t] = keys[position of w_t] (the whole key, ignored bits included)
+ * and out_vals likewise, and the sort is done in one launch. Several chunks
+ * (P = EDDY_SORT_CHUNK): each writes its sorted words to `words`, in
+ * parallel on as many compute units, and
+ *
+ * bitonic_merge_chunks puts each real word where it belongs: its rank is its
+ * index in its own chunk plus, for every other chunk, the number of that
+ * chunk's real words below it (a binary search; the words are distinct).
+ *
+ *   chunks   [1 4 9 | 2 3 8 | 5 6 7]      word 4: index 1 + (1 below in
+ *   ranks     0 3 8   1 2 7   4 5 6        chunk 2: 2 and 3 -> 2) + 0 = 3
+ *
+ * That is two launches, where the one work-group of one compute unit that
+ * sorted all 8 192 words of the app's scene took 0.09 ms on the H200.
+ * Any work-group size (a power of two: the items stride over the words).
  */
-__kernel void bitonic_sort_local(__global const uint* restrict keys,
-                                 __global const uint* restrict vals,
-                                 __global uint* restrict out_keys,
-                                 __global uint* restrict out_vals,
-                                 const uint n, const uint pbits, const uint mask)
+__kernel void bitonic_sort_chunks(__global const uint* restrict keys,
+                                  __global const uint* restrict vals,
+                                  __global uint* restrict out_keys,
+                                  __global uint* restrict out_vals,
+                                  __global uint* restrict words,
+                                  const uint n, const uint pbits, const uint mask,
+                                  const uint lsize)
 {
-    __local uint w[EDDY_SORT_BITONIC_MAX];
+    __local uint w[EDDY_SORT_CHUNK];
     const uint lid = get_local_id(0), wg = get_local_size(0);
-    const uint P = 1u << pbits;
-    for (uint t = lid; t < P; t += wg)
-        w[t] = t < n ? ((keys[t] & mask) << pbits) | t : 0xffffffffu;
+    const uint P = 1u << lsize, base = get_group_id(0) * P;
+    for (uint t = lid; t < P; t += wg) {
+        const uint g = base + t;
+        w[t] = g < n ? ((keys[g] & mask) << pbits) | g : 0xffffffffu;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k = 2u; k <= P; k <<= 1)
         for (uint j = k >> 1; j > 0u; j >>= 1) {
@@ -265,11 +284,48 @@ __kernel void bitonic_sort_local(__global const uint* restrict keys,
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-    for (uint t = lid; t < n; t += wg) {
-        const uint src = w[t] & (P - 1u);
-        out_keys[t] = keys[src];
-        out_vals[t] = vals[src];
+    if (get_num_groups(0) == 1u) {
+        const uint pmask = (1u << pbits) - 1u;
+        for (uint t = lid; t < n; t += wg) {
+            const uint src = w[t] & pmask;
+            out_keys[t] = keys[src];
+            out_vals[t] = vals[src];
+        }
+    } else {
+        for (uint t = lid; t < P; t += wg) words[base + t] = w[t];
     }
+}
+
+__kernel void bitonic_merge_chunks(__global const uint* restrict words,
+                                   __global const uint* restrict keys,
+                                   __global const uint* restrict vals,
+                                   __global uint* restrict out_keys,
+                                   __global uint* restrict out_vals,
+                                   const uint n, const uint pbits, const uint lsize)
+{
+    const uint g = get_global_id(0);
+    if (g >= n) return;
+    const uint P = 1u << lsize, own = g >> lsize, chunks = (n + P - 1u) >> lsize;
+    const uint w = words[g];
+    uint rank = g & (P - 1u);
+    for (uint c = 0; c < chunks; ++c) {
+        if (c == own) continue;
+        __global const uint* run = words + (size_t)c * P;
+        uint lo = 0, len = min(P, n - c * P); /* the real words of chunk c */
+        while (len > 0u) {                    /* lo = how many of them are < w */
+            const uint mid = len >> 1;
+            if (run[lo + mid] < w) {
+                lo += mid + 1u;
+                len -= mid + 1u;
+            } else {
+                len = mid;
+            }
+        }
+        rank += lo;
+    }
+    const uint src = w & ((1u << pbits) - 1u);
+    out_keys[rank] = keys[src];
+    out_vals[rank] = vals[src];
 }
 
 /*

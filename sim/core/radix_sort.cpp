@@ -12,7 +12,9 @@ namespace eddy {
 namespace {
 
 // Developer aid (docs/PERFORMANCE.md), as EDDY_SPH_LANES: EDDY_SORT_LOCAL_MAX=K
-// sorts up to K keys in one launch (0 = never), to measure the threshold.
+// sorts up to K keys in one launch of radix_sort_local where the bitonic
+// network does not take them (0 = neither: always the radix passes), to
+// measure the thresholds.
 size_t localLimitFromEnv() {
   const char* env = std::getenv("EDDY_SORT_LOCAL_MAX");
   if (!env || !*env) return EDDY_SORT_LOCAL_MAX;
@@ -40,18 +42,19 @@ RadixSort::RadixSort(Context& ctx)
   if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
     throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
                 " items; the device allows " + std::to_string(ctx.info().maxWorkGroup));
-  // The bitonic network's work-group: the largest power of two up to 1024
-  // that the kernel and device allow (the items stride over the words).
-  if (ctx.info().localMem >= EDDY_SORT_BITONIC_MAX * sizeof(cl_uint)) {
+  // The bitonic network's work-group: the largest power of two up to half a
+  // chunk (one compare-exchange per item and step) that the kernel and device
+  // allow; smaller groups stride over the words.
+  if (ctx.info().localMem >= EDDY_SORT_CHUNK * sizeof(cl_uint)) {
     const size_t most = std::min<size_t>(
-        {1024, ctx.info().maxWorkGroup,
-         bitonicLocal_.kernel().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device())});
+        {EDDY_SORT_CHUNK / 2, ctx.info().maxWorkGroup,
+         bitonicChunks_.kernel().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(ctx.device())});
     for (bitonicWg_ = 1; bitonicWg_ * 2 <= most;) bitonicWg_ *= 2;
   }
 }
 
 bool RadixSort::bitonicFits(size_t n, unsigned bits) const {
-  if (!bitonic_ || bitonicWg_ == 0 || n > EDDY_SORT_BITONIC_MAX || n > localLimit_) return false;
+  if (!bitonic_ || bitonicWg_ == 0 || n > EDDY_SORT_BITONIC_MAX || localLimit_ == 0) return false;
   return bits + positionBits(n) <= 32;
 }
 
@@ -78,9 +81,27 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   const cl_uint mask = bits == 32 ? 0xffffffffu : (cl_uint(1) << bits) - 1u;
   if (bitonicFits(n, bits)) {
     try {
+      // One chunk of 2^pbits words (one launch, written straight to the
+      // outputs), or chunks of EDDY_SORT_CHUNK merged by rank.
+      const unsigned pbits = positionBits(n);
+      const size_t chunk = size_t(1) << pbits <= EDDY_SORT_CHUNK ? size_t(1) << pbits : EDDY_SORT_CHUNK;
+      unsigned lsize = 0;
+      while ((size_t(1) << lsize) < chunk) ++lsize;
+      const size_t chunks = (n + chunk - 1) / chunk;
+      if (chunks > 1 && chunks * chunk > chunkWordsCap_) {
+        chunkWords_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * chunks * chunk, "bitonic sort words");
+        chunkWordsCap_ = chunks * chunk;
+      }
+      const cl::Buffer& words = chunks > 1 ? chunkWords_ : keys;  // not written with one chunk
       const cl::NDRange wg(bitonicWg_);
-      prof.run("sort_bitonic", bitonicLocal_, EnqueueArgs(ctx_.queue(), wg, wg), keys, vals,
-               tmpKeys, tmpVals, cl_uint(n), cl_uint(positionBits(n)), mask);
+      prof.run("sort_bitonic", bitonicChunks_, EnqueueArgs(ctx_.queue(), cl::NDRange(chunks * bitonicWg_), wg),
+               keys, vals, tmpKeys, tmpVals, words, cl_uint(n), cl_uint(pbits), mask, cl_uint(lsize));
+      if (chunks > 1) {
+        const size_t g = (n + EDDY_SORT_WG - 1) / EDDY_SORT_WG * EDDY_SORT_WG;
+        prof.run("sort_merge", bitonicMerge_,
+                 EnqueueArgs(ctx_.queue(), cl::NDRange(g), cl::NDRange(EDDY_SORT_WG)), words, keys, vals,
+                 tmpKeys, tmpVals, cl_uint(n), cl_uint(pbits), cl_uint(lsize));
+      }
     } catch (const cl::Error& e) {
       throw Error("bitonic sort of " + std::to_string(n) + " keys: " + describe(e));
     }

@@ -32,20 +32,22 @@ class RadixSort {
   void sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sortedKeys, size_t n,
               unsigned bits, Profiler& prof);
 
-  // Up to this many keys, sort() runs in one launch of one work-group:
-  // bitonic_sort_local in local memory (profiler row sort_bitonic) where
-  // bitonicFits(), else all radix passes (radix_sort_local, row sort_local);
-  // default EDDY_SORT_LOCAL_MAX, 0 = never (tests check every path on any size).
+  // Where bitonicFits(), sort() runs the bitonic network: one launch up to
+  // EDDY_SORT_CHUNK keys, else one work-group per chunk and a merge (rows
+  // sort_bitonic, sort_merge). Else, up to this many keys, one launch of one
+  // work-group (radix_sort_local, row sort_local); default
+  // EDDY_SORT_LOCAL_MAX; 0 = neither small path, always the radix passes
+  // (tests check every path on any size).
   void setLocalLimit(size_t n) { localLimit_ = n; }
 
   static unsigned passes(unsigned bits);
   // Bits of a position in n keys: ceil(log2 n) (0 for n <= 1).
   static unsigned positionBits(size_t n);
-  // Whether n keys of `bits` sorted bits go through bitonic_sort_local: n
-  // within EDDY_SORT_BITONIC_MAX, the key bits and the position in one word,
-  // and the device's local memory holds the words.
+  // Whether n keys of `bits` sorted bits go through the bitonic network: n
+  // within EDDY_SORT_BITONIC_MAX, a local limit above 0, the key bits and the
+  // position in one word, and the device's local memory holds a chunk.
   bool bitonicFits(size_t n, unsigned bits) const;
-  // Developer aid and tests: false keeps the one-launch path on radix_sort_local.
+  // Developer aid and tests: false keeps the small-sort path on radix_sort_local.
   void setBitonic(bool on) { bitonic_ = on; }
   // Work-groups and keys per group (a multiple of EDDY_SORT_WG) for n keys.
   static void layout(size_t n, size_t& groups, size_t& chunk);
@@ -69,9 +71,14 @@ class RadixSort {
                                                                            "radix_gather64"};
   KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
       local_{program_, "radix_sort_local"};
-  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
-      bitonicLocal_{program_, "bitonic_sort_local"};
-  size_t bitonicWg_ = 0;  // work-group size of bitonic_sort_local (0: not usable here)
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint,
+                cl_uint>
+      bitonicChunks_{program_, "bitonic_sort_chunks"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint, cl_uint>
+      bitonicMerge_{program_, "bitonic_merge_chunks"};
+  size_t bitonicWg_ = 0;  // work-group size of bitonic_sort_chunks (0: not usable here)
+  cl::Buffer chunkWords_;  // the sorted chunks before their merge
+  size_t chunkWordsCap_ = 0;
   bool bitonic_ = true;
   size_t localLimit_;
   cl::Buffer words_, wordsTmp_, permTmp_;  // sort64 scratch, n entries each
