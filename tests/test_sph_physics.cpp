@@ -6,6 +6,7 @@
 // under PoCL): hydrostatic tank dx = 0.04 m (25 layers, 500 particles);
 // dam breaks a/dx = 20 in a 4-particle slab (n^2 = 2: 3200 particles,
 // n^2 = 1: 1600); long run a/dx = 10 (800 particles, 10 000 steps).
+#include "dfsph.hpp"
 #include "sph.hpp"
 #include "test_util.hpp"
 
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -413,6 +415,55 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
               all.cutSolves - cutBefore);
   EXPECT_GE(maxDen, unsigned(p.get("min_iterations")));
   EXPECT_EQ(sim.readCounters().escaped, 0u);
+}
+
+// DfsphKernels::setPolling: the host stops launching a solve's rounds once a
+// read of its done flag shows it converged. Those rounds would be no-ops, so
+// the run must be the same bits with and without the polls, whether the
+// reads arrive at once (pollWait: every solve stops right after converging)
+// or when they happen to (the default); and waiting for them spares rounds.
+TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
+  Params p(sphParamDecl());
+  p.set("spacing", 0.004);
+  p.setAssignment("solver=dfsph");
+  const SphSetup setup = makeSphScene("dam_break", p);
+  struct Run {
+    std::vector<cl_float4> pos, vel;
+    unsigned long long launched = 0, spared = 0;
+    SphSolveStats stats;
+  };
+  auto run = [&](bool polling, bool wait) {
+    SphSim sim(test::context(), p, setup);
+    auto& k = dynamic_cast<DfsphSolver&>(sim.solver()).kernels();
+    k.setPolling(polling);
+    k.setPollWait(wait);
+    for (int s = 0; s < 60; ++s) sim.step();
+    Run r;
+    r.pos = sim.readPositions();
+    r.vel = sim.readVelocities();
+    r.launched = k.roundsLaunched();
+    r.spared = k.roundsSpared();
+    EXPECT_TRUE(sim.solver().solveStats(r.stats));
+    return r;
+  };
+  const Run off = run(false, false), waited = run(true, true), free = run(true, false);
+  auto same = [](const std::vector<cl_float4>& a, const std::vector<cl_float4>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(cl_float4)) == 0;
+  };
+  EXPECT_TRUE(same(off.pos, waited.pos));
+  EXPECT_TRUE(same(off.vel, waited.vel));
+  EXPECT_TRUE(same(off.pos, free.pos));
+  EXPECT_TRUE(same(off.vel, free.vel));
+  EXPECT_EQ(off.stats.cutSolves, waited.stats.cutSolves);
+  EXPECT_EQ(off.spared, 0u);
+  // Waiting, each solve launches the rounds it needed (the round whose rate
+  // found it done is spared too): the batches' margins are spared.
+  EXPECT_GT(waited.spared, 0u);
+  EXPECT_EQ(waited.launched + waited.spared, off.launched);
+  EXPECT_EQ(free.launched + free.spared, off.launched);
+  std::printf("rounds launched in 60 steps: %llu without polls, %llu waiting for them (%llu spared), "
+              "%llu as they came (%llu spared)\n",
+              off.launched, waited.launched, waited.spared, free.launched, free.spared);
 }
 
 TEST(DfsphPhysics, DamBreakFrontMatchesMartinMoyceAndTheWcsphFront) {

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <string>
+#include <deque>
 #include <vector>
 
 namespace eddy {
@@ -189,6 +190,26 @@ class DfsphKernels {
   // before, see beginStep).
   unsigned batch(unsigned slot, const DfsphParams& p) const;
 
+  // Early stop of a solve's launches. From the round its last known solve
+  // converged in (minus one), each round is followed by a non-blocking read
+  // of the slot's done flag into pinned host memory; once one of them has
+  // arrived showing done, the solve's remaining rounds (and its final rate),
+  // which the device would run as no-ops, are not launched at all. Only the
+  // host's launches change: the results are the same bits whatever the reads
+  // show (tested). It pays where the host's launches limit a step (small N
+  // on NVIDIA's OpenCL: ~10 us of host time per launch, the device's work
+  // a few us); where the device is behind, no read has arrived in time and
+  // the batch runs whole, as before, and after a solve whose polls spared
+  // nothing the next ones go without (1, 3, 7, ... 63 solves). EDDY_DFSPH_POLL=0
+  // turns it off.
+  void setPolling(bool on) { polling_ = on; }
+  // Tests: wait for each read (every solve then stops right after the round
+  // that converged), to check that the skipped launches change nothing.
+  void setPollWait(bool on) { pollWait_ = on; }
+  // Rounds launched, and rounds the reads spared, since construction.
+  unsigned long long roundsLaunched() const { return roundsLaunched_; }
+  unsigned long long roundsSpared() const { return roundsSpared_; }
+
   // Read-backs / uploads (blocking; tests, snapshots). The state (8 uints,
   // EDDY_DFSPH_ST_*) is part of a snapshot: it sets the next step's batches.
   std::vector<cl_float2> readFactor(size_t n);  // (1 / (s D_i), neighbours with images)
@@ -216,6 +237,10 @@ class DfsphKernels {
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
   void solve(unsigned slot, unsigned rounds, const DfsphBuffers& b, const DfsphParams& p);
+  // The polls of solve `solve` that have arrived (oldest first, without
+  // waiting unless pollWait_): whether one shows the solve done.
+  bool polledDone(unsigned long long solve);
+  void enqueuePoll(unsigned slot, unsigned long long solve);
   static DfsphStats decode(const std::vector<cl_uint>& s);
   void account(const std::vector<cl_uint>& st);  // adds a step's counts to the means
 
@@ -235,6 +260,21 @@ class DfsphKernels {
   std::vector<cl_uint> latestState_;  // the newest state read (stats)
   double sumDen_ = 0, sumDiv_ = 0, stepsRead_ = 0;
   unsigned long long cutSolves_ = 0;
+  // Done-flag polls (see setPolling): pinned host words, a ring of
+  // kPollWords; the outstanding reads in order, with the solve they belong to.
+  static constexpr size_t kPollWords = 256;
+  struct Poll {
+    cl::Event event;
+    size_t word;
+    unsigned long long solve;
+  };
+  cl::Buffer pollPinned_;
+  cl_uint* pollHost_ = nullptr;
+  std::deque<Poll> polls_;
+  size_t pollNext_ = 0;
+  unsigned long long solves_ = 0, roundsLaunched_ = 0, roundsSpared_ = 0;
+  unsigned pollBackoff_ = 0, pollSkip_ = 0;  // solves to go without polls (see solve)
+  bool polling_ = true, pollWait_ = false;
 
   KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
   KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};
