@@ -4,6 +4,7 @@
 #include "sph.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -255,11 +256,24 @@ void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
     --pollSkip_;
     poll = pollWait_;
   }
+  // The first poll was just enqueued when it is first checked: where the
+  // device keeps up with the host (it then waits for the host's launches),
+  // it arrives within about one round's device time, and waiting that long
+  // costs less than launching a round (~25 us of host time) and a second
+  // poll. So the first check spins up to kPollSpinUs while the last first
+  // poll arrived that way (and in one solve of 16, to find out again).
+  const bool spin = pollSpinOk_ || id % 16 == 0;
   for (unsigned it = 0; it < rounds; ++it) {
-    if (poll && it >= from && polledDone(id)) {
-      roundsSpared_ += rounds - it;
-      pollBackoff_ = pollSkip_ = 0;
-      return;  // the rest, the final rate included, would be no-ops
+    if (poll && it >= from) {
+      const bool first = it == from;
+      const bool done = polledDone(id, first && spin ? kPollSpinUs : 0.0);
+      if (first && !pollWait_)
+        pollSpinOk_ = std::none_of(polls_.begin(), polls_.end(), [&](const Poll& q) { return q.solve == id; });
+      if (done) {
+        roundsSpared_ += rounds - it;
+        pollBackoff_ = pollSkip_ = 0;
+        return;  // the rest, the final rate included, would be no-ops
+      }
     }
     runRate(slot, b, p);
     runVelocity(slot, true, b, p);
@@ -288,15 +302,24 @@ void DfsphKernels::enqueuePoll(unsigned slot, unsigned long long solve) {
   polls_.push_back(std::move(poll));
 }
 
-bool DfsphKernels::polledDone(unsigned long long solve) {
+bool DfsphKernels::polledDone(unsigned long long solve, double spinUs) {
   bool done = false;
   try {
     while (!polls_.empty()) {
       Poll& poll = polls_.front();
-      if (pollWait_)
+      if (pollWait_) {
         poll.event.wait();
-      else if (poll.event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() != CL_COMPLETE)
-        break;
+      } else if (poll.event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() != CL_COMPLETE) {
+        if (!(spinUs > 0) || poll.solve != solve) break;
+        using Clock = std::chrono::steady_clock;
+        const auto until = Clock::now() + std::chrono::duration<double, std::micro>(spinUs);
+        bool arrived = false;
+        while (!(arrived = poll.event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE) &&
+               Clock::now() < until) {
+        }
+        spinUs = 0;  // one spin per check
+        if (!arrived) break;
+      }
       done = done || (poll.solve == solve && pollHost_[poll.word] != 0u);
       polls_.pop_front();
     }

@@ -200,8 +200,10 @@ class DfsphKernels {
   // on NVIDIA's OpenCL: ~10 us of host time per launch, the device's work
   // a few us); where the device is behind, no read has arrived in time and
   // the batch runs whole, as before, and after a solve whose polls spared
-  // nothing the next ones go without (1, 3, 7, ... 63 solves). EDDY_DFSPH_POLL=0
-  // turns it off.
+  // nothing the next ones go without (1, 3, 7, ... 63 solves). The first
+  // poll of a solve is waited for up to 50 us while such polls have been
+  // arriving that fast (the device keeping up). EDDY_DFSPH_POLL=0 turns it
+  // off.
   void setPolling(bool on) { polling_ = on; }
   // Tests: wait for each read (every solve then stops right after the round
   // that converged), to check that the skipped launches change nothing.
@@ -237,9 +239,10 @@ class DfsphKernels {
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
   void solve(unsigned slot, unsigned rounds, const DfsphBuffers& b, const DfsphParams& p);
-  // The polls of solve `solve` that have arrived (oldest first, without
-  // waiting unless pollWait_): whether one shows the solve done.
-  bool polledDone(unsigned long long solve);
+  // The polls that have arrived (oldest first, without waiting unless
+  // pollWait_, or up to spinUs microseconds for the oldest of `solve`):
+  // whether one of solve `solve` shows it done.
+  bool polledDone(unsigned long long solve, double spinUs);
   void enqueuePoll(unsigned slot, unsigned long long solve);
   static DfsphStats decode(const std::vector<cl_uint>& s);
   void account(const std::vector<cl_uint>& st);  // adds a step's counts to the means
@@ -274,7 +277,8 @@ class DfsphKernels {
   size_t pollNext_ = 0;
   unsigned long long solves_ = 0, roundsLaunched_ = 0, roundsSpared_ = 0;
   unsigned pollBackoff_ = 0, pollSkip_ = 0;  // solves to go without polls (see solve)
-  bool polling_ = true, pollWait_ = false;
+  static constexpr double kPollSpinUs = 50;   // longest wait for a first poll (see solve)
+  bool polling_ = true, pollWait_ = false, pollSpinOk_ = true;
 
   KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
   KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};
