@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 namespace eddy::cli {
 
@@ -20,8 +21,10 @@ struct LaunchArgs {
   bool asJson = false;
 };
 
-// Two trivial kernels: one with 2 arguments, one with 12 (an SPH kernel has
-// 10-20), each adding to one float per work-item.
+// Trivial kernels: one with 2 arguments, one with 12 (an SPH kernel has
+// 10-30) and one with 16 buffer arguments (what a launch costs grows with
+// its buffers: DFSPH's rate kernel has 15), each adding to one float per
+// work-item.
 const char* kSource = R"(
 __kernel void launch2(__global float* a, uint n) {
   const uint i = get_global_id(0);
@@ -32,6 +35,17 @@ __kernel void launch12(__global float* a, __global const float* b, __global cons
                        float x4, uint x5, uint x6) {
   const uint i = get_global_id(0);
   if (i < n) a[i] += x1 + x2 * b[0] * c[0] * d[0] * 0.0f;
+}
+__kernel void launch16(__global float* a, __global const float* b1, __global const float* b2,
+                       __global const float* b3, __global const float* b4, __global const float* b5,
+                       __global const float* b6, __global const float* b7, __global const float* b8,
+                       __global const float* b9, __global const float* b10, __global const float* b11,
+                       __global const float* b12, __global const float* b13, __global const float* b14,
+                       __global const float* b15, uint n) {
+  const uint i = get_global_id(0);
+  if (i < n)
+    a[i] += (b1[0] + b2[0] + b3[0] + b4[0] + b5[0] + b6[0] + b7[0] + b8[0] + b9[0] + b10[0] +
+             b11[0] + b12[0] + b13[0] + b14[0] + b15[0]) * 0.0f + 1.0f;
 }
 )";
 
@@ -47,6 +61,10 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
   KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_float, cl_float,
                 cl_float, cl_int4, cl_float, cl_uint, cl_uint>
       k12(program, "launch12");
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                cl::Buffer, cl::Buffer, cl_uint>
+      k16(program, "launch16");
   const cl_uint n = cl_uint(a.n);
   cl::Buffer buf = ctx.createBuffer(CL_MEM_READ_WRITE, size_t(n) * sizeof(cl_float), "bench launch");
   cl::Buffer one = ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float), "bench launch");
@@ -56,17 +74,24 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
   const EnqueueArgs range(ctx.queue(), cl::NDRange((size_t(n) + 127) / 128 * 128), cl::NDRange(128));
   const cl_int4 dims{{1, 2, 3, 0}};
 
+  // The 16 buffers: a distinct one each, as a real kernel's.
+  std::vector<cl::Buffer> bufs;
+  for (int i = 0; i < 15; ++i) {
+    bufs.push_back(ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float), "bench launch"));
+    ctx.queue().enqueueFillBuffer(bufs.back(), zero, 0, sizeof(cl_float));
+  }
   struct Case {
     const char* name;
-    bool twelve;
+    int args;        // 2, 12 or 17 (16 buffers and n)
     uint64_t every;  // profile one launch in `every` (0: no profiler, no event)
   };
-  const Case cases[] = {{"2 args, no event", false, 0},
-                        {"2 args, event (Profiler, every launch)", false, 1},
-                        {"2 args, event on 1 launch in 8", false, 8},
-                        {"12 args, no event", true, 0},
-                        {"12 args, event (Profiler, every launch)", true, 1},
-                        {"12 args, event on 1 launch in 8", true, 8}};
+  const Case cases[] = {{"2 args, no event", 2, 0},
+                        {"2 args, event (Profiler, every launch)", 2, 1},
+                        {"2 args, event on 1 launch in 8", 2, 8},
+                        {"12 args, no event", 12, 0},
+                        {"12 args, event (Profiler, every launch)", 12, 1},
+                        {"12 args, event on 1 launch in 8", 12, 8},
+                        {"16 buffers + n, no event", 17, 0}};
   json rows = json::array();
   if (!a.asJson)
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ", driver "
@@ -82,12 +107,15 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
     const auto t0 = Clock::now();
     for (unsigned long long i = 0; i < a.launches; ++i) {
       if (c.every == 0) {
-        if (c.twelve)
+        if (c.args == 17)
+          k16.enqueue(range, nullptr, buf, bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6],
+                      bufs[7], bufs[8], bufs[9], bufs[10], bufs[11], bufs[12], bufs[13], bufs[14], n);
+        else if (c.args == 12)
           k12.enqueue(range, nullptr, buf, one, one, one, n, 1.0f, 1.0f, 1.0f, dims, 1.0f, 1u, 1u);
         else
           k2.enqueue(range, nullptr, buf, n);
       } else {
-        if (c.twelve)
+        if (c.args == 12)
           prof.run("launch12", k12, range, buf, one, one, one, n, 1.0f, 1.0f, 1.0f, dims, 1.0f,
                    1u, 1u);
         else
@@ -111,7 +139,7 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
     const double hostUs = std::chrono::duration<double, std::micro>(t1 - t0).count() / L;
     const double wallUs = std::chrono::duration<double, std::micro>(t2 - t0).count() / L;
     rows.push_back({{"case", c.name},
-                    {"args", c.twelve ? 12 : 2},
+                    {"args", c.args},
                     {"profile_every", c.every},
                     {"host_us_per_launch", hostUs},
                     {"wall_us_per_launch", wallUs},
