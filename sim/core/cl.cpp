@@ -81,6 +81,14 @@ std::string clErrorName(cl_int code) {
   }
 }
 
+bool envSwitch(const char* name, bool fallback) {
+  const char* env = std::getenv(name);
+  if (!env || !*env) return fallback;
+  const std::string v(env);
+  if (v != "0" && v != "1") throw Error(std::string(name) + "='" + v + "': expected 0 or 1");
+  return v == "1";
+}
+
 std::string describe(const cl::Error& e) {
   return std::string(e.what()) + " failed: " + clErrorName(e.err()) + " (" +
          std::to_string(e.err()) + ")";

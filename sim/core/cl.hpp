@@ -113,6 +113,10 @@ inline cl_float4 makeFloat4(double x, double y, double z, double w = 0) {
 // Round n up to a multiple of m.
 inline size_t roundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
+// A developer switch from the environment: `name`=0 or 1, unset or empty =
+// `fallback`; anything else throws eddy::Error naming the variable.
+bool envSwitch(const char* name, bool fallback);
+
 
 // The queue and ranges of one kernel launch. (cl::EnqueueArgs keeps its
 // fields private to cl::KernelFunctor, so a launch without an event could not

@@ -25,19 +25,12 @@ size_t localLimitFromEnv() {
   return size_t(v);
 }
 
-// Developer aid: EDDY_SORT_BITONIC=0 keeps the one-launch sort on radix_sort_local.
-bool bitonicFromEnv() {
-  const char* env = std::getenv("EDDY_SORT_BITONIC");
-  if (!env || !*env) return true;
-  const std::string v(env);
-  if (v != "0" && v != "1") throw Error("EDDY_SORT_BITONIC='" + v + "': expected 0 or 1");
-  return v == "1";
-}
-
 }  // namespace
 
 RadixSort::RadixSort(Context& ctx)
-    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")), bitonic_(bitonicFromEnv()),
+    : ctx_(ctx), program_(ctx.buildProgram("radix_sort.cl")),
+      // Developer aid: EDDY_SORT_BITONIC=0 keeps the small sorts on radix_sort_local.
+      bitonic_(envSwitch("EDDY_SORT_BITONIC", true)),
       localLimit_(localLimitFromEnv()) {
   if (ctx.info().maxWorkGroup < EDDY_SORT_WG)
     throw Error("radix sort needs work-groups of " + std::to_string(EDDY_SORT_WG) +
@@ -84,10 +77,8 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
       // One chunk of 2^pbits words (one launch, written straight to the
       // outputs), or chunks of EDDY_SORT_CHUNK merged by rank.
       const unsigned pbits = positionBits(n);
-      const size_t chunk = size_t(1) << pbits <= EDDY_SORT_CHUNK ? size_t(1) << pbits : EDDY_SORT_CHUNK;
-      unsigned lsize = 0;
-      while ((size_t(1) << lsize) < chunk) ++lsize;
-      const size_t chunks = (n + chunk - 1) / chunk;
+      const unsigned lsize = std::min(pbits, positionBits(EDDY_SORT_CHUNK));
+      const size_t chunk = size_t(1) << lsize, chunks = (n + chunk - 1) / chunk;
       if (chunks > 1 && chunks * chunk > chunkWordsCap_) {
         chunkWords_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * chunks * chunk, "bitonic sort words");
         chunkWordsCap_ = chunks * chunk;
@@ -97,9 +88,9 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
       prof.run("sort_bitonic", bitonicChunks_, EnqueueArgs(ctx_.queue(), cl::NDRange(chunks * bitonicWg_), wg),
                keys, vals, tmpKeys, tmpVals, words, cl_uint(n), cl_uint(pbits), mask, cl_uint(lsize));
       if (chunks > 1) {
-        const size_t g = (n + EDDY_SORT_WG - 1) / EDDY_SORT_WG * EDDY_SORT_WG;
         prof.run("sort_merge", bitonicMerge_,
-                 EnqueueArgs(ctx_.queue(), cl::NDRange(g), cl::NDRange(EDDY_SORT_WG)), words, keys, vals,
+                 EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG)),
+                 words, keys, vals,
                  tmpKeys, tmpVals, cl_uint(n), cl_uint(pbits), cl_uint(lsize));
       }
     } catch (const cl::Error& e) {

@@ -74,7 +74,8 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     const cl_uint noTickets[2] = {0, 0};
     q.enqueueWriteBuffer(ticket_, CL_TRUE, 0, sizeof noTickets, noTickets);
     // Pinned host words for the done-flag polls (a mapped ALLOC_HOST_PTR
-    // buffer: a read into pageable memory may not return before it is done).
+    // buffer, the usual destination of asynchronous reads on NVIDIA's
+    // OpenCL; pageable memory was not tried).
     pollPinned_ = ctx.createBuffer(CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, kPollWords * sizeof(cl_uint),
                                    "DFSPH done polls");
     pollHost_ = static_cast<cl_uint*>(q.enqueueMapBuffer(pollPinned_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
@@ -82,12 +83,7 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
   } catch (const cl::Error& e) {
     throw Error("DFSPH setup: " + describe(e));
   }
-  const char* env = std::getenv("EDDY_DFSPH_POLL");
-  if (env && *env) {
-    const std::string v(env);
-    if (v != "0" && v != "1") throw Error("EDDY_DFSPH_POLL='" + v + "': expected 0 or 1");
-    polling_ = v == "1";
-  }
+  polling_ = envSwitch("EDDY_DFSPH_POLL", true);  // developer aid: 0 = no polls
 }
 
 DfsphKernels::~DfsphKernels() {
@@ -242,8 +238,8 @@ void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
   // Poll after the round whose rate would find the solve done if it needs
   // as many iterations as the last known solve of this slot (c iterations:
   // round c + 1's rate sets the flag), and after each round from there. A
-  // poll costs about a launch (~12 us of host time on the H200, its event
-  // most of it): starting two rounds earlier made 7.5 polls a step at 6 612
+  // poll costs about a launch (11.6 us of host time on the H200: an
+  // event, a read, a flush): starting two rounds earlier made 7.5 polls a step at 6 612
   // particles, 0.09 ms of a 0.62 ms step.
   const cl_uint last = batchState_[slot + EDDY_DFSPH_ST_ITER];
   const unsigned from = last == EDDY_DFSPH_UNKNOWN_ITER ? 1u : unsigned(std::min<cl_uint>(last, rounds)) + 1u;

@@ -20,8 +20,8 @@
 #include "eddy_shared.h"
 
 #include <array>
-#include <string>
 #include <deque>
+#include <string>
 #include <vector>
 
 namespace eddy {
@@ -190,14 +190,14 @@ class DfsphKernels {
   // before, see beginStep).
   unsigned batch(unsigned slot, const DfsphParams& p) const;
 
-  // Early stop of a solve's launches. From the round its last known solve
-  // converged in (minus one), each round is followed by a non-blocking read
+  // Early stop of a solve's launches. From the round after the one its last
+  // known solve converged in (c + 1), each round is followed by a non-blocking read
   // of the slot's done flag into pinned host memory; once one of them has
   // arrived showing done, the solve's remaining rounds (and its final rate),
   // which the device would run as no-ops, are not launched at all. Only the
   // host's launches change: the results are the same bits whatever the reads
   // show (tested). It pays where the host's launches limit a step (small N
-  // on NVIDIA's OpenCL: ~10 us of host time per launch, the device's work
+  // on NVIDIA's OpenCL: ~12 us of host time per launch, the device's work
   // a few us); where the device is behind, no read has arrived in time and
   // the batch runs whole, as before, and after a solve whose polls spared
   // nothing the next ones go without (1, 3, 7, ... 63 solves). The first
