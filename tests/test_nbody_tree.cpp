@@ -632,14 +632,19 @@ TEST(NBodyTreeSim, GalaxiesLagrangianRadiiAgreeWithTheDirectMethod) {
   // crossing times; the 10/50/90 % Lagrangian radii of each galaxy agree
   // within 2 %. Orbits are chaotic, so the radii (mass statistics) are
   // compared, not bodies. The 16 384 bodies take minutes of direct
-  // summation on 2 PoCL cores, so CI runs 8192 (4096 per galaxy). Fewer is
-  // not faithful: at 4096 bodies the 10 % radius (from 205 bodies) already
-  // differed by 1.9 % in one run, the sampling noise of that radius.
+  // summation on 2 PoCL cores, so CI runs 8192 (4096 per galaxy);
   // EDDY_TEST_GALAXIES_N sets the size (the H200 run in docs/PERFORMANCE.md
-  // uses 16 384). The 2 % hold at the 16 384; below, the limit grows
-  // as the radii's sampling noise, sqrt(16384 / n): 2.83 % at 8192, where
-  // one run of the four seen on 2026-12-01 gave 2.39 % at the 10 % radius
-  // (from 410 bodies; the others 0.74, 1.20 and 1.28 %).
+  // uses 16 384).
+  // What is asserted: each radius averaged over the second crossing time
+  // (every 8 steps), and the 50 and 90 % radii at the end, within 2 %. The
+  // 10 % radius at the end (from 410 bodies) is printed, not asserted: two
+  // runs that have decorrelated are two samples of the core, and it differed
+  // by 0.75-2.93 % in 8 runs with a correct tree (CI failed once at 2.93 %
+  // against a limit of 2.83 %), while the averages differed by 0.06-0.25 %
+  // and the end's 50/90 % radii by at most 0.55 %. The averages still see a
+  // wrong tree (seed 11, tree run altered, 2026-12-01): theta 1.0 gave 1.08 %
+  // (0.11 % at the default 0.5), softening x1.5 4.67 %, G x1.02 1.73 % and
+  // G x1.05 6.78 %.
   auto& ctx = test::context();
   const size_t n = size_t(envOr("EDDY_TEST_GALAXIES_N", 8192));
   const double dt = 0.005, eps = 0.01;
@@ -651,29 +656,50 @@ TEST(NBodyTreeSim, GalaxiesLagrangianRadiiAgreeWithTheDirectMethod) {
   const double tCross = std::max(crossingTime(bodies, 0, n1, eps), crossingTime(bodies, n1, n, eps));
   const int steps = int(std::ceil(2 * tCross / dt));
   NBodySim direct(ctx, params, bodies), tree(ctx, params, bodies, treeConfig());
-  for (int s = 0; s < steps; ++s) {
+  const std::vector<double> fractions = {0.1, 0.5, 0.9};
+  const std::pair<size_t, size_t> galaxies[2] = {{0, n1}, {n1, n}};
+  // Radii summed over the second crossing time, sampled every `every` steps
+  // (index: galaxy * 3 + fraction), and the radii at the end.
+  const int every = 8;
+  std::vector<double> sumD(6, 0), sumT(6, 0), endD, endT;
+  int samples = 0;
+  for (int s = 1; s <= steps; ++s) {
     direct.step();
     tree.step();
+    if (2 * s < steps || (steps - s) % every) continue;
+    const auto pd = direct.readPositions(), pt = tree.readPositions();
+    endD.clear(), endT.clear();
+    for (const auto& [first, last] : galaxies) {
+      for (double r : lagrangianRadii(pd, first, last, fractions)) endD.push_back(r);
+      for (double r : lagrangianRadii(pt, first, last, fractions)) endT.push_back(r);
+    }
+    for (size_t k = 0; k < 6; ++k) sumD[k] += endD[k], sumT[k] += endT[k];
+    ++samples;
   }
-  const auto pd = direct.readPositions(), pt = tree.readPositions();
-  const std::vector<double> fractions = {0.1, 0.5, 0.9};
-  const double limit = 0.02 * std::sqrt(std::max(1.0, 16384.0 / double(n)));
-  double worst = 0;
-  for (const auto& [first, last] : {std::pair{size_t(0), n1}, std::pair{n1, n}}) {
-    const auto rd = lagrangianRadii(pd, first, last, fractions);
-    const auto rt = lagrangianRadii(pt, first, last, fractions);
-    const auto r0 = lagrangianRadii(toFloat4(bodies), first, last, fractions);
+  ASSERT_GT(samples, 1);
+  const double limit = 0.02;
+  double worst = 0, worstEnd = 0;
+  for (size_t g = 0; g < 2; ++g) {
+    const auto r0 = lagrangianRadii(toFloat4(bodies), galaxies[g].first, galaxies[g].second, fractions);
     for (size_t k = 0; k < fractions.size(); ++k) {
-      const double rel = std::fabs(rt[k] - rd[k]) / rd[k];
+      const size_t i = g * 3 + k;
+      const double rd = sumD[i] / samples, rt = sumT[i] / samples;
+      const double rel = std::fabs(rt - rd) / rd, relEnd = std::fabs(endT[i] - endD[i]) / endD[i];
       worst = std::max(worst, rel);
-      std::printf("galaxy %s N=%zu, %d steps (t_cr %.3f): r%.0f%% start %.4f, direct %.4f, tree "
-                  "%.4f (%.2f%%)\n",
-                  first ? "2" : "1", n, steps, tCross, 100 * fractions[k], r0[k], rd[k], rt[k],
-                  100 * rel);
-      EXPECT_LE(rel, limit) << "galaxy " << (first ? 2 : 1) << ", " << fractions[k];
+      worstEnd = std::max(worstEnd, relEnd);
+      std::printf("galaxy %zu N=%zu, %d steps (t_cr %.3f): r%.0f%% start %.4f; over the second "
+                  "crossing time (%d samples) direct %.4f, tree %.4f (%.2f%%); at the end direct "
+                  "%.4f, tree %.4f (%.2f%%)\n",
+                  g + 1, n, steps, tCross, 100 * fractions[k], r0[k], samples, rd, rt, 100 * rel,
+                  endD[i], endT[i], 100 * relEnd);
+      EXPECT_LE(rel, limit) << "galaxy " << g + 1 << ", averaged, " << fractions[k];
+      if (fractions[k] >= 0.5) {
+        EXPECT_LE(relEnd, limit) << "galaxy " << g + 1 << ", end, " << fractions[k];
+      }
     }
   }
-  std::printf("galaxies: worst Lagrangian radius difference %.2f%%\n", 100 * worst);
+  std::printf("galaxies: worst Lagrangian radius difference %.2f%% averaged, %.2f%% at the end\n",
+              100 * worst, 100 * worstEnd);
 }
 
 TEST(NBodyTreeSim, RestartFromTheSavedStateIsBitIdentical) {
