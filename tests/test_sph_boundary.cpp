@@ -231,11 +231,14 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
           kdiv[i] = float(u(rng) * 1e-6);
         }
         const float dt = 1e-3f;
-        const cl::Buffer kd = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float), "t");
-        const cl::Buffer kv = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float), "t");
+        // DFSPH's row layout (EDDY_DFSPH_K_*), at a stride other than nf.
+        const size_t stride = nf + 3;
+        const cl::Buffer kb = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_DFSPH_K_ROWS * stride * sizeof(cl_float), "t");
         auto& q = ctx.queue();
-        q.enqueueWriteBuffer(kd, CL_TRUE, 0, nf * sizeof(cl_float), kden.data());
-        q.enqueueWriteBuffer(kv, CL_TRUE, 0, nf * sizeof(cl_float), kdiv.data());
+        q.enqueueWriteBuffer(kb, CL_TRUE, EDDY_DFSPH_K_DEN * stride * sizeof(cl_float), nf * sizeof(cl_float),
+                             kden.data());
+        q.enqueueWriteBuffer(kb, CL_TRUE, EDDY_DFSPH_K_DIV * stride * sizeof(cl_float), nf * sizeof(cl_float),
+                             kdiv.data());
         q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof dt, &dt);
         SphBoundaryFluid f;
         f.pos = &parts.positions();
@@ -243,8 +246,8 @@ TEST(SphBoundaryKernels, PsiDensityForcesAndBoundaryForceMatchTheDoubleReference
         f.rhop = &solver.densityPressure();
         f.cells = &parts.cells();
         f.clock = &parts.clock();
-        f.kden = &kd;
-        f.kdiv = &kv;
+        f.kb = &kb;
+        f.kstride = cl_uint(stride);
         f.mode = mode ? EDDY_BOUNDARY_FORCE_DFSPH : EDDY_BOUNDARY_FORCE_WCSPH;
         f.h = phys.h;
         f.mass = phys.mass;

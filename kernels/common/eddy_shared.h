@@ -180,6 +180,24 @@
 #define EDDY_DFSPH_ST_DEN_ERR (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_ERR)
 #define EDDY_DFSPH_ST_DEN_PREV (EDDY_DFSPH_SLOT_DEN + EDDY_DFSPH_ST_PREV)
 #define EDDY_DFSPH_STATE_SIZE 8
+/* The solver's control words, one uint buffer (one kernel argument: on
+ * NVIDIA's OpenCL every buffer argument adds about 0.4 us to a launch's host
+ * time, docs/PERFORMANCE.md): the state at 0, the rate kernel's two tickets
+ * (finished work-groups, per solve) at EDDY_DFSPH_CTL_TICKET, its per-group
+ * error sums (float bits) from EDDY_DFSPH_CTL_PARTIAL. */
+#define EDDY_DFSPH_CTL_TICKET EDDY_DFSPH_STATE_SIZE
+#define EDDY_DFSPH_CTL_PARTIAL 16
+/* The per-particle values, one float buffer per order (the pipeline's
+ * reorder writes the other) in rows of `kstride` floats (the capacity
+ * rounded up to EDDY_DFSPH_K_ALIGN): from row EDDY_DFSPH_K_AUX the factor
+ * pairs (float2, two rows), then the divergence unknown kv, the density
+ * unknown k and the last change dk. */
+#define EDDY_DFSPH_K_ALIGN 64
+#define EDDY_DFSPH_K_AUX 0
+#define EDDY_DFSPH_K_DIV 2
+#define EDDY_DFSPH_K_DEN 3
+#define EDDY_DFSPH_K_DK 4
+#define EDDY_DFSPH_K_ROWS 5
 /* Iteration count before the first step (the host then gives a solve
  * max_iterations rounds). */
 #define EDDY_DFSPH_UNKNOWN_ITER 0xffffffffu

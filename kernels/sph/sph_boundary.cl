@@ -66,7 +66,8 @@ void sph_boundary_psi(__global const float4* restrict bspos_tmp,
  * eqs. 10 and 11), times the fluid mass:
  *     F_b = sum_i m psi_b (f s k_i + Pi_ib) grad_i W_ib
  * with k_i = p_i / rho_i^2 (WCSPH, mode EDDY_BOUNDARY_FORCE_WCSPH: rhop) or
- * k_i = kden_i + kdiv_i / dt (DFSPH, mode _DFSPH: the pressures both solves
+ * k_i = kden_i + kdiv_i / dt (DFSPH, mode _DFSPH: the rows of kb, see
+ * EDDY_DFSPH_K_*, the pressures both solves
  * applied this step, the divergence solve's unknown holding dt, so the
  * force is the step's pressure impulse on the fluid divided by dt, run
  * before the positions move). Pi_ib is the friction term of sph_forces with
@@ -78,15 +79,16 @@ void sph_boundary_force(__global const float4* restrict bpos,
                         __global const float4* restrict pos,
                         __global const float4* restrict vel,
                         __global const float2* restrict rhop,
-                        __global const float* restrict kden,
-                        __global const float* restrict kdiv,
+                        __global const float* restrict kb,
                         __global const float* restrict clock,
                         __global const uint2* restrict cells,
                         const uint mode, const uint nbound,
                         const int4 dims, const float inv_cell, const float h,
                         const float mass, const float c0, const float alpha_b,
-                        const float grad_scale)
+                        const float grad_scale, const uint kstride)
 {
+    __global const float* kdiv = kb + EDDY_DFSPH_K_DIV * kstride;
+    __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
     const uint b = get_global_id(0);
     if (b >= nbound) return;
     const float4 bp = bpos[b];

@@ -107,9 +107,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        __global const uint* restrict nlist,
                        __global const uint* restrict nbcount,
                        __global float2* restrict rhop,
-                       __global float2* restrict aux,
-                       __global float* restrict kden,
-                       __global float* restrict kdiv,
+                       __global float* restrict kb,
                        __global const float* restrict clock,
                        __global const float4* restrict bpos,
                        __global const float4* restrict bvel,
@@ -117,9 +115,12 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        const uint nbound, const int4 dims, const float inv_cell,
                        const uint with_pressure,
                        const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale, const uint lane_bits)
+                       const float grad_scale, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
+    __global float2* aux = (__global float2*)(kb + EDDY_DFSPH_K_AUX * kstride);
+    __global float* kdiv = kb + EDDY_DFSPH_K_DIV * kstride;
+    __global float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
     SPH_LANE_ID(i, lane);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f;
     float3 g = (float3)(0.0f), gb = (float3)(0.0f);
@@ -215,7 +216,7 @@ inline void dfsph_check(__local float* red, volatile __global const float* parti
  *    e_i = rho_i + dt Drho_i/Dt - rho0, k_i <- max(k_i + omega e_i / (dt^2 s D_i), 0);
  * the change into dk (applied by sph_dfsph_velocity), the work-group sum of
  * max(e_i, 0) (compression only, as SPlisHSPlasH), and, in the work-group
- * that finishes last, the check (dfsph_check). ticket[slot != DIV] counts the
+ * that finishes last, the check (dfsph_check). The slot's ticket counts the
  * finished work-groups (the last one resets it). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_rate(__global const float4* restrict pos,
@@ -223,12 +224,8 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     __global const uint* restrict nlist,
                     __global const uint* restrict nbcount,
                     __global const float2* restrict rhop,
-                    __global const float2* restrict aux,
-                    __global const float* restrict k,
-                    __global float* restrict dk,
-                    __global float* partial,
-                    __global uint* restrict state,
-                    __global uint* restrict ticket,
+                    __global float* restrict kb,
+                    __global uint* restrict ctl,
                     __global const float* restrict clock,
                     __global const float4* restrict bpos,
                     __global const float4* restrict bvel,
@@ -237,11 +234,17 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
                     const uint min_iter, const uint max_iter, const float cheb_rho,
-                    const uint lane_bits)
+                    const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
     __local float redf[SPH_WG];
     __local uint last;
+    __global const float2* aux = (__global const float2*)(kb + EDDY_DFSPH_K_AUX * kstride);
+    __global const float* k =
+        kb + (slot == EDDY_DFSPH_SLOT_DIV ? EDDY_DFSPH_K_DIV : EDDY_DFSPH_K_DEN) * kstride;
+    __global float* dk = kb + EDDY_DFSPH_K_DK * kstride;
+    __global uint* state = ctl;
+    __global float* partial = (__global float*)(ctl + EDDY_DFSPH_CTL_PARTIAL);
     /* Done: a no-op. Uniform, but no return before the barriers, nor
      * barriers inside a branch (PoCL 3.1 miscompiles both); the loads, the
      * ticket's atomic (one per work-group, all on one word) and the check
@@ -313,7 +316,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     dfsph_group_sum(redf, err, partial);
     /* The last work-group to finish: its sum was made visible (fence) before
      * its ticket, as every other group's. */
-    __global uint* t = &ticket[slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1];
+    __global uint* t = &ctl[EDDY_DFSPH_CTL_TICKET + (slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1)];
     if (get_local_id(0) == 0) {
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         last = !done && atomic_inc(t) == get_num_groups(0) - 1u;
@@ -339,8 +342,7 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         __global float4* restrict vel,
                         __global const uint* restrict nlist,
                         __global const uint* restrict nbcount,
-                        __global const float* restrict dk,
-                        __global float* restrict k,
+                        __global float* restrict kb,
                         __global uint* restrict state,
                         __global const float* restrict clock,
                         __global const float4* restrict bpos,
@@ -349,9 +351,14 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         const uint nbound, const int4 dims, const float inv_cell,
                         const uint slot, const uint use_dt, const uint commit,
                         const uint n, const float4 tank, const float h, const float mass,
-                        const float grad_scale, const uint lane_bits)
+                        const float grad_scale, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
+    /* k: the slot's unknown (the divergence one for the warm start); dk: the
+     * change to apply (the warm start applies the stored kv itself). */
+    __global float* k = kb + (slot == EDDY_DFSPH_SLOT_DEN ? EDDY_DFSPH_K_DEN : EDDY_DFSPH_K_DIV) * kstride;
+    __global const float* dk =
+        kb + (slot == EDDY_DFSPH_NO_SLOT ? EDDY_DFSPH_K_DIV : EDDY_DFSPH_K_DK) * kstride;
     uint done = 0u;
     if (slot == EDDY_DFSPH_NO_SLOT) {
         if (get_global_id(0) == 0) {
@@ -418,16 +425,17 @@ void sph_dfsph_predict(__global const float4* restrict pos,
                        __global const float4* restrict acc,
                        __global const uint* restrict nlist,
                        __global const uint* restrict nbcount,
-                       __global const float* restrict kden,
+                       __global const float* restrict kb,
                        __global const float* restrict clock,
                        __global const float4* restrict bpos,
                        __global const float4* restrict bvel,
                        __global const uint2* restrict bcells,
                        const uint nbound, const int4 dims, const float inv_cell,
                        const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale, const uint lane_bits)
+                       const float grad_scale, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
+    __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
     SPH_LANE_ID(i, lane);
     float3 a = (float3)(0.0f);
     if (i < n) {
@@ -459,14 +467,16 @@ __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_integrate(__global float4* restrict pos,
                          __global float4* restrict vel,
                          __global float2* restrict rhop,
-                         __global const float* restrict kden,
-                         __global const float* restrict kdiv,
+                         __global const float* restrict kb,
                          __global const float* restrict clock,
                          __global uint* restrict counters,
-                         const uint n, const float4 tank, const float restitution)
+                         const uint n, const float4 tank, const float restitution,
+                         const uint kstride)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
+    __global const float* kdiv = kb + EDDY_DFSPH_K_DIV * kstride;
+    __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
     const float dt = clock[EDDY_SPH_CLOCK_DT];
     float4 p = pos[i], v = vel[i];
     p.xyz += dt * v.xyz;
@@ -480,15 +490,14 @@ void sph_dfsph_integrate(__global float4* restrict pos,
  * new sorted order (the pipeline's reorder permutation). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_reorder(__global const uint* restrict order,
-                       __global const float* restrict kdiv_in,
-                       __global const float* restrict kden_in,
-                       __global float* restrict kdiv_out,
-                       __global float* restrict kden_out,
-                       const uint n)
+                       __global const float* restrict kb_in,
+                       __global float* restrict kb_out,
+                       const uint n, const uint kstride)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
     const uint src = order[i];
-    kdiv_out[i] = kdiv_in[src];
-    kden_out[i] = kden_in[src];
+    const uint div = EDDY_DFSPH_K_DIV * kstride, den = EDDY_DFSPH_K_DEN * kstride;
+    kb_out[div + i] = kb_in[div + src];
+    kb_out[den + i] = kb_in[den + src];
 }

@@ -221,8 +221,7 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
                                .pos = *f.pos,
                                .vel = *f.vel,
                                .rhop = *f.rhop,
-                               .kden = f.kden ? *f.kden : *f.rhop,
-                               .kdiv = f.kdiv ? *f.kdiv : *f.rhop,
+                               .kb = f.kb ? *f.kb : *f.rhop,
                                .clock = *f.clock,
                                .cells = *f.cells,
                                .mode = f.mode,
@@ -233,7 +232,8 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
                                .mass = cl_float(f.mass),
                                .c0 = cl_float(f.c0),
                                .alphaB = cl_float(f.alphaB),
-                               .gradScale = cl_float(f.gradScale)};
+                               .gradScale = cl_float(f.gradScale),
+                               .kstride = f.kstride};
   try {
     prof_.launch(
         "boundary_force", force_,

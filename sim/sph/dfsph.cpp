@@ -45,34 +45,23 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
   initial[EDDY_DFSPH_ST_DIV_PREV] = initial[EDDY_DFSPH_ST_DEN_PREV] = EDDY_DFSPH_UNKNOWN_ITER;
   for (auto& r : reads_) r.host = initial;
   batchState_ = latestState_ = initial;
-  const size_t f = cap_ * sizeof(cl_float);
+  kstride_ = roundUp(cap_, EDDY_DFSPH_K_ALIGN);
+  const size_t rows = EDDY_DFSPH_K_ROWS * kstride_ * sizeof(cl_float);
   // The rate kernel's partial sums: one per work-group at any lane count.
   const size_t maxGroups = roundUp(cap_ << EDDY_SPH_LANE_BITS_LIMIT, EDDY_SPH_WG) / EDDY_SPH_WG;
+  const size_t ctlWords = EDDY_DFSPH_CTL_PARTIAL + maxGroups;
+  static_assert(EDDY_DFSPH_CTL_TICKET + 2 <= EDDY_DFSPH_CTL_PARTIAL, "DFSPH control words overlap");
   try {
-    aux_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap_ * sizeof(cl_float2), "DFSPH factor");
-    for (int k = 0; k < 2; ++k) {
-      kdiv_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, f, "DFSPH divergence pressure");
-      kden_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, f, "DFSPH density pressure");
-    }
-    dk_ = ctx.createBuffer(CL_MEM_READ_WRITE, f, "DFSPH pressure change");
-    partial_ = ctx.createBuffer(CL_MEM_READ_WRITE, maxGroups * sizeof(cl_float),
-                                "DFSPH error sums");
-    state_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_DFSPH_STATE_SIZE * sizeof(cl_uint),
-                              "DFSPH state");
-    ticket_ = ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "DFSPH tickets");
+    for (auto& kb : kb_) kb = ctx.createBuffer(CL_MEM_READ_WRITE, rows, "DFSPH pressures and factors");
+    ctl_ = ctx.createBuffer(CL_MEM_READ_WRITE, ctlWords * sizeof(cl_uint), "DFSPH state and error sums");
     noBoundary_ = ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float4), "DFSPH no boundary");
     noBoundaryCells_ = ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "DFSPH no boundary");
     auto& q = ctx.queue();
-    const std::vector<cl_float> zeros(cap_, 0.0f);
-    for (int k = 0; k < 2; ++k) {
-      q.enqueueWriteBuffer(kdiv_[k], CL_TRUE, 0, f, zeros.data());
-      q.enqueueWriteBuffer(kden_[k], CL_TRUE, 0, f, zeros.data());
-    }
-    q.enqueueWriteBuffer(dk_, CL_TRUE, 0, f, zeros.data());
-    q.enqueueWriteBuffer(state_, CL_TRUE, 0, EDDY_DFSPH_STATE_SIZE * sizeof(cl_uint),
-                         initial.data());
-    const cl_uint noTickets[2] = {0, 0};
-    q.enqueueWriteBuffer(ticket_, CL_TRUE, 0, sizeof noTickets, noTickets);
+    const std::vector<cl_float> zeros(EDDY_DFSPH_K_ROWS * kstride_, 0.0f);
+    for (auto& kb : kb_) q.enqueueWriteBuffer(kb, CL_TRUE, 0, rows, zeros.data());
+    std::vector<cl_uint> ctl(ctlWords, 0);  // no tickets taken, no sums
+    std::copy(initial.begin(), initial.end(), ctl.begin());
+    q.enqueueWriteBuffer(ctl_, CL_TRUE, 0, ctlWords * sizeof(cl_uint), ctl.data());
     // Pinned host words for the done-flag polls (a mapped ALLOC_HOST_PTR
     // buffer, the usual destination of asynchronous reads on NVIDIA's
     // OpenCL; pageable memory was not tried).
@@ -114,9 +103,7 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .nlist = *b.nlist,
                            .nbcount = *b.nbcount,
                            .rhop = *b.rhop,
-                           .aux = aux_,
-                           .kden = kden_[cur_],
-                           .kdiv = kdiv_[cur_],
+                           .kb = kb_[cur_],
                            .clock = *b.clock,
                            .bpos = *bv.pos,
                            .bvel = *bv.vel,
@@ -130,7 +117,8 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .h = cl_float(p.h),
                            .mass = cl_float(p.mass),
                            .gradScale = cl_float(p.gradScale),
-                           .laneBits = b.laneBits};
+                           .laneBits = b.laneBits,
+                           .kstride = cl_uint(kstride_)};
   try {
     prof_.launch("dfsph_density", density_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -146,12 +134,8 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .nlist = *b.nlist,
                         .nbcount = *b.nbcount,
                         .rhop = *b.rhop,
-                        .aux = aux_,
-                        .k = div ? kdiv_[cur_] : kden_[cur_],
-                        .dk = dk_,
-                        .partial = partial_,
-                        .state = state_,
-                        .ticket = ticket_,
+                        .kb = kb_[cur_],
+                        .ctl = ctl_,
                         .clock = *b.clock,
                         .bpos = *bv.pos,
                         .bvel = *bv.vel,
@@ -169,7 +153,8 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .minIter = cl_uint(p.minIterations),
                         .maxIter = cl_uint(p.maxIterations),
                         .chebyshevRho = cl_float(p.chebyshevRho),
-                        .laneBits = b.laneBits};
+                        .laneBits = b.laneBits,
+                        .kstride = cl_uint(kstride_)};
   try {
     prof_.launch(div ? "divergence_rate" : "density_rate", rate_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -187,9 +172,8 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
                             .vel = *b.vel,
                             .nlist = *b.nlist,
                             .nbcount = *b.nbcount,
-                            .dk = warm ? kdiv_[cur_] : dk_,
-                            .k = div ? kdiv_[cur_] : kden_[cur_],
-                            .state = state_,
+                            .kb = kb_[cur_],  // dk, k: rows chosen by slot
+                            .ctl = ctl_,
                             .clock = *b.clock,
                             .bpos = *bv.pos,
                             .bvel = *bv.vel,
@@ -205,7 +189,8 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
                             .h = cl_float(p.h),
                             .mass = cl_float(p.mass),
                             .gradScale = cl_float(p.gradScale),
-                            .laneBits = b.laneBits};
+                            .laneBits = b.laneBits,
+                            .kstride = cl_uint(kstride_)};
   try {
     prof_.launch(row, velocity_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -289,7 +274,7 @@ void DfsphKernels::enqueuePoll(unsigned slot, unsigned long long solve) {
   pollNext_ = (pollNext_ + 1) % kPollWords;
   Poll poll{cl::Event(), word, solve};
   try {
-    ctx_.queue().enqueueReadBuffer(state_, CL_FALSE, (slot + EDDY_DFSPH_ST_DONE) * sizeof(cl_uint),
+    ctx_.queue().enqueueReadBuffer(ctl_, CL_FALSE, (slot + EDDY_DFSPH_ST_DONE) * sizeof(cl_uint),
                                    sizeof(cl_uint), pollHost_ + word, nullptr, &poll.event);
     ctx_.queue().flush();  // on its way now, not with the next batch of commands
   } catch (const cl::Error& e) {
@@ -355,7 +340,7 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .acc = *b.acc,
                            .nlist = *b.nlist,
                            .nbcount = *b.nbcount,
-                           .kden = kden_[cur_],
+                           .kb = kb_[cur_],
                            .clock = *b.clock,
                            .bpos = *bv.pos,
                            .bvel = *bv.vel,
@@ -368,7 +353,8 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .h = cl_float(p.h),
                            .mass = cl_float(p.mass),
                            .gradScale = cl_float(p.gradScale),
-                           .laneBits = b.laneBits};
+                           .laneBits = b.laneBits,
+                           .kstride = cl_uint(kstride_)};
   try {
     prof_.launch("predict", predict_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -378,15 +364,15 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
 
 void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
   DfsphIntegrateArgs a{.pos = *b.pos,
-                             .vel = *b.vel,
-                             .rhop = *b.rhop,
-                             .kden = kden_[cur_],
-                             .kdiv = kdiv_[cur_],
-                             .clock = *b.clock,
-                             .counters = *b.counters,
-                             .n = cl_uint(b.n),
-                             .tank = tank4(b.tank),
-                             .restitution = cl_float(p.restitution)};
+                       .vel = *b.vel,
+                       .rhop = *b.rhop,
+                       .kb = kb_[cur_],
+                       .clock = *b.clock,
+                       .counters = *b.counters,
+                       .n = cl_uint(b.n),
+                       .tank = tank4(b.tank),
+                       .restitution = cl_float(p.restitution),
+                       .kstride = cl_uint(kstride_)};
   a.tank.s[3] = cl_float(EDDY_DFSPH_WALL_CLEARANCE * p.spacing);  // the wall clearance
   try {
     prof_.launch("integrate", integrate_,
@@ -404,8 +390,8 @@ void DfsphKernels::runBoundaryForce(const DfsphBuffers& b, const DfsphParams& p)
   f.rhop = b.rhop;
   f.cells = b.cells;
   f.clock = b.clock;
-  f.kden = &kden_[cur_];
-  f.kdiv = &kdiv_[cur_];
+  f.kb = &kb_[cur_];
+  f.kstride = cl_uint(kstride_);
   f.mode = EDDY_BOUNDARY_FORCE_DFSPH;
   f.h = p.h;
   f.mass = p.mass;
@@ -418,11 +404,10 @@ void DfsphKernels::runBoundaryForce(const DfsphBuffers& b, const DfsphParams& p)
 void DfsphKernels::reorder(const cl::Buffer& order, size_t n) {
   const int next = 1 - cur_;
   const DfsphReorderArgs a{.order = order,
-                           .kdivIn = kdiv_[cur_],
-                           .kdenIn = kden_[cur_],
-                           .kdivOut = kdiv_[next],
-                           .kdenOut = kden_[next],
-                           .n = cl_uint(n)};
+                           .kbIn = kb_[cur_],
+                           .kbOut = kb_[next],
+                           .n = cl_uint(n),
+                           .kstride = cl_uint(kstride_)};
   try {
     prof_.launch("reorder_warm", reorder_,
                  EnqueueArgs(ctx_.queue(), global(n), cl::NDRange(EDDY_SPH_WG)), a);
@@ -469,7 +454,7 @@ void DfsphKernels::finishStep(const DfsphBuffers& b, const DfsphParams& p) {
   // stats). reads_[next_] was taken by beginStep.
   StateRead& r = reads_[next_];
   try {
-    ctx_.queue().enqueueReadBuffer(state_, CL_FALSE, 0, r.host.size() * sizeof(cl_uint),
+    ctx_.queue().enqueueReadBuffer(ctl_, CL_FALSE, 0, r.host.size() * sizeof(cl_uint),
                                    r.host.data(), nullptr, &r.event);
   } catch (const cl::Error& e) {
     throw Error("DFSPH state read: " + describe(e));
@@ -523,18 +508,24 @@ DfsphStats DfsphKernels::stats() {
   return d;
 }
 
+std::vector<cl_float> DfsphKernels::readRow(unsigned row, size_t count) {
+  std::vector<cl_float> out(count);
+  if (count)
+    ctx_.queue().enqueueReadBuffer(kb_[cur_], CL_TRUE, row * kstride_ * sizeof(cl_float),
+                                   count * sizeof(cl_float), out.data());
+  return out;
+}
 std::vector<cl_float2> DfsphKernels::readFactor(size_t n) {
-  return readBuf<cl_float2>(ctx_.queue(), aux_, n);
+  const auto f = readRow(EDDY_DFSPH_K_AUX, 2 * n);
+  std::vector<cl_float2> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = cl_float2{{f[2 * i], f[2 * i + 1]}};
+  return out;
 }
-std::vector<cl_float> DfsphKernels::readDivergencePressure(size_t n) {
-  return readBuf<cl_float>(ctx_.queue(), kdiv_[cur_], n);
-}
-std::vector<cl_float> DfsphKernels::readDensityPressure(size_t n) {
-  return readBuf<cl_float>(ctx_.queue(), kden_[cur_], n);
-}
-std::vector<cl_float> DfsphKernels::readDk(size_t n) { return readBuf<cl_float>(ctx_.queue(), dk_, n); }
+std::vector<cl_float> DfsphKernels::readDivergencePressure(size_t n) { return readRow(EDDY_DFSPH_K_DIV, n); }
+std::vector<cl_float> DfsphKernels::readDensityPressure(size_t n) { return readRow(EDDY_DFSPH_K_DEN, n); }
+std::vector<cl_float> DfsphKernels::readDk(size_t n) { return readRow(EDDY_DFSPH_K_DK, n); }
 std::vector<cl_uint> DfsphKernels::readState() {
-  return readBuf<cl_uint>(ctx_.queue(), state_, EDDY_DFSPH_STATE_SIZE);
+  return readBuf<cl_uint>(ctx_.queue(), ctl_, EDDY_DFSPH_STATE_SIZE);
 }
 
 void DfsphKernels::writePressures(const std::vector<cl_float>& kdiv,
@@ -543,14 +534,17 @@ void DfsphKernels::writePressures(const std::vector<cl_float>& kdiv,
     throw Error("DFSPH: the pressures do not match the capacity");
   if (kdiv.empty()) return;
   auto& q = ctx_.queue();
-  q.enqueueWriteBuffer(kdiv_[cur_], CL_TRUE, 0, kdiv.size() * sizeof(cl_float), kdiv.data());
-  q.enqueueWriteBuffer(kden_[cur_], CL_TRUE, 0, kden.size() * sizeof(cl_float), kden.data());
+  q.enqueueWriteBuffer(kb_[cur_], CL_TRUE, EDDY_DFSPH_K_DIV * kstride_ * sizeof(cl_float),
+                       kdiv.size() * sizeof(cl_float), kdiv.data());
+  q.enqueueWriteBuffer(kb_[cur_], CL_TRUE, EDDY_DFSPH_K_DEN * kstride_ * sizeof(cl_float),
+                       kden.size() * sizeof(cl_float), kden.data());
 }
 
 void DfsphKernels::writeDk(const std::vector<cl_float>& dk) {
   if (dk.size() > cap_) throw Error("DFSPH: dk does not match the capacity");
   if (!dk.empty())
-    ctx_.queue().enqueueWriteBuffer(dk_, CL_TRUE, 0, dk.size() * sizeof(cl_float), dk.data());
+    ctx_.queue().enqueueWriteBuffer(kb_[cur_], CL_TRUE, EDDY_DFSPH_K_DK * kstride_ * sizeof(cl_float),
+                                    dk.size() * sizeof(cl_float), dk.data());
 }
 
 // A restored state after step k holds the iterations of step k (ITER) and
@@ -563,7 +557,7 @@ void DfsphKernels::writeState(const std::vector<cl_uint>& state) {
     r.pending = false;
     r.accounted = true;
   }
-  ctx_.queue().enqueueWriteBuffer(state_, CL_TRUE, 0, state.size() * sizeof(cl_uint),
+  ctx_.queue().enqueueWriteBuffer(ctl_, CL_TRUE, 0, state.size() * sizeof(cl_uint),
                                   state.data());
   std::vector<cl_uint> before = state;
   before[EDDY_DFSPH_ST_DIV_ITER] = state[EDDY_DFSPH_ST_DIV_PREV];

@@ -64,8 +64,11 @@ struct DfsphBuffers {
 
 // Arguments of the kernels of kernels/sph/sph_dfsph.cl, in their order
 // (kernel_args.hpp).
+// kb: DFSPH's per-particle rows (EDDY_DFSPH_K_*, kstride floats each); ctl:
+// its control words (EDDY_DFSPH_CTL_*). One buffer each, not one per array:
+// a launch's host time grows with its buffer arguments (docs/PERFORMANCE.md).
 struct DfsphDensityArgs {
-  const cl::Buffer &pos, &nlist, &nbcount, &rhop, &aux, &kden, &kdiv, &clock;
+  const cl::Buffer &pos, &nlist, &nbcount, &rhop, &kb, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -73,15 +76,14 @@ struct DfsphDensityArgs {
   cl_uint withPressure, n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
-  cl_uint laneBits;
+  cl_uint laneBits, kstride;
   auto args() const {
-    return std::tie(pos, nlist, nbcount, rhop, aux, kden, kdiv, clock, bpos, bvel, bcells, nbound,
-                    dims, invCell, withPressure, n, tank, h, mass, gradScale, laneBits);
+    return std::tie(pos, nlist, nbcount, rhop, kb, clock, bpos, bvel, bcells, nbound, dims,
+                    invCell, withPressure, n, tank, h, mass, gradScale, laneBits, kstride);
   }
 };
 struct DfsphRateArgs {
-  const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &aux, &k, &dk, &partial, &state,
-      &ticket, &clock;
+  const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &kb, &ctl, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -91,15 +93,15 @@ struct DfsphRateArgs {
   cl_float h, mass, rho0, tolerance;
   cl_uint minIter, maxIter;
   cl_float chebyshevRho;
-  cl_uint laneBits;
+  cl_uint laneBits, kstride;
   auto args() const {
-    return std::tie(pos, vel, nlist, nbcount, rhop, aux, k, dk, partial, state, ticket, clock,
-                    bpos, bvel, bcells, nbound, dims, invCell, slot, n, tank, h, mass, rho0,
-                    tolerance, minIter, maxIter, chebyshevRho, laneBits);
+    return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
+                    dims, invCell, slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter,
+                    chebyshevRho, laneBits, kstride);
   }
 };
 struct DfsphVelocityArgs {
-  const cl::Buffer &pos, &vel, &nlist, &nbcount, &dk, &k, &state, &clock;
+  const cl::Buffer &pos, &vel, &nlist, &nbcount, &kb, &ctl, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -107,10 +109,10 @@ struct DfsphVelocityArgs {
   cl_uint slot, useDt, commit, n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
-  cl_uint laneBits;
+  cl_uint laneBits, kstride;
   auto args() const {
-    return std::tie(pos, vel, nlist, nbcount, dk, k, state, clock, bpos, bvel, bcells, nbound,
-                    dims, invCell, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits);
+    return std::tie(pos, vel, nlist, nbcount, kb, ctl, clock, bpos, bvel, bcells, nbound, dims,
+                    invCell, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits, kstride);
   }
 };
 struct DfsphDtArgs {
@@ -119,7 +121,7 @@ struct DfsphDtArgs {
   auto args() const { return std::tie(clock, counters, spacing, cfl, minDt, maxDt); }
 };
 struct DfsphPredictArgs {
-  const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kden, &clock;
+  const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kb, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -127,25 +129,26 @@ struct DfsphPredictArgs {
   cl_uint n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
-  cl_uint laneBits;
+  cl_uint laneBits, kstride;
   auto args() const {
-    return std::tie(pos, vel, acc, nlist, nbcount, kden, clock, bpos, bvel, bcells, nbound, dims,
-                    invCell, n, tank, h, mass, gradScale, laneBits);
+    return std::tie(pos, vel, acc, nlist, nbcount, kb, clock, bpos, bvel, bcells, nbound, dims,
+                    invCell, n, tank, h, mass, gradScale, laneBits, kstride);
   }
 };
 struct DfsphIntegrateArgs {
-  const cl::Buffer &pos, &vel, &rhop, &kden, &kdiv, &clock, &counters;
+  const cl::Buffer &pos, &vel, &rhop, &kb, &clock, &counters;
   cl_uint n;
   cl_float4 tank;
   cl_float restitution;
+  cl_uint kstride;
   auto args() const {
-    return std::tie(pos, vel, rhop, kden, kdiv, clock, counters, n, tank, restitution);
+    return std::tie(pos, vel, rhop, kb, clock, counters, n, tank, restitution, kstride);
   }
 };
 struct DfsphReorderArgs {
-  const cl::Buffer &order, &kdivIn, &kdenIn, &kdivOut, &kdenOut;
-  cl_uint n;
-  auto args() const { return std::tie(order, kdivIn, kdenIn, kdivOut, kdenOut, n); }
+  const cl::Buffer &order, &kbIn, &kbOut;
+  cl_uint n, kstride;
+  auto args() const { return std::tie(order, kbIn, kbOut, n, kstride); }
 };
 
 // Iterations and final average errors (percent, see sph_dfsph.cl) of the two
@@ -251,7 +254,11 @@ class DfsphKernels {
   Profiler& prof_;
   size_t cap_;
   cl::Program program_;
-  cl::Buffer aux_, kdiv_[2], kden_[2], dk_, partial_, state_, ticket_;
+  // The per-particle rows of each order (EDDY_DFSPH_K_*, kstride_ floats
+  // each; cur_ is the current order) and the control words (EDDY_DFSPH_CTL_*).
+  cl::Buffer kb_[2], ctl_;
+  size_t kstride_ = 0;
+  std::vector<cl_float> readRow(unsigned row, size_t count);
   cl::Buffer noBoundary_, noBoundaryCells_;  // stand-ins when b.boundary is null
   SphBoundaryView boundaryView(const DfsphBuffers& b) const;
   int cur_ = 0;
