@@ -169,6 +169,9 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   // 120 frames) with every frame on time. The factor is the simulated time
   // over the wall time the plans covered (t0 to the closing plan), plus any
   // time the device took past a frame period to finish the closing steps.
+  // Its steps and a cap count with the frames': the first timed frame's plan
+  // covers almost no time (and cannot be capped), so `frames` plans cover
+  // the window.
   double pacedWall = 0;
   if (realtime) {
     stepsRun += session.advance(stepsFor());  // lastFrame: the closing plan's time
@@ -204,14 +207,14 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
     j.update({{"realtime", true}, {"speed", speed}, {"fps", fps},
               {"solver", params.find("solver") ? params.getChoice("solver") : ""},
               {"budget_ms", pacer.budget() * 1e3}, {"realtime_factor", factor}, {"simulated_s", simulated},
-              {"wall_s", wall}, {"paced_wall_s", pacedWall}, {"steps", stepsRun}, {"steps_per_frame", double(stepsRun) / fr},
-              {"limited_frames", limited}});
+              {"wall_s", wall}, {"paced_wall_s", pacedWall}, {"steps", stepsRun},
+              {"steps_per_frame", double(stepsRun) / fr}, {"limited_frames", limited}});
     head << spec.sim << (params.find("solver") ? " (" + params.getChoice("solver") + ")" : std::string())
          << ", N = " << n << ", " << frames << " frames in real-time mode at " << std::defaultfloat << speed
          << "x, paced to " << fps << " frames/s, colour field " << fieldName << "\n"
          << std::setprecision(3) << "real time: reached " << factor << "x real time (" << simulated
-         << " simulated s in the " << pacedWall << " s the frames paced, " << wall << " s in all), " << double(stepsRun) / fr
-         << " steps per frame; the compute budget (" << pacer.budget() * 1e3 << " ms) capped " << limited
+         << " simulated s in the " << pacedWall << " s the frames paced, " << wall << " s in all), "
+         << double(stepsRun) / fr << " steps per frame; the compute budget (" << pacer.budget() * 1e3 << " ms) capped " << limited
          << " of " << frames << " frames\n";
   } else {
     j["substeps"] = substeps;

@@ -118,7 +118,7 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
         if (c.args == 12)
           prof.run("launch12", k12, range, buf, one, one, one, n, 1.0f, 1.0f, 1.0f, dims, 1.0f,
                    1u, 1u);
-        else
+        else  // 2 (the 16-buffer case is timed without events only)
           prof.run("launch2", k2, range, buf, n);
         prof.endStep();
         prof.collect(false);  // as a simulation step does (Simulation::throttle)

@@ -343,7 +343,7 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         __global const uint* restrict nlist,
                         __global const uint* restrict nbcount,
                         __global float* restrict kb,
-                        __global uint* restrict state,
+                        __global uint* restrict ctl,
                         __global const float* restrict clock,
                         __global const float4* restrict bpos,
                         __global const float4* restrict bvel,
@@ -359,6 +359,7 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
     __global float* k = kb + (slot == EDDY_DFSPH_SLOT_DEN ? EDDY_DFSPH_K_DEN : EDDY_DFSPH_K_DIV) * kstride;
     __global const float* dk =
         kb + (slot == EDDY_DFSPH_NO_SLOT ? EDDY_DFSPH_K_DIV : EDDY_DFSPH_K_DK) * kstride;
+    __global uint* state = ctl; /* the state words lead the control words */
     uint done = 0u;
     if (slot == EDDY_DFSPH_NO_SLOT) {
         if (get_global_id(0) == 0) {

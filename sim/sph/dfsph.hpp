@@ -6,8 +6,9 @@
 // buffers (DfsphBuffers), so the kernel tests drive it without a pipeline.
 // DfsphSolver plugs it into SphSim (solver.hpp): non-pressure forces are
 // sph_forces with zero pressure. Nothing waits on the device except the
-// read-backs: a step's batches come from the 8-word solver state of the step
-// two before, read without blocking (normally long complete).
+// read-backs and a solve's first done-flag poll (at most 50 us, see
+// setPolling): a step's batches come from the 8-word solver state of the
+// step two before, read without blocking (normally long complete).
 // Design, buffers and costs: docs/ARCHITECTURE.md ("DFSPH").
 #pragma once
 
