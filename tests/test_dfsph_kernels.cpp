@@ -433,6 +433,23 @@ TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
   EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_ITER], 3u);
   EXPECT_EQ(st[EDDY_DFSPH_ST_DEN_DONE], 1u);
   EXPECT_EQ(st[EDDY_DFSPH_ST_DIV_DONE], 0u);  // the other solve is untouched
+  // The divergence solve's least count is its own (divergence_min_iterations).
+  s.writeState(std::vector<cl_uint>(EDDY_DFSPH_STATE_SIZE, 0u));
+  f.params.minIterations = 3;
+  f.params.divergenceMinIterations = 1;
+  f.params.divergenceTolerance = 1e30;
+  for (int k = 0; k < 3; ++k) {
+    s.runRate(EDDY_DFSPH_SLOT_DIV, f.buffers(), f.params);
+    const auto sd = s.readState();
+    EXPECT_EQ(sd[EDDY_DFSPH_ST_DIV_ITER], unsigned(std::min(k + 1, 1))) << k;
+    EXPECT_EQ(sd[EDDY_DFSPH_ST_DIV_DONE], k >= 1 ? 1u : 0u) << k;
+  }
+  f.params.divergenceMinIterations = 0;  // within tolerance before any iteration
+  s.writeState(std::vector<cl_uint>(EDDY_DFSPH_STATE_SIZE, 0u));
+  s.runRate(EDDY_DFSPH_SLOT_DIV, f.buffers(), f.params);
+  const auto s0 = s.readState();
+  EXPECT_EQ(s0[EDDY_DFSPH_ST_DIV_ITER], 0u);
+  EXPECT_EQ(s0[EDDY_DFSPH_ST_DIV_DONE], 1u);
   }
 }
 

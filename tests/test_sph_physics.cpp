@@ -414,6 +414,7 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   std::printf("solves cut by their batch: %llu while settling, %llu settled\n", cutBefore,
               all.cutSolves - cutBefore);
   EXPECT_GE(maxDen, unsigned(p.get("min_iterations")));
+  EXPECT_GE(maxDiv, unsigned(p.get("divergence_min_iterations")));
   EXPECT_EQ(sim.readCounters().escaped, 0u);
 }
 

@@ -150,7 +150,7 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .mass = cl_float(p.mass),
                         .rho0 = cl_float(p.rho0),
                         .tolerance = cl_float(div ? p.divergenceTolerance : p.densityTolerance),
-                        .minIter = cl_uint(p.minIterations),
+                        .minIter = cl_uint(div ? p.divergenceMinIterations : p.minIterations),
                         .maxIter = cl_uint(p.maxIterations),
                         .chebyshevRho = cl_float(p.chebyshevRho),
                         .laneBits = b.laneBits,
@@ -211,7 +211,8 @@ unsigned DfsphKernels::batch(unsigned slot, const DfsphParams& p) const {
   const cl_uint last = batchState_[slot + EDDY_DFSPH_ST_ITER];
   if (last == EDDY_DFSPH_UNKNOWN_ITER || p.exactSolves) return p.maxIterations;
   const unsigned want = 2 * unsigned(std::min<cl_uint>(last, 1u << 20)) + 2;
-  return std::clamp(want, std::max(p.minIterations, 1u), std::max(p.maxIterations, 1u));
+  const unsigned least = slot == EDDY_DFSPH_SLOT_DIV ? p.divergenceMinIterations : p.minIterations;
+  return std::clamp(want, std::max(least, 1u), std::max(p.maxIterations, 1u));
 }
 
 // A solve: B rounds of (rate with its check, velocity) and a last rate that
@@ -605,6 +606,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.densityTolerance = phys.densityTolerance;
   d.divergenceTolerance = phys.divergenceTolerance;
   d.minIterations = phys.minIterations;
+  d.divergenceMinIterations = phys.divergenceMinIterations;
   d.maxIterations = phys.maxIterations;
   d.chebyshevRho = phys.chebyshevRho;
   d.c0 = phys.c0;

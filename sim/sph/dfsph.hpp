@@ -33,7 +33,9 @@ struct DfsphParams {
   double velocityCfl = 0.4, minDt = 1e-6, maxDt = 1e-3, restitution = 0.5;
   double densityTolerance = 0.05, divergenceTolerance = 0.1;  // percent
   double c0 = 0, boundaryViscosity = 0;  // the boundary force's friction term
-  unsigned minIterations = 2, maxIterations = 100;
+  // The least iterations of the density solve (min_iterations) and of the
+  // divergence solve (divergence_min_iterations); both stop at maxIterations.
+  unsigned minIterations = 2, maxIterations = 100, divergenceMinIterations = 2;
   // Chebyshev semi-iterative acceleration of both solves (sph_dfsph_rate):
   // the estimated spectral radius of the relaxed Jacobi iteration, 0 = off.
   double chebyshevRho = 0;

@@ -82,6 +82,7 @@ struct SphPhysics {
   // DFSPH (sim/sph/dfsph.hpp): time step and the two pressure solves.
   double velocityCfl = 0.4, minDt = 1e-6, densityTolerance = 0.05, divergenceTolerance = 0.1;
   unsigned minIterations = 2, maxIterations = 100;
+  unsigned divergenceMinIterations = 2;
   double chebyshevRho = 0;  // 0: plain relaxed Jacobi (dfsph.hpp)
 };
 

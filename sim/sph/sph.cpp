@@ -145,7 +145,14 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "most this percentage (as SPlisHSPlasH).",
        false, false, true},
       {"min_iterations", "Minimum iterations (DFSPH)", "Solver", "", 0, 1000, 2,
-       "DFSPH: each solve applies at least this many iterations.", true, false, false},
+       "DFSPH: the constant-density solve applies at least this many iterations.", true, false,
+       false},
+      {"divergence_min_iterations", "Minimum divergence iterations (DFSPH)", "Solver", "", 0,
+       1000, 2,
+       "DFSPH: the divergence solve applies at least this many iterations (min_iterations is "
+       "the density solve's). 1, as SPlisHSPlasH, made bench realtime 6-8 % faster from 54K "
+       "particles on an H200, but a settled column's pressure 13 % too high (docs/USAGE.md).",
+       true, false, false},
       {"max_iterations", "Maximum iterations (DFSPH)", "Solver", "", 1, 1000, 100,
        "DFSPH: each solve stops after this many iterations even if not within tolerance (the "
        "error reached is reported).",
@@ -442,6 +449,7 @@ void SphSim::syncParams() {
   phys_.densityTolerance = fl(params_.get("density_tolerance"));
   phys_.divergenceTolerance = fl(params_.get("divergence_tolerance"));
   phys_.minIterations = unsigned(params_.get("min_iterations"));
+  phys_.divergenceMinIterations = unsigned(params_.get("divergence_min_iterations"));
   phys_.maxIterations = unsigned(params_.get("max_iterations"));
   phys_.chebyshevRho = fl(params_.get("chebyshev_rho"));
   profiler_.setSampleEvery(uint64_t(params_.get("profile_every")));
