@@ -303,7 +303,7 @@ TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
       SCOPED_TRACE(caseName(nf, nb, lb, seed));
       Params P = params();
       P.set("gravity", 30.0);  // a large hydrostatic correction in the diffusion
-      P.set("density_diffusion", 0.1);  // continuity (off by default)
+      P.set("density_diffusion", 0.1);  // continuity (the default)
       BoundaryCase c(ctx, P, nf, nb, seed + unsigned(nf * 3 + nb), lb);
       const SphPhysics& phys = c.phys;
       ASSERT_GT(phys.densityDiffusion, 0.0);

@@ -74,15 +74,13 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "alpha of Monaghan's (1992) artificial viscosity; the equivalent kinematic viscosity is "
        "about alpha h c0 / 10.",
        false, false, false},
-      {"density_diffusion", "Density diffusion delta (WCSPH)", "Physics", "", 0.0, 1.0, 0.0,
+      {"density_diffusion", "Density diffusion delta (WCSPH)", "Physics", "", 0.0, 1.0, 0.1,
        "wcsph: delta of the delta-SPH density diffusion (Molteni & Colagrossi 2009) in the "
        "hydrostatic form of Fourtakas et al. (2019). > 0: the density is carried by the "
        "continuity equation plus this diffusion, which smooths the pressure field (0.1 is the "
-       "literature's value); 0 = off: summation density. Off by default for now: with "
-       "obstacles or bodies (boundary particles) it does not yet give the pressure the "
-       "summation gives next to the solid (a submerged box's face probes +5 .. +13 %, the "
-       "summation within 3 %; docs/USAGE.md). Stable at the default cfl (the carried "
-       "density never falls below 0.5 rho0).",
+       "literature's value, the default); 0 = off: the summation density (9 % faster, but "
+       "a noisier pressure; docs/USAGE.md). Stable at the default cfl (the carried density "
+       "never falls below 0.5 rho0).",
        false, false, false},
       {"gravity", "Gravity", "Physics", "m/s^2", 0.0, 1000.0, 9.81,
        "Gravitational acceleration, along -y.", false, false, false},

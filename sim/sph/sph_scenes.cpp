@@ -100,7 +100,12 @@ void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
       const double w[3] = {p.x - c[0], p.y - c[1], p.z - c[2]};
       const Vec3d l{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
                     R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};  // R^T (x - c)
-      inside = shapes[k]->sdf(l) < clearance;
+      // A site exactly `clearance` from the surface is kept, whichever side
+      // of the solid it lies on: without the relative slack, rounding kept
+      // it on one side of a box and dropped it on the other (a box whose
+      // faces lie half a spacing from lattice columns got fluid against its
+      // right face and a 1.5-spacing void at its left).
+      inside = shapes[k]->sdf(l) < clearance * (1 - 1e-9);
     }
     if (!inside) out.push_back(p);
   }
