@@ -150,7 +150,7 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .mass = cl_float(p.mass),
                         .rho0 = cl_float(p.rho0),
                         .tolerance = cl_float(div ? p.divergenceTolerance : p.densityTolerance),
-                        .minIter = cl_uint(div ? p.divergenceMinIterations : p.minIterations),
+                        .minIter = cl_uint(p.leastIterations(slot)),
                         .maxIter = cl_uint(p.maxIterations),
                         .chebyshevRho = cl_float(p.chebyshevRho),
                         .laneBits = b.laneBits,
@@ -211,8 +211,7 @@ unsigned DfsphKernels::batch(unsigned slot, const DfsphParams& p) const {
   const cl_uint last = batchState_[slot + EDDY_DFSPH_ST_ITER];
   if (last == EDDY_DFSPH_UNKNOWN_ITER || p.exactSolves) return p.maxIterations;
   const unsigned want = 2 * unsigned(std::min<cl_uint>(last, 1u << 20)) + 2;
-  const unsigned least = slot == EDDY_DFSPH_SLOT_DIV ? p.divergenceMinIterations : p.minIterations;
-  return std::clamp(want, std::max(least, 1u), std::max(p.maxIterations, 1u));
+  return std::clamp(want, std::max(p.leastIterations(slot), 1u), std::max(p.maxIterations, 1u));
 }
 
 // A solve: B rounds of (rate with its check, velocity) and a last rate that

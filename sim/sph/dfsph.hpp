@@ -36,6 +36,9 @@ struct DfsphParams {
   // The least iterations of the density solve (min_iterations) and of the
   // divergence solve (divergence_min_iterations); both stop at maxIterations.
   unsigned minIterations = 2, maxIterations = 100, divergenceMinIterations = 2;
+  unsigned leastIterations(unsigned slot) const {
+    return slot == EDDY_DFSPH_SLOT_DIV ? divergenceMinIterations : minIterations;
+  }
   // Chebyshev semi-iterative acceleration of both solves (sph_dfsph_rate):
   // the estimated spectral radius of the relaxed Jacobi iteration, 0 = off.
   double chebyshevRho = 0;
