@@ -97,7 +97,19 @@ TEST(SphCli, BenchReportsEveryKernelAndTheNeighbourCount) {
     EXPECT_LT(nb, 40.0);
     EXPECT_TRUE(row["phases_ms_per_step"].contains("density"));
   }
-  EXPECT_TRUE(j["sph"][1]["phases_ms_per_step"].contains("neighbours"));
+  // cells mode has no list; list mode on a CPU (one lane per particle) builds
+  // the list inside the density kernel (fused list: SphParticles::fuseList)
+  EXPECT_FALSE(j["sph"][0]["phases_ms_per_step"].contains("neighbours"));
+  EXPECT_FALSE(j["sph"][1]["phases_ms_per_step"].contains("neighbours"));
+  EXPECT_EQ(j["sph"][1]["mode"], "list");
+  // With the fusion off (developer aid) the list is its own phase and row,
+  // and the neighbour counts are the same.
+  const auto r2 = run(std::string("EDDY_SPH_FUSED_LIST=0 ") + kCli,
+                      "bench sph --device cpu --n 3000 --steps 2 --mode list --json");
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  const auto j2 = nlohmann::json::parse(r2.out);
+  EXPECT_TRUE(j2["sph"][0]["phases_ms_per_step"].contains("neighbours"));
+  EXPECT_EQ(j2["sph"][0]["mean_neighbours"], j["sph"][1]["mean_neighbours"]);
 }
 
 TEST(SphCli, SaveLoadContinuesBitIdentically) {

@@ -195,26 +195,42 @@ TEST(SphKernels, HashSortReorderCellsMatchTheCpu) {
   }
 }
 
+// The list of the "neighbours" phase, and the list the first density kernel
+// builds instead (fused list, kernels/sph/sph_common.cl): sph_density
+// (density_diffusion 0) and sph_continuity (0.1, after the summation start
+// that must not count its overflow).
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
   const unsigned seed = test::freshSeed();
+  enum Build { kPhase, kDensity, kContinuity };
+  for (Build build : {kPhase, kDensity, kContinuity})
   for (int lb : {0, 2, 5})  // 1, 4 and 32 work-items per particle (sph_common.cl, "Lanes")
   for (size_t n : kSizes) {
     for (unsigned cap : {96u, 8u}) {
-      SCOPED_TRACE("n = " + std::to_string(n) + ", cap " + std::to_string(cap) + ", lanes " +
-                   std::to_string(1 << lb) + ", seed " + std::to_string(seed));
+      const char* names[] = {"phase neighbours", "fused in density", "fused in continuity"};
+      SCOPED_TRACE(std::string(names[build]) + ", n = " + std::to_string(n) + ", cap " +
+                   std::to_string(cap) + ", lanes " + std::to_string(1 << lb) + ", seed " +
+                   std::to_string(seed));
       const SphSetup s = randomSetup(n, seed + unsigned(n));
       SphKernelConfig cfg;
       cfg.neighbourList = true;
       cfg.listCapacity = cap;
       cfg.laneBits = lb;
-      SphSim sim(test::context(), physicsParams(), s, cfg);
+      cfg.fusedList = build != kPhase;
+      Params params = physicsParams();
+      params.set("density_diffusion", build == kContinuity ? 0.1 : 0.0);
+      SphSim sim(test::context(), params, s, cfg);
+      ASSERT_EQ(sim.solver().buildsNeighbourList(sim.particles()), build != kPhase);
       sim.writeState(toF4(s, false), toF4(s, true));
       const auto before = sim.readCounters().overflow;
-      sim.runHash();
-      sim.runSort();
-      sim.runReorder();
-      sim.runCells();
-      sim.runNeighbours();
+      if (build == kPhase) {
+        sim.runHash();
+        sim.runSort();
+        sim.runReorder();
+        sim.runCells();
+        sim.runNeighbours();
+      } else {
+        sim.refreshDensity();  // hash .. cells, then the density kernel(s)
+      }
       const auto pos = sim.readPositions();
       const auto cnt = sim.readNeighbourCounts();
       const auto list = sim.readNeighbourList();
@@ -231,7 +247,12 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
           ASSERT_EQ(got, brute) << "particle " << i;
         } else {
           ASSERT_EQ(cnt[i], cap);
-          for (cl_uint k = 0; k < cap; ++k) ASSERT_TRUE(brute.count(list[size_t(k) * n + i]));
+          std::set<cl_uint> got;
+          for (cl_uint k = 0; k < cap; ++k) {
+            ASSERT_TRUE(brute.count(list[size_t(k) * n + i]));
+            got.insert(list[size_t(k) * n + i]);
+          }
+          ASSERT_EQ(got.size(), size_t(cap)) << "particle " << i << ": a neighbour stored twice";
           expectOverflow += brute.size() - cap;
         }
       }
@@ -245,14 +266,19 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
 
 TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
   const unsigned seed = test::freshSeed();
-  for (bool list : {false, true})
+  // cells mode; list mode with the "neighbours" phase; list mode with the
+  // list built by sph_density (fused list)
+  for (int mode : {0, 1, 2})
     for (int lb : {0, 3})  // 1 and 8 work-items per particle (sph_common.cl, "Lanes")
     for (size_t n : kSizes) {
-      SCOPED_TRACE(std::string(list ? "list" : "cells") + " mode, n = " + std::to_string(n) +
-                   ", lanes " + std::to_string(1 << lb) + ", seed " + std::to_string(seed));
+      const bool list = mode > 0;
+      SCOPED_TRACE(std::string(mode == 0 ? "cells" : mode == 1 ? "list" : "fused list") +
+                   " mode, n = " + std::to_string(n) + ", lanes " + std::to_string(1 << lb) +
+                   ", seed " + std::to_string(seed));
       const SphSetup s = randomSetup(n, seed + unsigned(n));
       SphKernelConfig cfg;
       cfg.neighbourList = list;
+      cfg.fusedList = mode == 2;
       cfg.laneBits = lb;
       cfg.listCapacity = 1024;  // random clusters can exceed the default 96 (tested above)
       Params params = physicsParams();
@@ -296,7 +322,7 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
       EXPECT_LT(maxA, 1e-5);
       std::printf("SPH kernels %s lanes %d n=%zu: density rel err %.2e, pressure %.2e, "
                   "acceleration %.2e\n",
-                  list ? "list " : "cells", 1 << lb, n, maxRho, maxP, maxA);
+                  mode == 0 ? "cells" : mode == 1 ? "list " : "fused", 1 << lb, n, maxRho, maxP, maxA);
     }
 }
 
@@ -431,14 +457,17 @@ TEST(SphKernels, CellsAndListModesAgree) {
 // reference, and a step adds dt times that rate.
 TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
   const unsigned seed = test::freshSeed();
-  for (bool list : {false, true})
+  for (int mode : {0, 1, 2})  // cells; list; list built by sph_continuity (fused)
     for (int lb : {0, 3})
       for (size_t n : kSizes) {
-        SCOPED_TRACE(std::string(list ? "list" : "cells") + " mode, n = " + std::to_string(n) +
-                     ", lanes " + std::to_string(1 << lb) + ", seed " + std::to_string(seed));
+        const bool list = mode > 0;
+        SCOPED_TRACE(std::string(mode == 0 ? "cells" : mode == 1 ? "list" : "fused list") +
+                     " mode, n = " + std::to_string(n) + ", lanes " + std::to_string(1 << lb) +
+                     ", seed " + std::to_string(seed));
         const SphSetup s = randomSetup(n, seed + unsigned(n));
         SphKernelConfig cfg;
         cfg.neighbourList = list;
+        cfg.fusedList = mode == 2;
         cfg.laneBits = lb;
         cfg.listCapacity = 1024;
         Params params = physicsParams();
@@ -485,7 +514,7 @@ TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
         for (size_t i = 0; i < n; ++i)
           worst = std::max(worst, std::fabs(rate[i] - drho[i]) / scale[i]);
         EXPECT_LT(worst, 1e-5);
-        if (!list) {
+        {  // every mode: the real count (list modes: the list's length, nothing overflows)
           std::vector<double> rsum;
           std::vector<unsigned> count;
           sphReferenceDensity(in, rsum, count);
@@ -522,7 +551,7 @@ TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
           ASSERT_EQ(rp3[i].s[0], rp2[i].s[0]) << "a refresh advanced rho again, slot " << i;
         }
         std::printf("continuity %s lanes %d n=%zu: rate rel err %.2e, step %.2e\n",
-                    list ? "list " : "cells", 1 << lb, n, worst, worstStep);
+                    mode == 0 ? "cells" : mode == 1 ? "list " : "fused", 1 << lb, n, worst, worstStep);
       }
 }
 

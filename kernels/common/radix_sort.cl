@@ -9,7 +9,8 @@
  *
  *   radix_histogram: counts of each digit in each chunk, stored digit-major:
  *                    hist[d * groups + g]
- *   radix_scan:      one work-group turns hist into its exclusive prefix sum,
+ *   radix_scan:      one work-group turns hist into its exclusive prefix sum
+ *                    (tiles staged in local memory),
  *                    so hist[d * groups + g] is where chunk g's first key with
  *                    digit d goes (all smaller digits, and digit d of earlier
  *                    chunks, come before it)
@@ -82,23 +83,52 @@ void radix_histogram(__global const uint* restrict keys,
     }
 }
 
-/* Exclusive prefix sum of hist[0 .. count) in place, by ONE work-group:
- * each item sums a contiguous segment, the segment sums are scanned in local
- * memory (Hillis-Steele), then each item rewrites its segment. */
+/* Exclusive prefix sum of hist[0 .. count) in place, by ONE work-group, in
+ * tiles of SORT_WG x SCAN_PER_ITEM entries staged in local memory:
+ *
+ *   hist  | tile 0 (4096 entries) | tile 1 | ...     coalesced loads: item l
+ *           reads entries l, l + 256, l + 512, ... of the tile
+ *   local | item 0: 16 | item 1: 16 | ... |         item l sums ITS 16 entries,
+ *           the 256 sums are scanned (Hillis-Steele), plus the carry of the
+ *           tiles before; item l rewrites its 16 entries; coalesced stores
+ *
+ * Entry e of a tile sits at e + e / 16 in local memory, so that the items'
+ * runs of 16 start 17 words apart: no bank conflicts when each walks its own.
+ * (Before: each item summed a contiguous segment of hist straight from global
+ * memory, 64 uncoalesced loads in a chain at 1024 groups: 22 us a pass on
+ * the H200.) */
+#define SCAN_PER_ITEM 16
+#define SCAN_TILE (SORT_WG * SCAN_PER_ITEM)
 __kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
 void radix_scan(__global uint* restrict hist, const uint count)
 {
+    __local uint tile[SCAN_TILE + SORT_WG];
     __local uint sums[SORT_WG];
     const uint lid = get_local_id(0);
-    const uint seg = (count + SORT_WG - 1) / SORT_WG;
-    const uint begin = min(lid * seg, count), end = min(begin + seg, count);
-    uint s = 0;
-    for (uint i = begin; i < end; ++i) s += hist[i];
-    uint run = radix_group_exclusive_scan(sums, s);
-    for (uint i = begin; i < end; ++i) {
-        const uint v = hist[i];
-        hist[i] = run;
-        run += v;
+    uint carry = 0u;
+    for (uint base = 0; base < count; base += SCAN_TILE) {
+        for (uint k = 0; k < SCAN_PER_ITEM; ++k) {
+            const uint e = k * SORT_WG + lid;
+            tile[e + e / SCAN_PER_ITEM] = base + e < count ? hist[base + e] : 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint mine = lid * (SCAN_PER_ITEM + 1);
+        uint s = 0u;
+        for (uint k = 0; k < SCAN_PER_ITEM; ++k) s += tile[mine + k];
+        uint run = carry + radix_group_exclusive_scan(sums, s);
+        const uint total = sums[SORT_WG - 1];  /* inclusive after the scan's last barrier */
+        for (uint k = 0; k < SCAN_PER_ITEM; ++k) {
+            const uint v = tile[mine + k];
+            tile[mine + k] = run;
+            run += v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < SCAN_PER_ITEM; ++k) {
+            const uint e = k * SORT_WG + lid;
+            if (base + e < count) hist[base + e] = tile[e + e / SCAN_PER_ITEM];
+        }
+        carry += total;
+        barrier(CLK_LOCAL_MEM_FENCE); /* tile and sums are rewritten by the next tile */
     }
 }
 

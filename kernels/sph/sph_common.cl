@@ -119,8 +119,7 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * cells is one contiguous range), starting at `first` and stepping by `step`
  * (a lane's share). Kernels using it have arguments dims and inv_cell. The
  * fluid's cells mode and the boundary particles' grid share it. */
-#define SPH_CELLS_BEGIN(table, p, j, first, step)                              \
-    {                                                                           \
+#define SPH_ROWS_BEGIN(table, p)  /* s_, e_: the range of each row of 3 cells */ \
         const int4 c_ = sph_cell(p, dims, inv_cell);                            \
         const int x0_ = max(c_.x - 1, 0), x1_ = min(c_.x + 1, dims.x - 1);      \
         for (int z_ = max(c_.z - 1, 0); z_ <= min(c_.z + 1, dims.z - 1); ++z_)  \
@@ -131,7 +130,10 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
                 const uint2 r_ = table[row_ + x_];                              \
                 s_ = min(s_, r_.x);                                             \
                 e_ = max(e_, r_.y);                                             \
-            }                                                                   \
+            }
+#define SPH_CELLS_BEGIN(table, p, j, first, step)                              \
+    {                                                                           \
+        SPH_ROWS_BEGIN(table, p)                                                \
             for (uint j = s_ + (first); j < e_; j += (step)) {
 #define SPH_CELLS_END }}}
 
@@ -150,6 +152,120 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
 #else
 #define SPH_NEIGHBOURS_BEGIN(i, p) SPH_CELLS_BEGIN(cells, p, j, lane, 1u << lane_bits)
 #define SPH_NEIGHBOURS_END SPH_CELLS_END
+#endif
+
+/* The candidates of p: every particle j in the 3 x 3 x 3 cells around p (each
+ * row of 3 cells one contiguous range of the sorted arrays), dealt round-robin
+ * over the `lanes` lanes of a particle in one running order (rows one after
+ * the other), so that every lane gets the same share. */
+#define SPH_CANDIDATES_BEGIN(p, lane, lanes)                                    \
+    {                                                                           \
+        uint phase_ = 0u; /* candidates dealt so far, mod lanes */              \
+        SPH_ROWS_BEGIN(cells, p)                                                \
+            if (e_ <= s_) continue;                                             \
+            for (uint j = s_ + (((lane) - phase_) & ((lanes) - 1u)); j < e_; j += (lanes)) {
+#define SPH_CANDIDATES_END(lanes)                                               \
+            }                                                                   \
+            phase_ = (phase_ + (e_ - s_)) & ((lanes) - 1u);                     \
+        }                                                                       \
+    }
+
+/* Fused list (list mode, build_list = 1): the first density kernel of a
+ * step (sph_density or sph_continuity; sim/sph/particles.hpp, update())
+ * builds the neighbour list while it sums, instead of a "neighbours" phase
+ * before it. It walks the candidates of sph_neighbours (SPH_CANDIDATES_BEGIN)
+ * and stores every j with |x_i - x_j|^2 < h^2 exactly as that phase does
+ * (same slots, nbcount, overflow count), so the kernels after it walk the
+ * same list; VISIT(j) sees each candidate j (its own r^2 < h^2 test picks
+ * the same ones). The list's loads of x_j, done once for the build and again
+ * for the sum, are done once.
+ *
+ *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 ? --+--> nlist[k n + i] = j, k++
+ *                                                      +--> VISIT(j): the kernel's sums
+ *
+ * build_list = 0 (cells mode always): VISIT(j) for each j of the list (or
+ * of the cells), SPH_NEIGHBOURS_BEGIN. With lanes (2^lane_bits > 1) a lane's
+ * first slot is the hits of the lanes before it: sph_list_slots counts them
+ * in a walk of its own and adds them up in local memory, as sph_neighbours
+ * does. The host fuses where it pays (sim/sph/wcsph.hpp). Kernels using it
+ * have the arguments pos, cells, nlist (writable), nbcount, counters, n,
+ * dims, inv_cell, h, list_cap, count_overflow, build_list and lane_bits,
+ * and a `lane`. count_overflow = 0: a build whose list another build of the
+ * same step replaces (WCSPH's summation start of the carried density) leaves
+ * the overflow count alone, so that each step's list counts once. */
+
+/* This lane's first list slot, and in *total the particle's hits over all its
+ * lanes (1 lane: 0, the walk itself counts). Every work-item of the group
+ * must call it (barriers); `count`: the work-item has a particle whose list
+ * it builds with lanes. */
+inline uint sph_list_slots(__local uint* red, __global const float4* restrict pos,
+                           __global const uint2* restrict cells, const float3 p,
+                           const bool count, const int4 dims, const float inv_cell,
+                           const float h, const uint lane, const uint lane_bits,
+                           uint* total)
+{
+    const uint lanes = 1u << lane_bits;
+    const float h2 = h * h;
+    uint cnt = 0u;
+    if (count && lane_bits != 0u) {
+        SPH_CANDIDATES_BEGIN(p, lane, lanes)
+            if (sph_r2(p - pos[j].xyz) < h2) ++cnt;
+        SPH_CANDIDATES_END(lanes)
+    }
+    const uint lid = get_local_id(0), first = lid & ~(lanes - 1u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    red[lid] = cnt;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint k = 0u, t = 0u;
+    for (uint l = 0; l < lanes; ++l) {
+        const uint c = red[first + l];
+        if (l < lane) k += c;
+        t += c;
+    }
+    *total = t;
+    return k;
+}
+
+#if SPH_NLIST
+/* At the kernel's top level, before its `if (i < n)`: this lane's slot
+ * (list_k_) and the particle's total (list_total_). */
+#define SPH_FIRST_PREPARE(i)                                                    \
+    __local uint list_red_[SPH_WG];                                             \
+    uint list_total_ = 0u;                                                      \
+    uint list_k_ = sph_list_slots(list_red_, pos, cells,                        \
+                                  (i) < n ? pos[i].xyz : (float3)(0.0f),         \
+                                  (i) < n && build_list != 0u, dims, inv_cell, h, \
+                                  lane, lane_bits, &list_total_)
+/* Inside `if (i < n)`: VISIT(j) for every neighbour candidate j of i at p. */
+#define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
+    if (build_list != 0u) {                                                     \
+        SPH_CANDIDATES_BEGIN(p, lane, 1u << lane_bits)                          \
+            if (sph_r2((p) - pos[j].xyz) < h * h) {                             \
+                if (list_k_ < list_cap) nlist[(size_t)list_k_ * n + (i)] = j;   \
+                ++list_k_;                                                      \
+            }                                                                   \
+            VISIT(j);                                                           \
+        SPH_CANDIDATES_END(1u << lane_bits)                                     \
+    } else {                                                                    \
+        SPH_NEIGHBOURS_BEGIN(i, p)                                              \
+            VISIT(j);                                                           \
+        SPH_NEIGHBOURS_END                                                      \
+    }
+/* Lane 0, after the sums: the list's length and overflow, as sph_neighbours. */
+#define SPH_FIRST_FINISH(i)                                                     \
+    if (build_list != 0u) {                                                     \
+        const uint t_ = lane_bits != 0u ? list_total_ : list_k_;                \
+        nbcount[i] = min(t_, list_cap);                                         \
+        if (t_ > list_cap && count_overflow != 0u)                             \
+            atomic_add(&counters[EDDY_SPH_CNT_OVERFLOW], t_ - list_cap);        \
+    }
+#else
+#define SPH_FIRST_PREPARE(i)
+#define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
+    SPH_NEIGHBOURS_BEGIN(i, p)                                                  \
+        VISIT(j);                                                               \
+    SPH_NEIGHBOURS_END
+#define SPH_FIRST_FINISH(i)
 #endif
 
 /* Boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner 2012,

@@ -62,16 +62,30 @@
  * rho_out_i = rho_i. The phase writes rho_out,
  * rhop_i = (rho_out_i, p(rho_out_i)) (Tait, sph_pressure) for the forces, the
  * rate into drho (tests), and in cells mode the real neighbour count (self
- * included) into nbcount, as sph_density does.
+ * included) into nbcount, as sph_density does; with build_list it builds
+ * the neighbour list (sph_common.cl, "Fused list").
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes").
  */
+/* (1 + x)^(1/7) - 1, the hydrostatic density difference over rho0. For
+ * |x| < 1/16 (always, in practice: x = 7 g dy / c0^2 with |dy| < h, about
+ * 1e-3) the binomial series to x^5, truncated at |c6| x^6 < 1.2e-7 of the
+ * result (c6 = -0.0169): five FMAs instead of a log1p and an expm1 per pair;
+ * else expm1(log1p(x) / 7). */
+inline float sph_root7m1(const float x)
+{
+    if (fabs(x) >= 0.0625f) return expm1(log1p(x) / 7.0f);
+    return x * (1.0f / 7.0f + x * (-3.0f / 49.0f + x * (13.0f / 343.0f + x * (-65.0f / 2401.0f +
+                x * (351.0f / 16807.0f)))));
+}
+
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_continuity(__global const float4* restrict pos,
                     __global const float4* restrict vel,
                     __global const float* restrict rho,
                     __global const uint2* restrict cells,
-                    __global const uint* restrict nlist,
+                    __global uint* restrict nlist,
                     __global uint* restrict nbcount,
+                    __global uint* restrict counters,
                     __global float2* restrict rhop,
                     __global float* restrict drho,
                     __global float* restrict rho_out,
@@ -83,10 +97,12 @@ void sph_continuity(__global const float4* restrict pos,
                     const uint n, const int4 dims, const float inv_cell, const float4 tank,
                     const float h, const float mass, const float rho0, const float B,
                     const float c0, const float delta, const float gravity,
-                    const uint advance, const uint lane_bits)
+                    const uint advance, const uint list_cap, const uint count_overflow,
+                    const uint build_list, const uint lane_bits)
 {
     __local float4 red[SPH_WG];
     SPH_LANE_ID(i, lane);
+    SPH_FIRST_PREPARE(i);
     float cont = 0.0f, diff = 0.0f, bcont = 0.0f;
     uint cnt = 0;
     float rhoi = 0.0f;
@@ -98,31 +114,33 @@ void sph_continuity(__global const float4* restrict pos,
         const float kh = rho0 * gravity / B; /* 7 g / c0^2 */
         float3 w;
         const uint mask = sph_walls(p, tank, h, &w);
-        SPH_NEIGHBOURS_BEGIN(i, p)
-            const float3 q = pos[j].xyz;
-            const float3 d = p - q;
-            const float r2 = sph_r2(d);
-            if (r2 < h2) {
-                ++cnt;
-                const float3 vj = vel[j].xyz;
-                const float rhoj = rho[j];
-                /* (rho_ji^T - rho_ji^H) / rho_j: the dynamic density difference
-                 * times V_j / m */
-                const float dyn = ((rhoj - rhoi) - rho0 * expm1(log1p(kh * d.y) / 7.0f)) / rhoj;
-                const float g = sph_gradw_q(sqrt(r2) * inv_h);
-                cont += g * dot(v - vj, d);
-                diff += g * dyn;
-                for (uint s = mask; s != 0u; s = (s - 1u) & mask) {
-                    const float3 dg = p - sph_mirror(q, s, w);
-                    const float g2 = sph_r2(dg);
-                    if (g2 < h2) {
-                        const float gg = sph_gradw_q(sqrt(g2) * inv_h);
-                        cont += gg * dot(v - sph_mirror_v(vj, s), dg);
-                        diff += gg * dyn;
-                    }
-                }
-            }
-        SPH_NEIGHBOURS_END
+        /* (rho_ji^T - rho_ji^H) / rho_j (dyn): the dynamic density difference
+         * times V_j / m */
+#define SPH_CONTINUITY_VISIT(j)                                                 \
+        {                                                                       \
+            const float3 q = pos[j].xyz;                                        \
+            const float3 d = p - q;                                             \
+            const float r2 = sph_r2(d);                                         \
+            if (r2 < h2) {                                                      \
+                ++cnt;                                                          \
+                const float3 vj = vel[j].xyz;                                   \
+                const float rhoj = rho[j];                                      \
+                const float dyn = ((rhoj - rhoi) - rho0 * sph_root7m1(kh * d.y)) / rhoj; \
+                const float g = sph_gradw_q(sqrt(r2) * inv_h);                  \
+                cont += g * dot(v - vj, d);                                     \
+                diff += g * dyn;                                                \
+                for (uint s = mask; s != 0u; s = (s - 1u) & mask) {             \
+                    const float3 dg = p - sph_mirror(q, s, w);                  \
+                    const float g2 = sph_r2(dg);                                \
+                    if (g2 < h2) {                                              \
+                        const float gg = sph_gradw_q(sqrt(g2) * inv_h);         \
+                        cont += gg * dot(v - sph_mirror_v(vj, s), dg);          \
+                        diff += gg * dyn;                                       \
+                    }                                                           \
+                }                                                               \
+            }                                                                   \
+        }
+        SPH_FIRST_NEIGHBOURS(i, p, SPH_CONTINUITY_VISIT)
         SPH_BOUNDARY_BEGIN(p)
             bcont += bp.w * sph_gradw_q(sqrt(br2) * inv_h) * dot(v - bvel[bj].xyz, bd);
         SPH_BOUNDARY_END
@@ -138,6 +156,7 @@ void sph_continuity(__global const float4* restrict pos,
     drho[i] = rate;
     rho_out[i] = r;
     rhop[i] = (float2)(r, sph_pressure(r, rho0, B));
+    SPH_FIRST_FINISH(i);
 #if !SPH_NLIST
     nbcount[i] = (uint)t.z;
 #endif

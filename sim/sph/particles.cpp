@@ -93,6 +93,7 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
       tank_(setup.tank),
       laneOverride_(cfg.laneBits >= 0 ? std::min(cfg.laneBits, EDDY_SPH_LANE_BITS_LIMIT)
                                       : sphLaneOverride()),
+      fusedList_(cfg.neighbourList && cfg.fusedList && envSwitch("EDDY_SPH_FUSED_LIST", true)),
       program_(ctx.buildProgram(sphProgramFiles({"sph_hash.cl", "sph_reorder.cl", "sph_cells.cl",
                                                  "sph_neighbours.cl", "sph_integrate.cl"}),
                                 buildOptions(ctx, cfg))),
@@ -212,12 +213,12 @@ void SphParticles::runNeighbours() {
   }
 }
 
-void SphParticles::update() {
+void SphParticles::update(bool withList) {
   runHash();
   runSort();
   runReorder();
   runCells();
-  runNeighbours();
+  if (withList) runNeighbours();
 }
 
 void SphParticles::runDt(const SphPhysics& phys) {

@@ -51,6 +51,13 @@ struct SphKernelConfig {
   // (bench sph --mode) for the GPU measurement.
   bool neighbourList = true;
   unsigned listCapacity = 96;  // neighbour list entries per particle (self included)
+  // List mode: a solver whose first density kernel can build the list while
+  // it sums (WCSPH's sph_density and sph_continuity; kernels/sph/sph_common.cl,
+  // "Fused list") does so where it pays (SphParticles::fuseList), and
+  // update() leaves out the "neighbours" phase. false (or the developer aid
+  // EDDY_SPH_FUSED_LIST=0): always the separate phase, to measure the two
+  // against each other (docs/PERFORMANCE.md).
+  bool fusedList = true;
   // Particles the buffers are allocated for (addBlock headroom); 0 = from the
   // parameter capacity_factor (ceil(factor * initial count)). A restored
   // snapshot passes its saved capacity here. Never below the initial count.
@@ -134,7 +141,9 @@ class SphParticles {
   void runCells();
   void runNeighbours();  // list mode only (no-op in cells mode)
   // hash .. neighbours: the neighbour data of the current positions.
-  void update();
+  // withList = false leaves the list to the solver's first density kernel
+  // (SphSolver::buildsNeighbourList: fused list); the cell table is built.
+  void update(bool withList = true);
   // dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max)) from the
   // maxima a solver left in counters(); advances the device clock.
   void runDt(const SphPhysics& phys);
@@ -155,6 +164,7 @@ class SphParticles {
   const cl::Buffer& cells() const { return cells_; }         // uint2 (start, end) per cell
   const cl::Buffer& neighbourList() const { return nlist_; }  // column-major, list mode
   const cl::Buffer& neighbourCounts() const { return nbcount_; }
+  cl_uint listCapacity() const { return cl_uint(cfg_.listCapacity); }  // entries per particle
   const cl::Buffer& counters() const { return counters_; }
   const cl::Buffer& clock() const { return clock_; }
   // Kernel arguments of the grid and the tank.
@@ -166,6 +176,16 @@ class SphParticles {
   // Neighbour sums: 2^laneBits() work-items per particle (sphLaneBits).
   cl_uint laneBits() const { return cl_uint(sphLaneBits(ctx_.info(), n_, laneOverride_)); }
   EnqueueArgs laneLaunch() const { return sphLaneLaunch(ctx_.queue(), n_, laneBits()); }
+  // Whether a solver that can build the list in its first density kernel
+  // should now (SphKernelConfig::fusedList): in list mode at one lane per
+  // particle, or at any lane count set explicitly (SphKernelConfig::laneBits:
+  // the tests). Automatic lanes (small N on a GPU) keep the "neighbours"
+  // phase: there the fused kernel's body runs in the divergent candidate walk
+  // and cost more than the list walk it saves (H200, 101 306 particles with
+  // 4 lanes: 0.141 against 0.117 ms; docs/PERFORMANCE.md).
+  bool fuseList() const {
+    return fusedList_ && (laneBits() == 0 || cfg_.laneBits >= 0);
+  }
 
   std::array<int, 3> gridDims() const { return dims_; }
   double cellSize() const { return cell_; }
@@ -192,6 +212,7 @@ class SphParticles {
   size_t numCells_ = 0;
   unsigned keyBits_ = 1;
   int laneOverride_ = -1;
+  bool fusedList_ = false;  // cfg.fusedList in list mode, unless EDDY_SPH_FUSED_LIST=0
   cl::Program program_;
   RadixSort sorter_;
   cl::Buffer pos_[2], vel_[2], id_[2];

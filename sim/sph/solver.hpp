@@ -7,6 +7,8 @@
 // One step of SphSim:
 //
 //     particles.update()                  hash, sort, reorder, cells, neighbours
+//                                         (neighbours left out where the solver
+//                                         builds the list: buildsNeighbourList)
 //     solver.computeDensity(particles)    e.g. density + equation of state
 //     solver.computeAccelerations(...)    e.g. forces; maxima |a|^2, |v|^2 -> counters
 //     particles.runDt(), runIntegrate(solver.accelerations())
@@ -74,6 +76,11 @@ class SphSolver {
   // Called right after every particles.update(): state carried between steps
   // follows the new slot order particles.order(). Default: none carried.
   virtual void reordered(SphParticles&) {}
+  // true: the solver's first density kernel of a step (and of every
+  // computeDensity) builds the neighbour list itself (SphParticles::
+  // fuseList), so the pipeline leaves out its "neighbours" phase. Every
+  // kernel that walks the list then runs after that kernel.
+  virtual bool buildsNeighbourList(const SphParticles&) const { return false; }
   // How far the integrator keeps particles off the tank's wall planes (m).
   virtual double wallClearance(double /*spacing*/) const { return 0.0; }
   // The last step's pressure solves; false: none (an explicit solver).

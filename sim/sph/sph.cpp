@@ -456,7 +456,7 @@ void SphSim::syncParams() {
 
 void SphSim::refreshDensity() {
   particles_->boundary().update(phys_.rho0);
-  particles_->update();
+  particles_->update(!solver_->buildsNeighbourList(*particles_));
   solver_->reordered(*particles_);
   runDensity();
 }
@@ -679,7 +679,7 @@ void SphSim::step() {
   pollClock();
   syncParams();
   particles_->boundary().update(phys_.rho0);
-  particles_->update();
+  particles_->update(!solver_->buildsNeighbourList(*particles_));
   solver_->reordered(*particles_);
   solver_->step(*particles_, phys_);
   // No fluid inside a solid (none: no launch).

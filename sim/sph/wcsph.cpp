@@ -28,12 +28,12 @@ void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
     sumDensity(p, phys);
     return;
   }
-  continuity_.prepare(p, rhop_, phys, [&] { sumDensity(p, phys); });
+  continuity_.prepare(p, rhop_, phys, [&] { sumDensity(p, phys, true); });
   continuity_.continuity(p, phys, rhop_);
 }
 
 void WcsphSolver::reordered(SphParticles& p) {
-  continuity_.reorder(p, rhop_, phys_, [&] { sumDensity(p, phys_); });
+  continuity_.reorder(p, rhop_, phys_, [&] { sumDensity(p, phys_, true); });
 }
 
 void WcsphSolver::saveState(SnapshotWriter& out, size_t n) {
@@ -47,12 +47,13 @@ void WcsphSolver::restoreState(const SphState& st) {
   continuity_.write(st.rho, st.pos.size(), st.rhoPending);
 }
 
-void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys) {
+void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys, bool start) {
   const SphBoundaryView bv = p.boundary().view();
   const SphDensityArgs a{.pos = p.positions(),
                          .cells = p.cells(),
                          .nlist = p.neighbourList(),
                          .nbcount = p.neighbourCounts(),
+                         .counters = p.counters(),
                          .rhop = rhop_,
                          .bpos = *bv.pos,
                          .bcells = *bv.cells,
@@ -65,6 +66,9 @@ void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys) {
                          .mass = cl_float(phys.mass),
                          .rho0 = cl_float(phys.rho0),
                          .B = cl_float(phys.B),
+                         .listCap = p.listCapacity(),
+                         .countOverflow = cl_uint(start ? 0 : 1),
+                         .buildList = cl_uint(p.fuseList() ? 1 : 0),
                          .laneBits = p.laneBits()};
   try {
     p.profiler().launch("density", density_, p.laneLaunch(), a);

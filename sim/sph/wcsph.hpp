@@ -17,16 +17,16 @@ namespace eddy {
 
 // Arguments of kernels/sph/sph_density.cl, in its order (kernel_args.hpp).
 struct SphDensityArgs {
-  const cl::Buffer &pos, &cells, &nlist, &nbcount, &rhop, &bpos, &bcells;
+  const cl::Buffer &pos, &cells, &nlist, &nbcount, &counters, &rhop, &bpos, &bcells;
   cl_uint nbound, n;
   cl_int4 dims;
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, rho0, B;
-  cl_uint laneBits;
+  cl_uint listCap, countOverflow, buildList, laneBits;
   auto args() const {
-    return std::tie(pos, cells, nlist, nbcount, rhop, bpos, bcells, nbound, n, dims, invCell, tank,
-                    h, mass, rho0, B, laneBits);
+    return std::tie(pos, cells, nlist, nbcount, counters, rhop, bpos, bcells, nbound, n, dims,
+                    invCell, tank, h, mass, rho0, B, listCap, countOverflow, buildList, laneBits);
   }
 };
 
@@ -70,12 +70,17 @@ class WcsphSolver : public SphSolver {
   void reordered(SphParticles& p) override;
   void saveState(SnapshotWriter& out, size_t n) override;
   void restoreState(const SphState& st) override;
+  // sph_density / sph_continuity build the list where the particles say it
+  // pays (SphParticles::fuseList).
+  bool buildsNeighbourList(const SphParticles& p) const override { return p.fuseList(); }
   // The continuity phase's D rho / Dt of the first n slots (tests).
   std::vector<cl_float> readDensityRate(size_t n) { return continuity_.readRate(n); }
 
  private:
   // Phase "density": the summation density and Tait pressure into rhop_.
-  void sumDensity(SphParticles& p, const SphPhysics& phys);
+  // start: the carried density's start, before a continuity phase that
+  // builds the list again (fused list: no overflow counted here).
+  void sumDensity(SphParticles& p, const SphPhysics& phys, bool start = false);
 
   cl::Program program_;
   cl::Buffer rhop_, acc_;

@@ -66,6 +66,7 @@ void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const 
                             .cells = p.cells(),
                             .nlist = p.neighbourList(),
                             .nbcount = p.neighbourCounts(),
+                            .counters = p.counters(),
                             .rhop = rhop,
                             .drho = drho_,
                             .rhoOut = rho_[next],
@@ -86,6 +87,9 @@ void WcsphContinuity::continuity(SphParticles& p, const SphPhysics& phys, const 
                             .delta = cl_float(phys.densityDiffusion),
                             .gravity = cl_float(phys.gravity),
                             .advance = cl_uint(pending_ ? 1 : 0),
+                            .listCap = p.listCapacity(),
+                            .countOverflow = 1,
+                            .buildList = cl_uint(p.fuseList() ? 1 : 0),
                             .laneBits = p.laneBits()};
   try {
     p.profiler().launch("continuity", continuity_, p.laneLaunch(), a);

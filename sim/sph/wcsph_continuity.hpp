@@ -38,7 +38,8 @@ namespace eddy {
 
 // Arguments of sph_continuity (kernels/sph/sph_continuity.cl), in its order.
 struct SphContinuityArgs {
-  const cl::Buffer &pos, &vel, &rho, &cells, &nlist, &nbcount, &rhop, &drho, &rhoOut, &clock;
+  const cl::Buffer &pos, &vel, &rho, &cells, &nlist, &nbcount, &counters, &rhop, &drho, &rhoOut,
+      &clock;
   const cl::Buffer &bpos, &bvel, &bcells;  // boundary particles (SphBoundaryView)
   cl_uint nbound;
   cl_uint n;
@@ -46,11 +47,11 @@ struct SphContinuityArgs {
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, rho0, B, c0, delta, gravity;
-  cl_uint advance, laneBits;
+  cl_uint advance, listCap, countOverflow, buildList, laneBits;
   auto args() const {
-    return std::tie(pos, vel, rho, cells, nlist, nbcount, rhop, drho, rhoOut, clock, bpos, bvel,
-                    bcells, nbound, n, dims,
-                    invCell, tank, h, mass, rho0, B, c0, delta, gravity, advance, laneBits);
+    return std::tie(pos, vel, rho, cells, nlist, nbcount, counters, rhop, drho, rhoOut, clock, bpos,
+                    bvel, bcells, nbound, n, dims, invCell, tank, h, mass, rho0, B, c0, delta,
+                    gravity, advance, listCap, countOverflow, buildList, laneBits);
   }
 };
 
