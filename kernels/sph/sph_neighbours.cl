@@ -18,24 +18,45 @@ void sph_neighbours(__global const float4* restrict pos,
 {
     __local uint red[SPH_WG];
     SPH_LANE_ID(i, lane);
+    const uint lanes = 1u << lane_bits;
     const float h2 = h * h;
     const float3 p = i < n ? pos[i].xyz : (float3)(0.0f);
-    /* One lane: one walk storing as it goes. More: a walk counting and the
-     * lanes' counts added up (sph_list_slots; every work-item reaches its
-     * barriers: PoCL), then a walk storing from the slot the lanes before
-     * this one leave free. */
-    uint total = 0u;
-    uint k = sph_list_slots(red, pos, cells, p, i < n, dims, inv_cell, h, lane, lane_bits, &total);
+    uint total = 0u, cnt = 0u;
+    /* One lane: one walk storing as it goes. More: a walk counting, then
+     * (after the barrier, which every work-item reaches: PoCL) a walk storing
+     * from the slot the lanes before this one leave free. */
     if (i < n) {
-        SPH_CANDIDATES_BEGIN(p, lane, 1u << lane_bits)
+        if (lane_bits == 0u) {
+            SPH_CANDIDATES_BEGIN(p, 0u, 1u)
+                if (sph_r2(p - pos[j].xyz) < h2) {
+                    if (cnt < cap) nlist[(size_t)cnt * n + i] = j;
+                    ++cnt;
+                }
+            SPH_CANDIDATES_END(1u)
+        } else {
+            SPH_CANDIDATES_BEGIN(p, lane, lanes)
+                if (sph_r2(p - pos[j].xyz) < h2) ++cnt;
+            SPH_CANDIDATES_END(lanes)
+        }
+    }
+    const uint lid = get_local_id(0), first = lid & ~(lanes - 1u);
+    red[lid] = cnt;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint k = 0u;
+    for (uint l = 0; l < lanes; ++l) {
+        const uint c = red[first + l];
+        if (l < lane) k += c;
+        total += c;
+    }
+    if (i < n && lane_bits != 0u) {
+        SPH_CANDIDATES_BEGIN(p, lane, lanes)
             if (sph_r2(p - pos[j].xyz) < h2) {
                 if (k < cap) nlist[(size_t)k * n + i] = j;
                 ++k;
             }
-        SPH_CANDIDATES_END(1u << lane_bits)
+        SPH_CANDIDATES_END(lanes)
     }
     if (i >= n || lane != 0u) return;
-    if (lane_bits == 0u) total = k;
     nbcount[i] = min(total, cap);
     if (total > cap) atomic_add(&counters[EDDY_SPH_CNT_OVERFLOW], total - cap);
 }
