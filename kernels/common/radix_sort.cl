@@ -95,8 +95,8 @@ void radix_histogram(__global const uint* restrict keys,
  * Entry e of a tile sits at e + e / 16 in local memory, so that the items'
  * runs of 16 start 17 words apart: no bank conflicts when each walks its own.
  * (Before: each item summed a contiguous segment of hist straight from global
- * memory, 64 uncoalesced loads in a chain at 1024 groups: 22 us a pass on
- * the H200.) */
+ * memory, 56 uncoalesced loads in a chain at 881 groups, 676 500 keys: 22 us
+ * a pass on the H200, against 10 us now.) */
 #define SCAN_PER_ITEM 16
 #define SCAN_TILE (SORT_WG * SCAN_PER_ITEM)
 __kernel __attribute__((reqd_work_group_size(SORT_WG, 1, 1)))
