@@ -453,18 +453,21 @@ TEST(SphKernels, CellsAndListModesAgree) {
   EXPECT_LT(maxErr, 1e-5);  // summation order differs only
 }
 
-// At one lane the fused list (kernels/sph/sph_common.cl, "Fused list") walks
-// the candidates in the order the "neighbours" phase stores them, so the sums
-// are added in the same order: steps with and without it give the same bits,
-// for the summation and for delta-SPH.
+// At one lane the fused list (kernels/sph/sph_common.cl, "Fused list") sums
+// the neighbours in the order the "neighbours" phase stores them, and only
+// those it stores: steps with and without it give the same bits, for the
+// summation and for delta-SPH, also when the list overflows (capacity 8:
+// past it both leave the same neighbours out).
 TEST(SphKernels, FusedListGivesTheSameBitsAsTheNeighboursPhase) {
   const SphSetup s = randomSetup(1500, test::freshSeed());
+  for (unsigned cap : {1024u, 8u})
   for (double delta : {0.0, 0.1}) {
-    SCOPED_TRACE("density_diffusion " + std::to_string(delta));
+    SCOPED_TRACE("density_diffusion " + std::to_string(delta) + ", capacity " + std::to_string(cap));
     Params params = physicsParams();
     params.set("density_diffusion", delta);
     SphKernelConfig fused, phase;
     fused.laneBits = phase.laneBits = 0;
+    fused.listCapacity = phase.listCapacity = cap;
     phase.fusedList = false;
     SphSim a(test::context(), params, s, fused), b(test::context(), params, s, phase);
     ASSERT_TRUE(a.solver().buildsNeighbourList(a.particles()));
@@ -481,6 +484,10 @@ TEST(SphKernels, FusedListGivesTheSameBitsAsTheNeighboursPhase) {
     EXPECT_TRUE(sameBits(a.readVelocities(), b.readVelocities()));
     EXPECT_TRUE(sameBits(a.readDensityPressure(), b.readDensityPressure()));
     EXPECT_EQ(a.readNeighbourCounts(), b.readNeighbourCounts());
+    EXPECT_EQ(a.readCounters().overflow, b.readCounters().overflow);
+    if (cap == 8) {
+      EXPECT_GT(a.readCounters().overflow, 0u);  // the case is exercised
+    }
   }
 }
 

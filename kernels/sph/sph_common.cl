@@ -176,12 +176,14 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * before it. It walks the candidates of sph_neighbours (SPH_CANDIDATES_BEGIN)
  * and stores every j with |x_i - x_j|^2 < h^2 exactly as that phase does
  * (same slots, nbcount, overflow count), so the kernels after it walk the
- * same list; VISIT(j) sees each candidate j (its own r^2 < h^2 test picks
- * the same ones). The list's loads of x_j, done once for the build and again
- * for the sum, are done once.
+ * same list; VISIT(j) sees each j it stores, in the order stored: the sums
+ * are those of the list, also when it overflows (the neighbours past the
+ * capacity are left out of both, as the kernels after it leave them out).
+ * The list's loads of x_j, done once for the build and again for the sum,
+ * are done once.
  *
- *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 ? --+--> nlist[k n + i] = j, k++
- *                                                      +--> VISIT(j): the kernel's sums
+ *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 and k < cap ? --+--> nlist[k n + i] = j
+ *                                                                  +--> VISIT(j): the kernel's sums
  *
  * build_list = 0 (cells mode always): VISIT(j) for each j of the list (or
  * of the cells), SPH_NEIGHBOURS_BEGIN. With lanes (2^lane_bits > 1) a lane's
@@ -244,10 +246,12 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
 #define SPH_FIRST_BUILD(i, p, lane_, lanes_, VISIT)                             \
         SPH_CANDIDATES_BEGIN(p, lane_, lanes_)                                  \
             if (sph_r2((p) - pos[j].xyz) < h * h) {                             \
-                if (list_k_ < list_cap) nlist[(size_t)list_k_ * n + (i)] = j;   \
+                if (list_k_ < list_cap) {                                       \
+                    nlist[(size_t)list_k_ * n + (i)] = j;                       \
+                    VISIT(j);                                                   \
+                }                                                               \
                 ++list_k_;                                                      \
             }                                                                   \
-            VISIT(j);                                                           \
         SPH_CANDIDATES_END(lanes_)
 #define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
     if (build_list != 0u && lane_bits == 0u) {                                  \
