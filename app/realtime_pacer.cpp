@@ -20,6 +20,11 @@ void RealtimePacer::setMaxFrameTime(double seconds) {
   if (std::isfinite(seconds) && seconds > 0) maxFrame_ = seconds;
 }
 
+void RealtimePacer::setCatchUp(double window, double rate) {
+  if (std::isfinite(window) && window >= 0) catchUpWindow_ = window;
+  if (std::isfinite(rate) && rate >= 0) catchUpRate_ = rate;
+}
+
 void RealtimePacer::reset() {
   debt_ = 0;
   expected_ = 0;
@@ -47,9 +52,14 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
   if (!(std::isfinite(wall) && wall > 0) || !(std::isfinite(dt) && dt > 0)) return p;
   wall = std::min(wall, maxFrame_);
   debt_ += speed_ * wall;
-  p.owed = debt_;
-  // Whole steps that fit the debt; the remainder (< dt) carries over.
-  double want = std::max(0.0, std::floor(debt_ / dt));  // none when ahead (debt < 0)
+  // The whole number of steps nearest to the debt; the remainder (within half
+  // a step either way) carries over, so simulated time follows the wall clock
+  // to within half a step, neither systematically behind nor ahead. Debt from
+  // earlier frames is spent at no more than the catch-up rate, so this frame
+  // runs at most (1 + rate) s w, plus the step a remainder rounds to.
+  const double spend = std::min(debt_, speed_ * wall * (1 + catchUpRate_) + 0.5 * dt);
+  p.owed = spend;
+  double want = std::max(0.0, std::floor(spend / dt + 0.5));  // none when ahead (debt < dt / 2)
   if (std::isfinite(stepCost) && stepCost > 0) {
     const double cap = std::max(1.0, std::floor(budget_ / stepCost));
     if (want > cap) {
@@ -61,9 +71,9 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
   p.planned = double(p.steps) * dt;
   debt_ -= p.planned;
   expected_ += p.planned;
-  // Behind: drop all but a step of the debt, so one slow frame is not made up
-  // by a burst (nor by ever slower frames) later.
-  if (p.limited) debt_ = std::min(debt_, dt);
+  // Behind: carry the shortfall up to the catch-up window (at least a step),
+  // drop the rest, so a device that stays behind never owes more and more.
+  if (p.limited) debt_ = std::min(debt_, std::max(dt, speed_ * catchUpWindow_));
   // Smooth the factor over about a second of wall time: what the steps really
   // advanced as far as observe() has told (planned plus its corrections).
   const double rate = std::max(0.0, p.planned + corrected_) / wall;

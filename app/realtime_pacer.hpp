@@ -4,15 +4,22 @@
 // Each frame of wall time w at speed s owes s·w of simulated time. The pacer
 // keeps that debt and spends it in whole steps of the simulation's current time
 // step (an estimate: SPH chooses dt on the device, the host only sees it late),
-// carrying the fraction of a step over to the next frame, so that over many
-// frames simulated time advances by s·Σw to within one step.
+// the nearest whole number, carrying the rest (within half a step either way)
+// over to the next frame, so that over many frames simulated time advances by
+// s·Σw to within half a step.
 //
 // The steps of one frame are capped by a compute budget: budget / (device time
-// of one step). When the cap bites, the device cannot keep up; the debt beyond
-// one step is then dropped rather than carried (carrying it would make the
-// fluid race to catch up after every slow frame, and the slower frames that
-// follow would owe even more: the "spiral of death"). The real-time factor
-// actually reached is reported, smoothed over about a second of frames.
+// of one step). When the cap bites, the device cannot keep up for that frame.
+// What the frame could not run is carried, but only up to a catch-up window of
+// simulated time (speed x 0.1 wall seconds by default): a short hiccup (one
+// heavy frame in a dam break's impact) is made up by the frames after it, so
+// that simulated time keeps following the wall clock, while a device that is
+// behind for long drops the rest instead of piling up a debt (the "spiral of
+// death": ever more steps owed by ever slower frames). Debt is repaid gently:
+// a frame runs at most (1 + catch-up rate) x its own s.w (rate 0.25 by
+// default), so catching up shows as the fluid running at most 25 % fast for a
+// moment, never as a burst. The real-time factor actually reached is reported,
+// smoothed over about a second of frames.
 //
 // The time step is only an estimate (DFSPH's dt is adaptive and chosen on the
 // device; the host learns it from a clock read that arrives a frame or so
@@ -34,7 +41,7 @@ class RealtimePacer {
  public:
   struct Plan {
     uint64_t steps = 0;     // steps to run this frame
-    double owed = 0;        // simulated time this frame asked for (s·w plus carried debt)
+    double owed = 0;        // simulated time this frame asked for (s·w plus the debt it repays)
     double planned = 0;     // simulated time the steps will advance (steps · dt)
     bool limited = false;   // the compute budget capped the steps
   };
@@ -48,6 +55,12 @@ class RealtimePacer {
   // A wall interval longer than this (a stalled or minimised window) counts as
   // this long, so a pause never turns into a burst of catching up.
   void setMaxFrameTime(double seconds);
+  // Catch-up: the budget's shortfall is carried up to speed x `window` wall
+  // seconds (0: dropped at once, every capped frame is lost time), and a
+  // frame spends at most (1 + rate) x speed x its wall time.
+  void setCatchUp(double window, double rate);
+  double catchUpWindow() const { return catchUpWindow_; }
+  double catchUpRate() const { return catchUpRate_; }
 
   // wall: wall seconds since the previous frame; dt: the simulation's current
   // time step (> 0); stepCost: device seconds per step (<= 0 = not known yet:
@@ -71,6 +84,8 @@ class RealtimePacer {
   double speed_ = 1.0;
   double budget_ = 0.025;
   double maxFrame_ = 0.1;
+  double catchUpWindow_ = 0.1;  // wall seconds of shortfall carried (x speed)
+  double catchUpRate_ = 0.25;   // a frame spends at most (1 + rate) s w
   double debt_ = 0;     // simulated time owed and not yet planned
   double expected_ = 0; // simulated time the plans should have reached (after observe())
   double corrected_ = 0;  // observe()'s corrections since the last plan (for the factor)

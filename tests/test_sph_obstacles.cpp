@@ -25,6 +25,7 @@ using test::boxSpec;
 struct TankResult {
   double worstBeside = 0, worstAbove = 0, force = 0, buoyancy = 0;
   double worstFace = 0;  // Shepard pressure on the box's faces (as the probes sample)
+  double probeBeside = 0, probeAbove = 0;  // the same, in columns beside and above the box
   size_t inside = 0;
 };
 
@@ -42,27 +43,29 @@ struct TankResult {
 // same way, against the buoyancy rho0 g V of its wetted volume.
 // The submerged-box tank: water 1 m deep, 0.48 m long, 4 dx deep (dx = 4
 // cm), over a box 0.16 x 0.16 m on the floor at x = 0.24, through the slab.
-constexpr double kBoxTankDx = 0.04, kBoxTankDepth = 4 * kBoxTankDx;
-ShapeSpec submergedBoxTank(Params& p) {
-  p.set("spacing", kBoxTankDx);
+constexpr double kBoxTankDx = 0.04;
+// The slab is 4 spacings deep at any spacing dx.
+ShapeSpec submergedBoxTank(Params& p, double dx = kBoxTankDx) {
+  const double depth = 4 * dx;
+  p.set("spacing", dx);
   p.set("column_width", 0.48);
   p.set("tank_length", 0.48);
   p.set("column_height", 1.0);
   p.set("tank_height", 1.2);
-  p.set("depth", kBoxTankDepth);
+  p.set("depth", depth);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
-  const double h = p.get("smoothing_ratio") * kBoxTankDx;
-  return boxSpec(0.24, 0.28, 0.5 * kBoxTankDepth, 0.16, 0.16, kBoxTankDepth + 2 * h);
+  const double h = p.get("smoothing_ratio") * dx;
+  return boxSpec(0.24, 0.28, 0.5 * depth, 0.16, 0.16, depth + 2 * h);
 }
 
-TankResult submergedBox(Params p) {
-  const double dx = kBoxTankDx, D = kBoxTankDepth, h = p.get("smoothing_ratio") * dx;
-  const ShapeSpec b = submergedBoxTank(p);
+TankResult submergedBox(Params p, double dx = kBoxTankDx) {
+  const double D = 4 * dx, h = p.get("smoothing_ratio") * dx;
+  const ShapeSpec b = submergedBoxTank(p, dx);
   const SphSetup setup = makeSphScene("dam_break", p, {b});
   SphSim sim(test::context(), p, setup);
   EXPECT_GT(sim.boundary().size(), 0u);
-  const int layers = 25;
+  const int layers = int(std::lround(1.0 / dx));
   std::vector<double> pB(layers, 0), yB(layers, 0), nB(layers, 0);
   std::vector<double> pA(layers, 0), yA(layers, 0), nA(layers, 0);
   std::vector<double> pU(layers, 0), yU(layers, 0), nU(layers, 0);  // under the box (printed)
@@ -71,8 +74,22 @@ TankResult submergedBox(Params p) {
   double fSum = 0, fN = 0;
   const auto range = sim.boundary().range(0);
   // probe points: the middle of the left and right faces and of the top
-  const std::vector<std::array<double, 3>> faces = {
+  // (kind 0), then columns of probes every 5 cm beside the box (kind 1: x =
+  // 0.06 and 0.42 m, midway between box and wall) and above it (kind 2: x =
+  // 0.24 m), at depths 0.2 .. 0.85 m as the layers
+  std::vector<std::array<double, 3>> faces = {
       {0.16, 0.28, 0.5 * D}, {0.32, 0.28, 0.5 * D}, {0.24, 0.36, 0.5 * D}};
+  std::vector<int> kind(faces.size(), 0);
+  for (double y = 0.15; y < 0.8 + 1e-9; y += 0.05) {
+    for (double x : {0.06, 0.42}) {
+      faces.push_back({x, y, 0.5 * D});
+      kind.push_back(1);
+    }
+    if (y > 0.4) {
+      faces.push_back({0.24, y, 0.5 * D});
+      kind.push_back(2);
+    }
+  }
   std::vector<double> faceP(faces.size(), 0);
   while (sim.syncTime() < 2.0) {
     for (int k = 0; k < 20; ++k) sim.step();
@@ -149,9 +166,11 @@ TankResult submergedBox(Params p) {
   for (size_t f = 0; f < faces.size(); ++f) {
     const double pSim = faceP[f] / std::max(fN, 1.0), pEx = rho0 * kG * (Hs - faces[f][1]);
     const double err = (pSim - pEx) / pEx;
-    std::printf("  face probe (%.2f, %.2f) p = %8.1f Pa  rho g d = %8.1f Pa  error %+.2f%%\n",
-                faces[f][0], faces[f][1], pSim, pEx, 100 * err);
-    r.worstFace = std::max(r.worstFace, std::fabs(err));
+    static const char* what[3] = {"face", "beside", "above"};
+    std::printf("  %s probe (%.2f, %.2f) p = %8.1f Pa  rho g d = %8.1f Pa  error %+.2f%%\n",
+                what[kind[f]], faces[f][0], faces[f][1], pSim, pEx, 100 * err);
+    double& worst = kind[f] == 0 ? r.worstFace : kind[f] == 1 ? r.probeBeside : r.probeAbove;
+    worst = std::max(worst, std::fabs(err));
   }
   std::printf("  kinetic energy at the end %.3e J\n", K);
   r.force = fSum / std::max(fN, 1.0);
@@ -287,7 +306,14 @@ void expectTank(const Params& p, double beside, double above, double face, doubl
 // 8, with the old fill) did not bring either solver within 2 % at the
 // defaults either: WCSPH beside -0.0 ... +5.5 %, above +3.1 ... +5.7 %;
 // DFSPH +9.7 ... +13.0 % at every depth, at density_tolerance 0.01 % 0.84 %
-// (max_dt 1 ms) and 1.63 % (0.9 ms).
+// (max_dt 1 ms) and 1.63 % (0.9 ms). Re-measured with the current fill
+// (session 11, submergedBox(p, 0.02), DFSPH at density_tolerance 0.01 %,
+// 105 s on PoCL): layers beside +0.05 ... +2.5 %, above +0.2 ... +2.4 %; the
+// probe columns (printed below the faces: Shepard samples every 5 cm, time
+// averaged) beside -1.6 ... +2.6 %, above +0.1 ... +0.7 %; force -5.3 %. So
+// 2 % is met above the box by the probes but missed beside it by up to
+// 0.6 %: the bulk reads +1 ... +2 % high next to the walls (the lattice
+// gradient normalisation's bias in a settled, not lattice-packed, fluid).
 TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   ASSERT_GT(p.get("density_diffusion"), 0.0);  // the default: delta-SPH

@@ -161,6 +161,10 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   const double simStart = realtime ? sim->syncTime() : 0.0;
   const auto t0 = Clock::now();
   lastFrame = t0;
+  // The timed frames start owing nothing: a shortfall the warm-up carried
+  // (the pacer's catch-up window) would otherwise be repaid inside the window
+  // and count as real time reached there.
+  pacer.reset();
   for (unsigned long long f = 0; f < frames; ++f) oneFrame(f + warmup);
   // --realtime: a frame's steps answer the wall time since the frame before
   // was planned (the first timed frame's, since t0: about none), so the last
