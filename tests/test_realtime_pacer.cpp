@@ -1,6 +1,8 @@
 // The app's real-time pacing (app/realtime_pacer.hpp) driven by a fake clock:
 // a frame of wall time w at speed s advances simulated time by s·w whenever the
-// compute budget allows, and by less, reported, when it does not.
+// compute budget allows, and by less, reported, when it does not; the frames
+// after a short one make up its shortfall (up to the catch-up window, at most
+// 25 % fast), so that over a run simulated time still follows the wall clock.
 #include "realtime_pacer.hpp"
 
 #include <gtest/gtest.h>
