@@ -392,6 +392,107 @@ TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
   }
 }
 
+// The density kernel of a step also applies the divergence solve's warm
+// start, v_i -= s sum_j m (kv_i + kv_j) grad_i W_ij for the stored kv (its
+// unknown holds dt: no dt factor), and resets both solves' state (the
+// iterations kept as PREV); a refresh for output (withPressure) changes
+// neither velocities nor state.
+TEST(DfsphKernels, DensityOfAStepAppliesTheDivergenceWarmStartAndResetsTheState) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (unsigned lb : kLaneBits)
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
+                 std::to_string(seed));
+    Fixture f = makeFixture(n, seed + 19 * unsigned(n), 8e-4f);
+    f.laneBits = lb;
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    std::vector<cl_float> kv(n), k(n);
+    std::vector<double> kvd(n);
+    for (size_t i = 0; i < n; ++i) {
+      kv[i] = u(rng) < 0.2 ? 0.0f : float(1e-6 * u(rng));
+      kvd[i] = kv[i];
+      k[i] = float(1e-3 * u(rng));
+    }
+    s.writePressures(kv, k);
+    std::vector<cl_uint> st = s.readState();
+    st[EDDY_DFSPH_ST_DIV_ITER] = 3;
+    st[EDDY_DFSPH_ST_DIV_DONE] = 1;
+    st[EDDY_DFSPH_ST_DEN_ITER] = 7;
+    st[EDDY_DFSPH_ST_DEN_DONE] = 1;
+    s.writeState(st);
+    // A refresh: nothing but rhop and the factor.
+    s.runDensity(f.buffers(), f.params, true);
+    auto v = read<cl_float4>(f.vel, n);
+    for (size_t i = 0; i < n; ++i)
+      for (int a = 0; a < 3; ++a) ASSERT_EQ(v[i].s[a], f.ref.vel[i].s[a]) << "refresh moved i = " << i;
+    EXPECT_EQ(s.readState(), st);
+    // A step.
+    runDensity(f, s);
+    v = read<cl_float4>(f.vel, n);
+    std::vector<std::array<double, 3>> acc;
+    std::vector<double> scale;
+    dfsphReferencePressureAccel(f.ref, kvd, acc, scale);
+    for (size_t i = 0; i < n; ++i)
+      for (int a = 0; a < 3; ++a) {
+        const double want = double(f.ref.vel[i].s[a]) + acc[i][a];
+        const double tol = 1e-5 * (scale[i] + std::fabs(f.ref.vel[i].s[a])) + 1e-12;
+        EXPECT_NEAR(v[i].s[a], want, tol) << "i = " << i << " axis " << a;
+      }
+    const auto after = s.readState();
+    EXPECT_EQ(after[EDDY_DFSPH_ST_DIV_PREV], 3u);
+    EXPECT_EQ(after[EDDY_DFSPH_ST_DEN_PREV], 7u);
+    EXPECT_EQ(after[EDDY_DFSPH_ST_DIV_ITER], 0u);
+    EXPECT_EQ(after[EDDY_DFSPH_ST_DIV_DONE], 0u);
+    EXPECT_EQ(after[EDDY_DFSPH_ST_DEN_ITER], 0u);
+    EXPECT_EQ(after[EDDY_DFSPH_ST_DEN_DONE], 0u);
+    // The stored pressures are the density kernel's input only.
+    const auto kvAfter = s.readDivergencePressure(n), kAfter = s.readDensityPressure(n);
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(kvAfter[i], kv[i]);
+      EXPECT_EQ(kAfter[i], k[i]);
+    }
+  }
+}
+
+// The pipeline's reorder carries both stored pressures to the new order;
+// the sort that starts a step scales them by the warm-start fractions, a
+// refresh's sort moves them as they are.
+TEST(DfsphKernels, ReorderMovesTheStoredPressuresAndScalesThemForAStep) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Context& ctx = test::context();
+  for (size_t n : kSizes) {
+    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+    std::vector<cl_uint> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = cl_uint(i);
+    std::shuffle(order.begin(), order.end(), rng);
+    cl::Buffer orderB = ctx.createBuffer(CL_MEM_READ_WRITE, n * sizeof(cl_uint), "test");
+    ctx.queue().enqueueWriteBuffer(orderB, CL_TRUE, 0, n * sizeof(cl_uint), order.data());
+    std::vector<cl_float> kv(n), k(n);
+    for (size_t i = 0; i < n; ++i) {
+      kv[i] = float(1e-6 * u(rng));
+      k[i] = float(1e-3 * u(rng));
+    }
+    Profiler prof;
+    DfsphKernels s(ctx, n, prof, true);
+    for (bool stepStart : {false, true}) {
+      s.writePressures(kv, k);
+      s.reorder(orderB, n, stepStart);
+      const auto kv2 = s.readDivergencePressure(n), k2 = s.readDensityPressure(n);
+      const float fdiv = stepStart ? EDDY_DFSPH_WARM_DIV : 1.0f;
+      const float fden = stepStart ? EDDY_DFSPH_WARM_DENSITY : 1.0f;
+      for (size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(kv2[i], fdiv * kv[order[i]]) << "i = " << i;
+        EXPECT_EQ(k2[i], fden * k[order[i]]) << "i = " << i;
+      }
+    }
+  }
+}
+
 TEST(DfsphKernels, CheckCountsIterationsAndDoneTurnsTheSolveIntoNoOps) {
   // The check runs in the rate kernel's last work-group (n = 257: 3 groups at
   // one lane, 65 at 32 lanes): every launch counts one iteration or sets done.

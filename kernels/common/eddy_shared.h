@@ -201,8 +201,6 @@
 /* Iteration count before the first step (the host then gives a solve
  * max_iterations rounds). */
 #define EDDY_DFSPH_UNKNOWN_ITER 0xffffffffu
-/* sph_dfsph_velocity without a solve to follow (warm start): never skipped. */
-#define EDDY_DFSPH_NO_SLOT 0xffffffffu
 /* The divergence solve leaves out particles with fewer neighbours than this
  * (real and wall images, self excluded; 32 on the lattice at h = 2.2 dx), as
  * SPlisHSPlasH does (20 in 3-D). */

@@ -101,13 +101,23 @@ inline float dfsph_pressure(const float k, const float kv, __global const float*
  * non-pressure forces are sph_forces without pressure) and (rho_i, p_i) with
  * with_pressure set (a refresh for output: the last step's pressure, see
  * dfsph_pressure), which changes nothing else: refreshes never alter the
- * run. In a step it scales the stored k by the warm-start fractions. */
+ * run.
+ * In a step (with_pressure = 0) the same walk also applies the divergence
+ * solve's warm start, the velocity change of eq. (1) for the stored kv
+ * (already scaled by the warm-start fraction in sph_dfsph_reorder),
+ *     v_i -= s sum_j m (kv_i + kv_j) grad_i W_ij   (+ the boundary's term),
+ * written as sph_dfsph_velocity writes it (the same bits), and resets both
+ * solves' state (the iterations of the step before kept in
+ * EDDY_DFSPH_ST_*_PREV). Nothing here reads a velocity, so the change of v_i
+ * cannot reach another particle's sums in this launch. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_density(__global const float4* restrict pos,
+                       __global float4* restrict vel,
                        __global const uint* restrict nlist,
                        __global const uint* restrict nbcount,
                        __global float2* restrict rhop,
                        __global float* restrict kb,
+                       __global uint* restrict ctl,
                        __global const float* restrict clock,
                        __global const float4* restrict bpos,
                        __global const float4* restrict bvel,
@@ -119,37 +129,57 @@ void sph_dfsph_density(__global const float4* restrict pos,
 {
     __local float4 red[SPH_WG];
     __global float2* aux = (__global float2*)(kb + EDDY_DFSPH_K_AUX * kstride);
-    __global float* kdiv = kb + EDDY_DFSPH_K_DIV * kstride;
-    __global float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
+    __global const float* kdiv = kb + EDDY_DFSPH_K_DIV * kstride;
+    __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
+    const bool warm = with_pressure == 0u; /* a step: the divergence warm start too */
+    if (warm && get_global_id(0) == 0) {
+        __global uint* state = ctl; /* the state words lead the control words */
+        state[EDDY_DFSPH_ST_DIV_PREV] = state[EDDY_DFSPH_ST_DIV_ITER];
+        state[EDDY_DFSPH_ST_DEN_PREV] = state[EDDY_DFSPH_ST_DEN_ITER];
+        state[EDDY_DFSPH_ST_DIV_ITER] = 0u;
+        state[EDDY_DFSPH_ST_DIV_DONE] = 0u;
+        state[EDDY_DFSPH_ST_DEN_ITER] = 0u;
+        state[EDDY_DFSPH_ST_DEN_DONE] = 0u;
+    }
     SPH_LANE_ID(i, lane);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f;
-    float3 g = (float3)(0.0f), gb = (float3)(0.0f);
+    float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f);
     if (i < n) {
         const float3 p = pos[i].xyz;
         float3 w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
+        const float kvi = kdiv[i];
         DFSPH_PAIRS_BEGIN(i, p, mask, w)
             const float q = sqrt(r2) * inv_h;
             sw += sph_w_q(q);
-            const float3 gj = (gc * sph_gradw_q(q)) * d;
+            const float gw = sph_gradw_q(q);
+            const float3 gj = (gc * gw) * d;
             g += gj;
             g2 += dot(gj, gj);
             if (r2 > 0.0f) cnt += 1.0f;
+            if (warm) a += ((kvi + kdiv[j]) * gw) * d;
         DFSPH_PAIRS_END
+        a *= mass * sph_gradw_coef(h);
         const float gcu = sph_gradw_coef(h);
+        float3 ab = (float3)(0.0f);
         SPH_BOUNDARY_BEGIN(p)
             const float q = sqrt(br2) * inv_h;
             bsw += bp.w * sph_w_q(q);
-            gb += (bp.w * gcu * sph_gradw_q(q)) * bd;
+            const float gw = sph_gradw_q(q);
+            gb += (bp.w * gcu * gw) * bd;
             bcnt += bp.w;
+            ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kvi * gw) * bd;
         SPH_BOUNDARY_END
+        if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     }
     const float4 s1 = sph_lane_sum(red, (float4)(g, sw), lane_bits);
     const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, bcnt, 0.0f), lane_bits);
     float4 s3 = (float4)(0.0f);
     if (nbound != 0u) s3 = sph_lane_sum(red, (float4)(gb, bsw), lane_bits); /* uniform */
+    const float3 sa = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (i >= n || lane != 0u) return;
+    if (warm) vel[i].xyz -= (1.0f * grad_scale) * sa;
     float D = dot(s1.xyz, s1.xyz) + s2.x;
     float rho = mass * sph_w_sigma(h) * s1.w;
     float neighbours = s2.y;
@@ -160,14 +190,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
         rho += sph_w_sigma(h) * s3.w;
         neighbours += s2.z / mass;
     }
-    if (with_pressure) {
-        rhop[i] = (float2)(rho, dfsph_pressure(kden[i], kdiv[i], clock, rho));
-    } else {
-        /* A step begins: the warm start is this fraction of last step's k. */
-        rhop[i] = (float2)(rho, 0.0f);
-        kdiv[i] *= EDDY_DFSPH_WARM_DIV;
-        kden[i] *= EDDY_DFSPH_WARM_DENSITY;
-    }
+    rhop[i] = (float2)(rho, warm ? 0.0f : dfsph_pressure(kden[i], kdiv[i], clock, rho));
     aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, neighbours);
 }
 
@@ -329,14 +352,13 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     }
 }
 
-/* Phases "divergence_velocity" / "density_velocity" / "divergence_warm":
- * the velocity change of eq. (1) for the pressure changes dk (the warm start:
- * dk = the stored kv itself, which also starts the step: both solves' state is
- * reset, the iterations of the step before kept in EDDY_DFSPH_ST_PREV),
+/* Phases "divergence_velocity" / "density_velocity": the velocity change of
+ * eq. (1) for the pressure changes dk,
  *     v_i -= f s sum_j m (dk_i + dk_j) grad_i W_ij
  * (f = dt for the density solve, 1 for the divergence solve, whose unknown
  * already holds dt), and k_i += dk_i when commit is set. Skipped once the solve
- * in slot is done (slot = EDDY_DFSPH_NO_SLOT: never skipped). */
+ * in slot is done. (The divergence solve's warm start, the same change for
+ * the stored kv, is applied by sph_dfsph_density.) */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_velocity(__global const float4* restrict pos,
                         __global float4* restrict vel,
@@ -354,25 +376,11 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         const float grad_scale, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
-    /* k: the slot's unknown (the divergence one for the warm start); dk: the
-     * change to apply (the warm start applies the stored kv itself). */
+    /* k: the slot's unknown; dk: the change to apply. */
     __global float* k = kb + (slot == EDDY_DFSPH_SLOT_DEN ? EDDY_DFSPH_K_DEN : EDDY_DFSPH_K_DIV) * kstride;
-    __global const float* dk =
-        kb + (slot == EDDY_DFSPH_NO_SLOT ? EDDY_DFSPH_K_DIV : EDDY_DFSPH_K_DK) * kstride;
+    __global const float* dk = kb + EDDY_DFSPH_K_DK * kstride;
     __global uint* state = ctl; /* the state words lead the control words */
-    uint done = 0u;
-    if (slot == EDDY_DFSPH_NO_SLOT) {
-        if (get_global_id(0) == 0) {
-            state[EDDY_DFSPH_ST_DIV_PREV] = state[EDDY_DFSPH_ST_DIV_ITER];
-            state[EDDY_DFSPH_ST_DEN_PREV] = state[EDDY_DFSPH_ST_DEN_ITER];
-            state[EDDY_DFSPH_ST_DIV_ITER] = 0u;
-            state[EDDY_DFSPH_ST_DIV_DONE] = 0u;
-            state[EDDY_DFSPH_ST_DEN_ITER] = 0u;
-            state[EDDY_DFSPH_ST_DEN_DONE] = 0u;
-        }
-    } else {
-        done = state[slot + EDDY_DFSPH_ST_DONE];
-    }
+    const uint done = state[slot + EDDY_DFSPH_ST_DONE];
     SPH_LANE_ID(i, lane);
     const bool active = i < n && !done;
     float3 a = (float3)(0.0f);
@@ -488,17 +496,20 @@ void sph_dfsph_integrate(__global float4* restrict pos,
 }
 
 /* Phase "reorder_warm": the warm-start values follow their particles into the
- * new sorted order (the pipeline's reorder permutation). */
+ * new sorted order (the pipeline's reorder permutation). warm = 1 (the sort
+ * that starts a step): the warm start is this fraction of the last step's k
+ * and kv (EDDY_DFSPH_WARM_*); warm = 0 (a refresh for output between steps):
+ * moved as they are, so that a refresh never alters the run. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_reorder(__global const uint* restrict order,
                        __global const float* restrict kb_in,
                        __global float* restrict kb_out,
-                       const uint n, const uint kstride)
+                       const uint n, const uint kstride, const uint warm)
 {
     const uint i = get_global_id(0);
     if (i >= n) return;
     const uint src = order[i];
     const uint div = EDDY_DFSPH_K_DIV * kstride, den = EDDY_DFSPH_K_DEN * kstride;
-    kb_out[div + i] = kb_in[div + src];
-    kb_out[den + i] = kb_in[den + src];
+    kb_out[div + i] = warm ? EDDY_DFSPH_WARM_DIV * kb_in[div + src] : kb_in[div + src];
+    kb_out[den + i] = warm ? EDDY_DFSPH_WARM_DENSITY * kb_in[den + src] : kb_in[den + src];
 }

@@ -100,10 +100,12 @@ EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
 void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
   const SphBoundaryView bv = boundaryView(b);
   const DfsphDensityArgs a{.pos = *b.pos,
+                           .vel = *b.vel,
                            .nlist = *b.nlist,
                            .nbcount = *b.nbcount,
                            .rhop = *b.rhop,
                            .kb = kb_[cur_],
+                           .ctl = ctl_,
                            .clock = *b.clock,
                            .bpos = *bv.pos,
                            .bvel = *bv.vel,
@@ -164,9 +166,8 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
 
 void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b,
                               const DfsphParams& p) {
-  const bool warm = slot == EDDY_DFSPH_NO_SLOT;
-  const bool div = slot == EDDY_DFSPH_SLOT_DIV || warm;
-  const char* row = warm ? "divergence_warm" : div ? "divergence_velocity" : "density_velocity";
+  const bool div = slot == EDDY_DFSPH_SLOT_DIV;
+  const char* row = div ? "divergence_velocity" : "density_velocity";
   const SphBoundaryView bv = boundaryView(b);
   const DfsphVelocityArgs a{.pos = *b.pos,
                             .vel = *b.vel,
@@ -311,7 +312,8 @@ bool DfsphKernels::polledDone(unsigned long long solve, double spinUs) {
 }
 
 void DfsphKernels::runDivergenceSolve(const DfsphBuffers& b, const DfsphParams& p) {
-  runVelocity(EDDY_DFSPH_NO_SLOT, false, b, p);  // warm start (dk = kv); resets the state
+  // The warm start (the velocity change of the stored kv) and the reset of
+  // the solves' state came with the density (sph_dfsph_density).
   solve(EDDY_DFSPH_SLOT_DIV, batch(EDDY_DFSPH_SLOT_DIV, p), b, p);
 }
 
@@ -401,13 +403,14 @@ void DfsphKernels::runBoundaryForce(const DfsphBuffers& b, const DfsphParams& p)
   b.boundary->runForce(f);
 }
 
-void DfsphKernels::reorder(const cl::Buffer& order, size_t n) {
+void DfsphKernels::reorder(const cl::Buffer& order, size_t n, bool stepStart) {
   const int next = 1 - cur_;
   const DfsphReorderArgs a{.order = order,
                            .kbIn = kb_[cur_],
                            .kbOut = kb_[next],
                            .n = cl_uint(n),
-                           .kstride = cl_uint(kstride_)};
+                           .kstride = cl_uint(kstride_),
+                           .warm = cl_uint(stepStart ? 1 : 0)};
   try {
     prof_.launch("reorder_warm", reorder_,
                  EnqueueArgs(ctx_.queue(), global(n), cl::NDRange(EDDY_SPH_WG)), a);
@@ -653,7 +656,9 @@ void DfsphSolver::step(SphParticles& p, const SphPhysics& phys) {
   kernels_.finishStep(b, d);       // dt, predict, density solve, integrate
 }
 
-void DfsphSolver::reordered(SphParticles& p) { kernels_.reorder(p.order(), p.size()); }
+void DfsphSolver::reordered(SphParticles& p, bool stepStart) {
+  kernels_.reorder(p.order(), p.size(), stepStart);
+}
 
 bool DfsphSolver::solveStats(SphSolveStats& out) {
   out = kernels_.stats();

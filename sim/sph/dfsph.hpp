@@ -74,7 +74,7 @@ struct DfsphBuffers {
 // its control words (EDDY_DFSPH_CTL_*). One buffer each, not one per array:
 // a launch's host time grows with its buffer arguments (docs/PERFORMANCE.md).
 struct DfsphDensityArgs {
-  const cl::Buffer &pos, &nlist, &nbcount, &rhop, &kb, &clock;
+  const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &kb, &ctl, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -84,8 +84,8 @@ struct DfsphDensityArgs {
   cl_float h, mass, gradScale;
   cl_uint laneBits, kstride;
   auto args() const {
-    return std::tie(pos, nlist, nbcount, rhop, kb, clock, bpos, bvel, bcells, nbound, dims,
-                    invCell, withPressure, n, tank, h, mass, gradScale, laneBits, kstride);
+    return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
+                    dims, invCell, withPressure, n, tank, h, mass, gradScale, laneBits, kstride);
   }
 };
 struct DfsphRateArgs {
@@ -153,8 +153,8 @@ struct DfsphIntegrateArgs {
 };
 struct DfsphReorderArgs {
   const cl::Buffer &order, &kbIn, &kbOut;
-  cl_uint n, kstride;
-  auto args() const { return std::tie(order, kbIn, kbOut, n, kstride); }
+  cl_uint n, kstride, warm;
+  auto args() const { return std::tie(order, kbIn, kbOut, n, kstride, warm); }
 };
 
 // Iterations and final average errors (percent, see sph_dfsph.cl) of the two
@@ -170,7 +170,7 @@ class DfsphKernels {
 
   // One DFSPH step after the pipeline, except the non-pressure forces, which
   // the caller enqueues between beginStep() and finishStep():
-  //   beginStep: density + factor, divergence solve (warm start first);
+  //   beginStep: density + factor + the divergence warm start, divergence solve;
   //   finishStep: dt, predict (+ density warm start), density solve, integrate.
   void beginStep(const DfsphBuffers& b, const DfsphParams& p);
   void finishStep(const DfsphBuffers& b, const DfsphParams& p);
@@ -192,8 +192,9 @@ class DfsphKernels {
   void runRate(unsigned slot, const DfsphBuffers& b, const DfsphParams& p);
   void runVelocity(unsigned slot, bool commit, const DfsphBuffers& b, const DfsphParams& p);
   // The pipeline's reorder: the warm-start values follow the permutation
-  // `order` (source slot of each sorted slot) of n particles.
-  void reorder(const cl::Buffer& order, size_t n);
+  // `order` (source slot of each sorted slot) of n particles; stepStart:
+  // scaled by the warm-start fractions (EDDY_DFSPH_WARM_*) for the step.
+  void reorder(const cl::Buffer& order, size_t n, bool stepStart);
 
   // Rounds the solve in slot gets this step (from the state of two steps
   // before, see beginStep).
@@ -315,7 +316,7 @@ class DfsphSolver : public SphSolver {
   const cl::Buffer& densityPressure() const override { return rhop_; }
   const cl::Buffer& accelerations() const override { return acc_; }
   void step(SphParticles& p, const SphPhysics& phys) override;
-  void reordered(SphParticles& p) override;
+  void reordered(SphParticles& p, bool stepStart) override;
   double wallClearance(double spacing) const override { return EDDY_DFSPH_WALL_CLEARANCE * spacing; }
   bool solveStats(SphSolveStats& out) override;
   void saveState(SnapshotWriter& out, size_t n) override;

@@ -74,8 +74,10 @@ class SphSolver {
     p.runIntegrate(accelerations(), phys);
   }
   // Called right after every particles.update(): state carried between steps
-  // follows the new slot order particles.order(). Default: none carried.
-  virtual void reordered(SphParticles&) {}
+  // follows the new slot order particles.order(). stepStart: the update
+  // begins a step (false: a refresh for output between steps, which must
+  // leave the run as it is). Default: none carried.
+  virtual void reordered(SphParticles&, bool /*stepStart*/) {}
   // true: the solver's first density kernel of a step (and of every
   // computeDensity) builds the neighbour list itself (SphParticles::
   // fuseList), so the pipeline leaves out its "neighbours" phase. Every

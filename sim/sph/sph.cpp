@@ -457,7 +457,7 @@ void SphSim::syncParams() {
 void SphSim::refreshDensity() {
   particles_->boundary().update(phys_.rho0);
   particles_->update(!solver_->buildsNeighbourList(*particles_));
-  solver_->reordered(*particles_);
+  solver_->reordered(*particles_, false);
   runDensity();
 }
 
@@ -680,7 +680,7 @@ void SphSim::step() {
   syncParams();
   particles_->boundary().update(phys_.rho0);
   particles_->update(!solver_->buildsNeighbourList(*particles_));
-  solver_->reordered(*particles_);
+  solver_->reordered(*particles_, true);
   solver_->step(*particles_, phys_);
   // No fluid inside a solid (none: no launch).
   particles_->boundary().runGuard(particles_->positions(), particles_->velocities(),

@@ -32,7 +32,7 @@ void WcsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
   continuity_.continuity(p, phys, rhop_);
 }
 
-void WcsphSolver::reordered(SphParticles& p) {
+void WcsphSolver::reordered(SphParticles& p, bool /*stepStart*/) {
   continuity_.reorder(p, rhop_, phys_, [&] { sumDensity(p, phys_, true); });
 }
 

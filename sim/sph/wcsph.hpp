@@ -67,7 +67,7 @@ class WcsphSolver : public SphSolver {
   // carried density follows the sort and goes into snapshots (sph/wcsph_rho,
   // sph/wcsph_rho_pending).
   void step(SphParticles& p, const SphPhysics& phys) override;
-  void reordered(SphParticles& p) override;
+  void reordered(SphParticles& p, bool stepStart) override;
   void saveState(SnapshotWriter& out, size_t n) override;
   void restoreState(const SphState& st) override;
   // sph_density / sph_continuity build the list where the particles say it
