@@ -23,7 +23,7 @@
  *  - density solve: target rho_i + dt Drho_i/Dt = rho0 (predicted density).
  * Both are warm-started from a fraction of the previous step's values
  * (EDDY_DFSPH_WARM_*), kept in sorted order: the pipeline's reorder permutes
- * them (sph_dfsph_reorder).
+ * them and, in the sort that starts a step, scales them (sph_dfsph_reorder).
  *
  * Walls: the mirror images of sph_common.cl take part in every sum: an image
  * of j has j's mass, density, k ("pressure mirroring") and j's velocity with
