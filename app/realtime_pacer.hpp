@@ -60,7 +60,6 @@ class RealtimePacer {
   // frame spends at most (1 + rate) x speed x its wall time.
   void setCatchUp(double window, double rate);
   double catchUpWindow() const { return catchUpWindow_; }
-  double catchUpRate() const { return catchUpRate_; }
 
   // wall: wall seconds since the previous frame; dt: the simulation's current
   // time step (> 0); stepCost: device seconds per step (<= 0 = not known yet:

@@ -25,7 +25,6 @@ using test::boxSpec;
 struct TankResult {
   double worstBeside = 0, worstAbove = 0, force = 0, buoyancy = 0;
   double worstFace = 0;  // Shepard pressure on the box's faces (as the probes sample)
-  double probeBeside = 0, probeAbove = 0;  // the same, in columns beside and above the box
   size_t inside = 0;
 };
 
@@ -169,8 +168,7 @@ TankResult submergedBox(Params p, double dx = kBoxTankDx) {
     static const char* what[3] = {"face", "beside", "above"};
     std::printf("  %s probe (%.2f, %.2f) p = %8.1f Pa  rho g d = %8.1f Pa  error %+.2f%%\n",
                 what[kind[f]], faces[f][0], faces[f][1], pSim, pEx, 100 * err);
-    double& worst = kind[f] == 0 ? r.worstFace : kind[f] == 1 ? r.probeBeside : r.probeAbove;
-    worst = std::max(worst, std::fabs(err));
+    if (kind[f] == 0) r.worstFace = std::max(r.worstFace, std::fabs(err));  // columns: printed only
   }
   std::printf("  kinetic energy at the end %.3e J\n", K);
   r.force = fSum / std::max(fN, 1.0);
@@ -312,8 +310,10 @@ void expectTank(const Params& p, double beside, double above, double face, doubl
 // probe columns (printed below the faces: Shepard samples every 5 cm, time
 // averaged) beside -1.6 ... +2.6 %, above +0.1 ... +0.7 %; force -5.3 %. So
 // 2 % is met above the box by the probes but missed beside it by up to
-// 0.6 %: the bulk reads +1 ... +2 % high next to the walls (the lattice
-// gradient normalisation's bias in a settled, not lattice-packed, fluid).
+// 0.6 %: the bulk reads +1 ... +2 % high next to the walls (why is not
+// established; a guess is the lattice gradient normalisation's bias in a
+// settled, not lattice-packed, fluid, which ARCHITECTURE's "Pressure" notes
+// in the plain column too).
 TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   ASSERT_GT(p.get("density_diffusion"), 0.0);  // the default: delta-SPH

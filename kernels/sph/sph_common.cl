@@ -189,8 +189,9 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * of the cells), SPH_NEIGHBOURS_BEGIN. With lanes (2^lane_bits > 1) a lane's
  * first slot is the hits of the lanes before it: sph_list_slots counts them
  * in a walk of its own and adds them up in local memory, as sph_neighbours
- * does. The host fuses where it pays (SphParticles::fuseList, sim/sph/particles.hpp). Kernels using it
- * have the arguments pos, cells, nlist (writable), nbcount, counters, n,
+ * does. The host fuses where it pays (SphParticles::fuseList,
+ * sim/sph/particles.hpp). Kernels using it have the arguments pos, cells,
+ * nlist (writable), nbcount, counters, n,
  * dims, inv_cell, h, list_cap, count_overflow, build_list and lane_bits,
  * and a `lane`. count_overflow = 0: a build whose list another build of the
  * same step replaces (WCSPH's summation start of the carried density) leaves

@@ -106,7 +106,9 @@ inline float dfsph_pressure(const float k, const float kv, __global const float*
  * solve's warm start, the velocity change of eq. (1) for the stored kv
  * (already scaled by the warm-start fraction in sph_dfsph_reorder),
  *     v_i -= s sum_j m (kv_i + kv_j) grad_i W_ij   (+ the boundary's term),
- * written as sph_dfsph_velocity writes it (the same bits), and resets both
+ * written with sph_dfsph_velocity's expressions (on PoCL the runs gave the
+ * same bits as the separate launch; on the H200 the last bits differ, the
+ * compiler being free to contract the two kernels' sums differently), and resets both
  * solves' state (the iterations of the step before kept in
  * EDDY_DFSPH_ST_*_PREV). Nothing here reads a velocity, so the change of v_i
  * cannot reach another particle's sums in this launch. */
@@ -169,7 +171,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
             const float gw = sph_gradw_q(q);
             gb += (bp.w * gcu * gw) * bd;
             bcnt += bp.w;
-            ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kvi * gw) * bd;
+            if (warm) ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kvi * gw) * bd;
         SPH_BOUNDARY_END
         if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     }
@@ -179,7 +181,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
     if (nbound != 0u) s3 = sph_lane_sum(red, (float4)(gb, bsw), lane_bits); /* uniform */
     const float3 sa = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (i >= n || lane != 0u) return;
-    if (warm) vel[i].xyz -= (1.0f * grad_scale) * sa;
+    if (warm) vel[i].xyz -= grad_scale * sa;
     float D = dot(s1.xyz, s1.xyz) + s2.x;
     float rho = mass * sph_w_sigma(h) * s1.w;
     float neighbours = s2.y;
