@@ -48,31 +48,19 @@ struct Fixture {
   }
 };
 
-// n random particles in a tank sized for about 30 neighbours within h, some on
-// walls, edges and corners; random velocities; a CPU neighbour list.
-Fixture makeFixture(size_t n, unsigned seed, float dt) {
+const double kDx = 0.01, kH = 0.022;  // the fixtures' spacing and support radius
+
+// The fixture of f.ref.pos / vel / tank: the constants, a CPU neighbour list
+// and the device buffers.
+void finishFixture(Fixture& f, std::mt19937_64& rng, float dt) {
   Context& ctx = test::context();
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  Fixture f;
+  const size_t n = f.ref.pos.size();
   f.n = n;
-  const double dx = 0.01, h = 0.022;
-  const double sphere = 4.0 / 3.0 * M_PI * h * h * h;
-  const double volume = std::max(double(n) * sphere / 30.0, 8 * h * h * h);
-  const double side = std::cbrt(volume / 0.5);
-  f.ref.tank = {side, 0.8 * side, 0.625 * side};
+  const double dx = kDx, h = kH;
   f.ref.h = double(float(h));
   f.ref.rho0 = 1000;
   f.ref.mass = double(float(sphLatticeMass(1000, dx, f.ref.h)));
   f.ref.gradScale = double(float(1.0 / sphLatticeGradientNorm(dx, f.ref.h)));
-  for (size_t i = 0; i < n; ++i) {
-    double p[3] = {u(rng) * f.ref.tank[0], u(rng) * f.ref.tank[1], u(rng) * f.ref.tank[2]};
-    if (i % 17 == 3) p[0] = 0.0;
-    if (i % 23 == 5) { p[0] = f.ref.tank[0]; p[1] = 0.3 * h; }
-    if (i % 29 == 7) { p[0] = 0.2 * h; p[1] = 0.1 * h; p[2] = f.ref.tank[2] - 0.5 * h; }
-    f.ref.pos.push_back(makeFloat4(p[0], p[1], p[2]));
-    f.ref.vel.push_back(makeFloat4(u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5));
-  }
   // Neighbour list, column-major nlist[k * n + i], self included.
   std::vector<std::vector<cl_uint>> nb(n);
   size_t cap = 1;
@@ -109,6 +97,49 @@ Fixture makeFixture(size_t n, unsigned seed, float dt) {
   f.params.rho0 = f.ref.rho0;
   f.params.gradScale = f.ref.gradScale;
   f.params.spacing = dx;
+}
+
+// n random particles in a tank sized for about 30 neighbours within h, some on
+// walls, edges and corners; random velocities; a CPU neighbour list.
+Fixture makeFixture(size_t n, unsigned seed, float dt) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Fixture f;
+  const double h = kH;
+  const double sphere = 4.0 / 3.0 * M_PI * h * h * h;
+  const double volume = std::max(double(n) * sphere / 30.0, 8 * h * h * h);
+  const double side = std::cbrt(volume / 0.5);
+  f.ref.tank = {side, 0.8 * side, 0.625 * side};
+  for (size_t i = 0; i < n; ++i) {
+    double p[3] = {u(rng) * f.ref.tank[0], u(rng) * f.ref.tank[1], u(rng) * f.ref.tank[2]};
+    if (i % 17 == 3) p[0] = 0.0;
+    if (i % 23 == 5) { p[0] = f.ref.tank[0]; p[1] = 0.3 * h; }
+    if (i % 29 == 7) { p[0] = 0.2 * h; p[1] = 0.1 * h; p[2] = f.ref.tank[2] - 0.5 * h; }
+    f.ref.pos.push_back(makeFloat4(p[0], p[1], p[2]));
+    f.ref.vel.push_back(makeFloat4(u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5));
+  }
+  finishFixture(f, rng, dt);
+  return f;
+}
+
+// A block of nx x ny x nz particles on the lattice of spacing kDx, each moved
+// by up to `jitter` spacings along every axis, filling the tank's floor and
+// side walls from half a spacing (the scenes' placement; the walls' images
+// complete their support) under a free surface; random velocities.
+Fixture makeLatticeFixture(int nx, int ny, int nz, double jitter, unsigned seed, float dt) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Fixture f;
+  f.ref.tank = {nx * kDx, (ny + 4) * kDx, nz * kDx};
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        f.ref.pos.push_back(makeFloat4((x + 0.5 + jitter * u(rng)) * kDx,
+                                       (y + 0.5 + jitter * u(rng)) * kDx,
+                                       (z + 0.5 + jitter * u(rng)) * kDx));
+        f.ref.vel.push_back(makeFloat4(0.5 * u(rng), 0.5 * u(rng), 0.5 * u(rng)));
+      }
+  finishFixture(f, rng, dt);
   return f;
 }
 
@@ -141,39 +172,7 @@ DeviceDensity runDensity(Fixture& f, DfsphKernels& s) {
 
 }  // namespace
 
-// The float condition of particle i's kernel-gradient sums: the device
-// computes q = r/h in float, so each term's (1 - q)^3 carries about
-// 3q/(1 - q) float epsilons; averaged with the weight |grad W| ~ q (1 - q)^3.
-// A particle whose neighbours all sit near the support's edge (a nearly
-// isolated one, with a huge factor) is computed less exactly, by that much.
-double gradCondition(const Fixture& f, size_t i) {
-  double num = 0, den = 0;
-  auto add = [&](const double (&pj)[3]) {
-    double r2 = 0;
-    for (int a = 0; a < 3; ++a) {
-      const double d = double(f.ref.pos[i].s[a]) - pj[a];
-      r2 += d * d;
-    }
-    const double q = std::sqrt(r2) / f.ref.h;
-    if (!(q > 0 && q < 1)) return;
-    const double w = q * (1 - q) * (1 - q) * (1 - q);
-    num += w * (1 + 3 * q / (1 - q));
-    den += w;
-  };
-  for (cl_uint k = 0; k < f.nbcount[i]; ++k) {
-    const size_t j = f.nlist[size_t(k) * f.n + i];
-    const double pj[3] = {f.ref.pos[j].s[0], f.ref.pos[j].s[1], f.ref.pos[j].s[2]};
-    add(pj);
-    // and its mirror images across each wall plane (the walls' terms)
-    for (int a = 0; a < 3; ++a)
-      for (double w : {0.0, f.ref.tank[a]}) {
-        double m[3] = {pj[0], pj[1], pj[2]};
-        m[a] = 2 * w - pj[a];
-        add(m);
-      }
-  }
-  return den > 0 ? num / den : 1.0;
-}
+double gradCondition(const Fixture& f, size_t i) { return dfsphReferenceGradCondition(f.ref, i); }
 
 TEST(DfsphKernels, DensityAndFactorMatchTheReference) {
   const unsigned seed = test::freshSeed();
@@ -662,5 +661,85 @@ TEST(DfsphKernels, IntegrateMovesBouncesOffTheWallsAndStoresThePressure) {
       EXPECT_GT(crossed, 0u);
     }
     EXPECT_EQ(cnt[EDDY_SPH_CNT_ESCAPED], n > 1 ? 1u : 0u);
+  }
+}
+
+TEST(DfsphKernels, GradientRenormalisationIsTheInverseMeanMomentAndScalesThePressureTerms) {
+  // dfsph_density (a step, gradient_correction on) measures C = (s <M>)^-1
+  // over the full-support particles (sph_dfsph.cl, dfsph_gradient_measure);
+  // dfsph_dt makes it current; predict (and the velocity and warm-start
+  // kernels, the same expression) then apply s C sum_j m (k_i + k_j) grad W.
+  // Jittered lattice blocks (walls on five sides, a free surface on top) at
+  // awkward sizes and lane counts; the reference selects by the device's
+  // densities. Then: a refresh measures nothing, correction off gives the
+  // identity, and too few full-support particles give the identity.
+  const unsigned seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  struct Block { int nx, ny, nz; double jitter; };
+  for (unsigned lb : kLaneBits)
+  for (const Block blk : {Block{7, 11, 9, 0.1}, Block{13, 5, 6, 0.25}, Block{3, 3, 3, 0.1}}) {
+    const size_t n = size_t(blk.nx) * blk.ny * blk.nz;
+    SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
+                 std::to_string(seed));
+    Fixture f = makeLatticeFixture(blk.nx, blk.ny, blk.nz, blk.jitter, seed + unsigned(n) + lb, 1e-3f);
+    f.laneBits = lb;
+    f.params.gradientCorrection = true;
+    Profiler prof;
+    DfsphKernels s(test::context(), n, prof, true);
+    const std::array<cl_float, 6> one{1, 1, 1, 0, 0, 0};
+    runDensity(f, s);
+    EXPECT_EQ(s.readGradient(), one);  // measured, not yet current
+    s.runDt(f.buffers(), f.params);
+    const auto c = s.readGradient();
+    size_t samples = 0;
+    const auto want = dfsphReferenceGradient(f.ref, &samples);
+    std::printf("n = %zu, lanes %u: %zu full-support particles, C = %.5f %.5f %.5f %.5f %.5f %.5f\n",
+                n, 1u << lb, samples, c[0], c[1], c[2], c[3], c[4], c[5]);
+    for (int k = 0; k < 6; ++k) EXPECT_NEAR(c[k], want[k], 1e-5) << "entry " << k;
+    if (n >= 300) {
+      // a real measurement: enough particles, and C visibly not the identity
+      EXPECT_GE(samples, size_t(EDDY_DFSPH_GRAD_MIN_SAMPLES));
+      double off = 0;
+      for (int k = 0; k < 6; ++k) off = std::max(off, std::fabs(want[k] - (k < 3 ? 1.0 : 0.0)));
+      EXPECT_GT(off, 1e-3);
+    } else {
+      EXPECT_LT(samples, size_t(EDDY_DFSPH_GRAD_MIN_SAMPLES));
+      EXPECT_EQ(c, one);
+    }
+    // Predict applies it: v* = v + dt (a + C (-s sum_j m (k_i + k_j) grad_i W_ij)).
+    std::vector<cl_float> k(n), zero(n, 0.0f);
+    std::vector<double> kd(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = u(rng) < 0.2 ? 0.0f : float(1e-3 * u(rng));
+      kd[i] = k[i];
+    }
+    s.writePressures(zero, k);
+    const double dt = read<cl_float>(f.clock, EDDY_SPH_CLOCK_SIZE)[EDDY_SPH_CLOCK_DT];
+    s.runPredict(f.buffers(), f.params);
+    const auto v = read<cl_float4>(f.vel, n);
+    std::vector<std::array<double, 3>> pa;
+    std::vector<double> scale;
+    dfsphReferencePressureAccel(f.ref, kd, pa, scale);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& q = pa[i];
+      const double cq[3] = {want[0] * q[0] + want[3] * q[1] + want[4] * q[2],
+                            want[3] * q[0] + want[1] * q[1] + want[5] * q[2],
+                            want[4] * q[0] + want[5] * q[1] + want[2] * q[2]};
+      for (int a = 0; a < 3; ++a) {
+        const double target = double(f.ref.vel[i].s[a]) + dt * cq[a];
+        const double tol = 1e-5 * (dt * scale[i] + std::fabs(f.ref.vel[i].s[a])) + 1e-12;
+        EXPECT_NEAR(v[i].s[a], target, tol) << "i = " << i << " axis " << a;
+      }
+    }
+    // A refresh (with_pressure) measures nothing: the next dt keeps C.
+    s.runDensity(f.buffers(), f.params, true);
+    s.runDt(f.buffers(), f.params);
+    EXPECT_EQ(s.readGradient(), c);
+    // Off: a step leaves the identity.
+    f.params.gradientCorrection = false;
+    s.runDensity(f.buffers(), f.params);
+    s.runDt(f.buffers(), f.params);
+    EXPECT_EQ(s.readGradient(), one);
   }
 }

@@ -324,43 +324,57 @@ TEST(DfsphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
   // Depths 0.2 .. 0.8 of the 1 m column: heights 0.2 .. 0.8 m. The pressure
   // is the one both solves apply, (k + kv/dt) rho^2. With 25 particles in a
   // column the default density_tolerance (0.05 % average compression) leaves
-  // the pressure a few % low (next test); 0.001 % gives the hydrostatic
+  // the pressure off by several % (next test); 0.001 % gives the hydrostatic
   // profile (about 90 iterations per step).
-  // Measured (PoCL): +1.9 .. +2.3 % in the bulk, the same bias as WCSPH's settled
-  // tank above (+2.0 % at 0.2 m): the settled packing's pressure gradient sum
-  // differs from the cubic lattice's that grad_scale corrects. Hence 2.5 %,
-  // not the 2 % issue 11 asks for. Depths 0.1 .. 0.2 (2.5 .. 5 layers under
-  // the surface) are not reproducible at this resolution: three runs that
-  // differ only in float rounding (relaxation 0.4999 / 0.5 / 0.5001, PoCL,
-  // 2026-12-01) gave -11.1 / -7.7 / -0.2 % at depth 0.1 and +3.0 / +1.4 /
-  // -0.1 % at 0.15, with the bulk within 0.1 % of each other: the surface
-  // layers settle into different arrangements. So they are left out here.
+  // With gradient_correction = lattice the bulk rests +1.9 .. +2.3 % high
+  // (PoCL, 2026-12-01 and -02), as WCSPH's settled tank above (+2.0 % at
+  // 0.2 m): the settled packing's kernel-gradient moment is not the cubic
+  // lattice's that grad_scale corrects (s M measured 0.993 across and 0.978
+  // along gravity). The default, packing, renormalises by the measured moment
+  // (sph_dfsph.cl, dfsph_gradient_measure): +0.62 .. +0.91 % (2026-12-02), so
+  // issue 11's 2 % holds; lattice is run too, and must stay the worse of the
+  // two. Depths 0.1 .. 0.2 (2.5 .. 5 layers under the surface) are not
+  // reproducible at this resolution: three runs that differ only in float
+  // rounding (relaxation 0.4999 / 0.5 / 0.5001, PoCL, 2026-12-01) gave -11.1
+  // / -7.7 / -0.2 % at depth 0.1 and +3.0 / +1.4 / -0.1 % at 0.15, with the
+  // bulk within 0.1 % of each other: the surface layers settle into
+  // different arrangements. So they are left out here.
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
+  ASSERT_EQ(p.getChoice("gradient_correction"), "packing");  // the default
   p.set("density_tolerance", 0.001);
   p.set("max_iterations", 200);
   // (max_dt 2e-3 halves the run but puts depth 0.1 at -3.7 %: measured)
-  EXPECT_LT(hydrostaticTank(0.2, 0.8, p), 0.025);
+  const double packing = hydrostaticTank(0.2, 0.8, p);
+  EXPECT_LT(packing, 0.02);
+  p.setAssignment("gradient_correction=lattice");
+  const double lattice = hydrostaticTank(0.2, 0.8, p);
+  EXPECT_LT(lattice, 0.025);
+  EXPECT_LT(packing, lattice);
 }
 
 TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
   // The same tank at the defaults, depths 0.1 .. 0.8 (heights 0.2 .. 0.9 m).
-  // The solve stops once the average compression is within 0.05 % and the
-  // warm start keeps half of the last step's pressure, so the column rests a
-  // little compressed with its load partly carried step by step; how much
-  // depends on the run: the three runs of the test above gave worst errors
-  // of +1.8 % (0.4999), -4.1 % (0.5, growing from -0.1 % at depth 0.8) and
-  // -4.7 % (0.5001, about -3 % everywhere). Issue 11's 2 % is not met at the
-  // defaults; this bounds the profile at 6 %, with the solves accelerated
-  // (chebyshev_rho 0.95, the default since session 6: -0.7 .. +3.7 %, PoCL,
-  // 2026-12-01) and plain (0: -0.1 .. -4.1 %). How chaotic the settling is:
-  // the plain update written as two statements instead of one expression
-  // (no fma) put the same column at -7.4 %.
+  // The solve stops once the average compression is within 0.05 %: that
+  // bounds the density, not the pressure's long-wave part (a column-high
+  // pressure error changes the compression very little), and the warm start
+  // keeps half of the last step's pressure, so the settled profile wanders
+  // with the run. Issue 11's 2 % is not met at the defaults (the test above
+  // meets it at 0.001 %; docs/USAGE.md tells sensor users to tighten it).
+  // How far it wanders, worst error over heights 0.2 .. 0.9 m in runs that
+  // differ only in float rounding (relaxation 0.4999 / 0.5 / 0.5001, PoCL,
+  // 2026-12-02, chebyshev_rho 0.95 then 0):
+  //   gradient_correction packing: 12.7 / 5.5 / 7.2 %, plain 3.7 / 7.9 / 11.5 %
+  //   gradient_correction lattice:  3.1 / 3.7 / 13.5 %, plain 1.8 / 4.1 / 4.7 %
+  // (each run's whole profile is shifted: e.g. packing 0.4999 is +12 % at
+  // 0.2 m and +9 % at 0.8 m). Until session 11 this bound was 6 %, set from
+  // the 0.5 rounding alone. Asserted: 15 %, with the solves accelerated
+  // (chebyshev_rho 0.95, the default) and plain (0).
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
-  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.06);
+  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.15);
   p.set("chebyshev_rho", 0.0);
-  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.06);
+  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.15);
 }
 
 TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {

@@ -186,7 +186,27 @@
  * (finished work-groups, per solve) at EDDY_DFSPH_CTL_TICKET, its per-group
  * error sums (float bits) from EDDY_DFSPH_CTL_PARTIAL. */
 #define EDDY_DFSPH_CTL_TICKET EDDY_DFSPH_STATE_SIZE
-#define EDDY_DFSPH_CTL_PARTIAL 16
+/* dfsph_density's ticket (the gradient renormalisation's sums). */
+#define EDDY_DFSPH_CTL_TICKET_GRAD (EDDY_DFSPH_CTL_TICKET + 2)
+/* The pressure-gradient renormalisation C (float bits, a symmetric 3 x 3
+ * matrix as xx, yy, zz, xy, xz, yz; the identity when off), the one the
+ * kernels apply (CTL_GRAD) and the one dfsph_density measured this step
+ * (CTL_GRAD_NEXT, made current by sph_dfsph_dt); see dfsph_gradient_matrix. */
+#define EDDY_DFSPH_CTL_GRAD 16
+#define EDDY_DFSPH_CTL_GRAD_NEXT 22
+/* Per-group sums from here: the rate kernel's (1 a group) and, earlier in
+ * the step, dfsph_density's (EDDY_DFSPH_GRAD_SUMS a group). */
+#define EDDY_DFSPH_CTL_PARTIAL 32
+#define EDDY_DFSPH_GRAD_SUMS 8
+/* Gradient renormalisation (gradient_correction = packing): the particles
+ * whose sums enter the mean second moment have a full support, taken as a
+ * summation density of at least this fraction of rho0 and no boundary
+ * particle within h; the mean needs this many of them, and a C with an
+ * entry off the identity's by more than EDDY_DFSPH_GRAD_LIMIT is not
+ * applied (the identity is). */
+#define EDDY_DFSPH_GRAD_FULL_SUPPORT 0.995f
+#define EDDY_DFSPH_GRAD_MIN_SAMPLES 64
+#define EDDY_DFSPH_GRAD_LIMIT 0.1f
 /* The per-particle values, one float buffer per order (the pipeline's
  * reorder writes the other) in rows of `kstride` floats (the capacity
  * rounded up to EDDY_DFSPH_K_ALIGN): from row EDDY_DFSPH_K_AUX the factor

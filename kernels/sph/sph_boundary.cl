@@ -71,7 +71,10 @@ void sph_boundary_psi(__global const float4* restrict bspos_tmp,
  * applied this step, the divergence solve's unknown holding dt, so the
  * force is the step's pressure impulse on the fluid divided by dt, run
  * before the positions move). Pi_ib is the friction term of sph_forces with
- * alpha_b (Monaghan form, approaching pairs only). */
+ * alpha_b (Monaghan form, approaching pairs only). DFSPH's pressure term
+ * gets the solver's gradient renormalisation C (ctl, EDDY_DFSPH_CTL_GRAD;
+ * sph_dfsph.cl, dfsph_gradient_measure), as the fluid's side does; WCSPH
+ * passes any buffer as ctl (unread). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_boundary_force(__global const float4* restrict bpos,
                         __global const float4* restrict bvel,
@@ -80,6 +83,7 @@ void sph_boundary_force(__global const float4* restrict bpos,
                         __global const float4* restrict vel,
                         __global const float2* restrict rhop,
                         __global const float* restrict kb,
+                        __global const uint* restrict ctl,
                         __global const float* restrict clock,
                         __global const uint2* restrict cells,
                         const uint mode, const uint nbound,
@@ -96,7 +100,7 @@ void sph_boundary_force(__global const float4* restrict bpos,
     const float inv_h = 1.0f / h, hs = 0.5f * h, eta2 = 0.01f * hs * hs;
     const float dt = clock[EDDY_SPH_CLOCK_DT];
     const float inv_dt = dt > 0.0f ? 1.0f / dt : 0.0f;
-    float3 f = (float3)(0.0f);
+    float3 f = (float3)(0.0f), fp = (float3)(0.0f);
     SPH_CELLS_BEGIN(cells, p, i, 0u, 1u)
         const float3 d = pos[i].xyz - p; /* x_i - x_b */
         const float r2 = sph_r2(d);
@@ -106,10 +110,22 @@ void sph_boundary_force(__global const float4* restrict bpos,
                                                                : di.y / (di.x * di.x);
             const float vr = dot(vel[i].xyz - vb, d);
             const float pi_ib = vr < 0.0f ? -(alpha_b * c0 * hs / di.x) * vr / (r2 + eta2) : 0.0f;
-            f += ((EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * grad_scale * k + pi_ib) *
-                  sph_gradw_q(sqrt(r2) * inv_h)) * d;
+            const float gw = sph_gradw_q(sqrt(r2) * inv_h);
+            if (mode == EDDY_BOUNDARY_FORCE_DFSPH) {
+                fp += (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * grad_scale * k * gw) * d;
+                f += (pi_ib * gw) * d;
+            } else {
+                f += ((EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * grad_scale * k + pi_ib) * gw) * d;
+            }
         }
     SPH_CELLS_END
+    if (mode == EDDY_BOUNDARY_FORCE_DFSPH) {
+        /* the reaction of DFSPH's renormalised pressure acceleration (ctl:
+         * the solver's control words, EDDY_DFSPH_CTL_GRAD) */
+        __global const float* c = (__global const float*)(ctl + EDDY_DFSPH_CTL_GRAD);
+        f += (float3)(c[0] * fp.x + c[3] * fp.y + c[4] * fp.z, c[3] * fp.x + c[1] * fp.y + c[5] * fp.z,
+                      c[4] * fp.x + c[5] * fp.y + c[2] * fp.z);
+    }
     bforce[b] = (float4)((mass * bp.w * sph_gradw_coef(h)) * f, 0.0f);
 }
 

@@ -85,6 +85,106 @@ inline void dfsph_group_sum(__local float* red, const float x, __global float* o
     if (lid == 0) out[get_group_id(0)] = red[0];
 }
 
+/* Work-group sum of x in a fixed tree (bit-reproducible), returned to every
+ * work-item; every work-item of the group must call it (barriers). */
+inline float4 dfsph_group_sum4(__local float4* red, const float4 x)
+{
+    const uint lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE); /* red may still be read by an earlier sum */
+    red[lid] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = SPH_WG / 2; off > 0; off >>= 1) {
+        if (lid < off) red[lid] += red[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return red[0];
+}
+
+/* The pressure-gradient renormalisation C (EDDY_DFSPH_CTL_GRAD) applied to a
+ * pressure acceleration or force: C a (C symmetric, the identity when off). */
+inline float3 dfsph_gcorr(__global const uint* restrict ctl, const float3 a)
+{
+    __global const float* c = (__global const float*)(ctl + EDDY_DFSPH_CTL_GRAD);
+    return (float3)(c[0] * a.x + c[3] * a.y + c[4] * a.z,
+                    c[3] * a.x + c[1] * a.y + c[5] * a.z,
+                    c[4] * a.x + c[5] * a.y + c[2] * a.z);
+}
+
+/* The renormalisation from the mean second moment of the kernel gradient
+ * over the full-support particles (gradient_correction = packing):
+ *     M_i = -sum_j V_j x_ij (x) grad_i W_ij     (V_j = m / rho0; images included)
+ * equals the identity for the continuous kernel, and 1 / s (s = grad_scale,
+ * sph.cpp's sphLatticeGradientNorm) on the cubic lattice the scenes start
+ * from. A settled fluid is not that lattice: in the hydrostatic tank (PoCL,
+ * DFSPH, 2026-12-02) s M averaged 0.993 across and 0.978 along gravity, so
+ * the pressure gradient the forces see was 2.2 % short and the column's
+ * pressure rested 2 % high (the bias of tests/test_sph_physics.cpp and
+ * tests/test_sph_obstacles.cpp). The kernels apply C = (s <M>)^-1 to every
+ * pressure acceleration (and its reaction on boundary particles): the
+ * pressure gradient of the actual packing, on average, is exact to first
+ * order, as a per-particle kernel gradient correction (Bonet & Lok 1999,
+ * "Variational and momentum preservation aspects of smooth particle
+ * hydrodynamic formulations", CMAME 180:97) makes it for each particle;
+ * one matrix for all pairs keeps the pair forces antisymmetric (momentum is
+ * conserved) at the cost of one reduction a step and no per-pair load. The
+ * identity when fewer than EDDY_DFSPH_GRAD_MIN_SAMPLES particles qualify or
+ * when an entry of C is more than EDDY_DFSPH_GRAD_LIMIT off it.
+ * a = (sxx, syy, szz, sxy), b = (sxz, syz, count, 0): this work-item's
+ * particle's s M_i (0 when it does not qualify). The group sums go to
+ * ctl's partials; the work-group that finishes last adds them in a fixed
+ * order and writes C to EDDY_DFSPH_CTL_GRAD_NEXT. Every work-item of the
+ * group must call it. */
+inline void dfsph_gradient_measure(__local float4* red, __local uint* last, const float4 a,
+                                   const float4 b, __global uint* restrict ctl)
+{
+    const uint lid = get_local_id(0), groups = get_num_groups(0);
+    volatile __global float* part = (volatile __global float*)(ctl + EDDY_DFSPH_CTL_PARTIAL);
+    const float4 ga = dfsph_group_sum4(red, a);
+    const float4 gb = dfsph_group_sum4(red, b);
+    __global uint* t = &ctl[EDDY_DFSPH_CTL_TICKET_GRAD];
+    if (lid == 0) {
+        const uint o = get_group_id(0) * EDDY_DFSPH_GRAD_SUMS;
+        part[o + 0] = ga.x; part[o + 1] = ga.y; part[o + 2] = ga.z; part[o + 3] = ga.w;
+        part[o + 4] = gb.x; part[o + 5] = gb.y; part[o + 6] = gb.z; part[o + 7] = 0.0f;
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        *last = atomic_inc(t) == groups - 1u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (*last) { /* uniform in the group */
+        float4 ta = (float4)(0.0f), tb = (float4)(0.0f);
+        for (uint g = lid; g < groups; g += SPH_WG) {
+            const uint o = g * EDDY_DFSPH_GRAD_SUMS;
+            ta += (float4)(part[o + 0], part[o + 1], part[o + 2], part[o + 3]);
+            tb += (float4)(part[o + 4], part[o + 5], part[o + 6], 0.0f);
+        }
+        ta = dfsph_group_sum4(red, ta);
+        tb = dfsph_group_sum4(red, tb);
+        if (lid == 0) {
+            float c[6] = {1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+            const float cnt = tb.z;
+            if (cnt >= (float)EDDY_DFSPH_GRAD_MIN_SAMPLES) {
+                const float xx = ta.x / cnt, yy = ta.y / cnt, zz = ta.z / cnt;
+                const float xy = ta.w / cnt, xz = tb.x / cnt, yz = tb.y / cnt;
+                const float ixx = yy * zz - yz * yz, ixy = xz * yz - xy * zz, ixz = xy * yz - yy * xz;
+                const float det = xx * ixx + xy * ixy + xz * ixz;
+                if (det > 0.0f && isfinite(det)) {
+                    const float inv[6] = {ixx / det, (xx * zz - xz * xz) / det,
+                                          (xx * yy - xy * xy) / det, ixy / det, ixz / det,
+                                          (xy * xz - xx * yz) / det};
+                    bool ok = true;
+                    for (int k = 0; k < 6; ++k)
+                        ok = ok && isfinite(inv[k]) &&
+                             fabs(inv[k] - (k < 3 ? 1.0f : 0.0f)) <= EDDY_DFSPH_GRAD_LIMIT;
+                    if (ok)
+                        for (int k = 0; k < 6; ++k) c[k] = inv[k];
+                }
+            }
+            for (int k = 0; k < 6; ++k) ctl[EDDY_DFSPH_CTL_GRAD_NEXT + k] = as_uint(c[k]);
+            *t = 0u;
+        }
+    }
+}
+
 /* The pressure of particle i: both solves act as a pressure over the step,
  * p_i = (k_i + kv_i / dt) rho_i^2 (the divergence solve's unknown holds dt). */
 inline float dfsph_pressure(const float k, const float kv, __global const float* clock,
@@ -125,15 +225,23 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        __global const float4* restrict bvel,
                        __global const uint2* restrict bcells,
                        const uint nbound, const int4 dims, const float inv_cell,
-                       const uint with_pressure,
+                       const uint with_pressure, const uint correct, const float rho0,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
+    __local uint last;
     __global float2* aux = (__global float2*)(kb + EDDY_DFSPH_K_AUX * kstride);
     __global const float* kdiv = kb + EDDY_DFSPH_K_DIV * kstride;
     __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
     const bool warm = with_pressure == 0u; /* a step: the divergence warm start too */
+    /* A step measures the gradient renormalisation (dfsph_gradient_measure)
+     * when it is on; off, it leaves the identity. A refresh does neither. */
+    const bool measure = warm && correct != 0u;
+    if (warm && !measure && get_global_id(0) == 0) {
+        const float one[6] = {1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+        for (int k = 0; k < 6; ++k) ctl[EDDY_DFSPH_CTL_GRAD_NEXT + k] = as_uint(one[k]);
+    }
     if (warm && get_global_id(0) == 0) {
         __global uint* state = ctl; /* the state words lead the control words */
         state[EDDY_DFSPH_ST_DIV_PREV] = state[EDDY_DFSPH_ST_DIV_ITER];
@@ -146,6 +254,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
     SPH_LANE_ID(i, lane);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f;
     float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f);
+    float mxx = 0.0f, myy = 0.0f, mzz = 0.0f, mxy = 0.0f, mxz = 0.0f, myz = 0.0f;
     if (i < n) {
         const float3 p = pos[i].xyz;
         float3 w;
@@ -161,6 +270,11 @@ void sph_dfsph_density(__global const float4* restrict pos,
             g2 += dot(gj, gj);
             if (r2 > 0.0f) cnt += 1.0f;
             if (warm) a += ((kvi + kdiv[j]) * gw) * d;
+            if (measure) {
+                const float3 gd = gw * d;
+                mxx += gd.x * d.x; myy += gd.y * d.y; mzz += gd.z * d.z;
+                mxy += gd.x * d.y; mxz += gd.x * d.z; myz += gd.y * d.z;
+            }
         DFSPH_PAIRS_END
         a *= mass * sph_gradw_coef(h);
         const float gcu = sph_gradw_coef(h);
@@ -176,20 +290,31 @@ void sph_dfsph_density(__global const float4* restrict pos,
         if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     }
     const float4 s1 = sph_lane_sum(red, (float4)(g, sw), lane_bits);
-    const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, bcnt, 0.0f), lane_bits);
+    const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, bcnt, mxx), lane_bits);
     float4 s3 = (float4)(0.0f);
     if (nbound != 0u) s3 = sph_lane_sum(red, (float4)(gb, bsw), lane_bits); /* uniform */
-    const float3 sa = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
-    if (i >= n || lane != 0u) return;
-    if (warm) vel[i].xyz -= grad_scale * sa;
-    float D = dot(s1.xyz, s1.xyz) + s2.x;
+    const float4 sa4 = sph_lane_sum(red, (float4)(a, myy), lane_bits);
+    const float3 sa = sa4.xyz;
     float rho = mass * sph_w_sigma(h) * s1.w;
+    if (nbound != 0u) rho += sph_w_sigma(h) * s3.w;
+    if (measure) { /* uniform */
+        const float4 s4 = sph_lane_sum(red, (float4)(mzz, mxy, mxz, myz), lane_bits);
+        float4 ma = (float4)(0.0f), mb = (float4)(0.0f);
+        if (i < n && lane == 0u && s2.z == 0.0f && rho >= EDDY_DFSPH_GRAD_FULL_SUPPORT * rho0) {
+            const float sc = -(mass / rho0) * sph_gradw_coef(h) * grad_scale;
+            ma = sc * (float4)(s2.w, sa4.w, s4.x, s4.y);
+            mb = (float4)(sc * s4.z, sc * s4.w, 1.0f, 0.0f);
+        }
+        dfsph_gradient_measure(red, &last, ma, mb, ctl);
+    }
+    if (i >= n || lane != 0u) return;
+    if (warm) vel[i].xyz -= grad_scale * dfsph_gcorr(ctl, sa);
+    float D = dot(s1.xyz, s1.xyz) + s2.x;
     float neighbours = s2.y;
     if (nbound != 0u) {
         const float3 G = s1.xyz + s3.xyz;
         D = dot(G, G) + (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR - 1.0f) * length(G) * length(s3.xyz) +
             s2.x;
-        rho += sph_w_sigma(h) * s3.w;
         neighbours += s2.z / mass;
     }
     rhop[i] = (float2)(rho, warm ? 0.0f : dfsph_pressure(kden[i], kdiv[i], clock, rho));
@@ -406,7 +531,7 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (!active || lane != 0u) return;
     const float f = (use_dt ? clock[EDDY_SPH_CLOCK_DT] : 1.0f) * grad_scale;
-    vel[i].xyz -= f * a;
+    vel[i].xyz -= f * dfsph_gcorr(ctl, a);
     if (commit) k[i] += dki;
 }
 
@@ -414,13 +539,18 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
  * v = |v|max + |a|max dt_last (the largest speed the step can reach from the
  * non-pressure forces, sph_forces' maxima), clamped to [min_dt, max_dt]
  * (max_dt while nothing moves); no speed of sound. Advances the device clock
- * (sph_clock_advance). */
+ * (sph_clock_advance), and makes the gradient renormalisation that this
+ * step's dfsph_density measured current (EDDY_DFSPH_CTL_GRAD_NEXT -> _GRAD):
+ * the divergence solve of a step applies the one of the step before, the
+ * density solve its own. */
 __kernel void sph_dfsph_dt(__global float* restrict clock,
                            __global uint* restrict counters,
+                           __global uint* restrict ctl,
                            const float spacing, const float cfl, const float min_dt,
                            const float max_dt)
 {
     if (get_global_id(0) != 0) return;
+    for (int k = 0; k < 6; ++k) ctl[EDDY_DFSPH_CTL_GRAD + k] = ctl[EDDY_DFSPH_CTL_GRAD_NEXT + k];
     const float a = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_A2]));
     const float v = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_V2])) + a * clock[EDDY_SPH_CLOCK_DT];
     float dt = v > 0.0f ? clamp(cfl * spacing / v, min_dt, max_dt) : max_dt;
@@ -437,6 +567,7 @@ void sph_dfsph_predict(__global const float4* restrict pos,
                        __global const uint* restrict nlist,
                        __global const uint* restrict nbcount,
                        __global const float* restrict kb,
+                       __global const uint* restrict ctl,
                        __global const float* restrict clock,
                        __global const float4* restrict bpos,
                        __global const float4* restrict bvel,
@@ -468,7 +599,7 @@ void sph_dfsph_predict(__global const float4* restrict pos,
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (i >= n || lane != 0u) return;
     const float dt = clock[EDDY_SPH_CLOCK_DT];
-    vel[i].xyz += dt * (acc[i].xyz - grad_scale * a);
+    vel[i].xyz += dt * (acc[i].xyz - grad_scale * dfsph_gcorr(ctl, a));
 }
 
 /* Phase "integrate" (DFSPH): x += dt v (the velocities are final), the walls

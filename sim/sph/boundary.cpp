@@ -222,6 +222,7 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
                                .vel = *f.vel,
                                .rhop = *f.rhop,
                                .kb = f.kb ? *f.kb : *f.rhop,
+                               .ctl = f.ctl ? *f.ctl : *f.rhop,
                                .clock = *f.clock,
                                .cells = *f.cells,
                                .mode = f.mode,

@@ -92,13 +92,13 @@ struct SphBoundaryView {
 
 // Arguments of sph_boundary_force (kernel_args.hpp).
 struct SphBoundaryForceArgs {
-  const cl::Buffer &bpos, &bvel, &bforce, &pos, &vel, &rhop, &kb, &clock, &cells;
+  const cl::Buffer &bpos, &bvel, &bforce, &pos, &vel, &rhop, &kb, &ctl, &clock, &cells;
   cl_uint mode, nbound;
   cl_int4 dims;
   cl_float invCell, h, mass, c0, alphaB, gradScale;
   cl_uint kstride;
   auto args() const {
-    return std::tie(bpos, bvel, bforce, pos, vel, rhop, kb, clock, cells, mode, nbound, dims,
+    return std::tie(bpos, bvel, bforce, pos, vel, rhop, kb, ctl, clock, cells, mode, nbound, dims,
                     invCell, h, mass, c0, alphaB, gradScale, kstride);
   }
 };
@@ -110,6 +110,9 @@ struct SphBoundaryFluid {
   // DFSPH only: its per-particle rows (EDDY_DFSPH_K_*, rows of kstride
   // floats); WCSPH passes none (rhop stands in, unread).
   const cl::Buffer* kb = nullptr;
+  // DFSPH only: its control words, whose EDDY_DFSPH_CTL_GRAD the pressure
+  // term applies (the gradient renormalisation, sph_dfsph.cl).
+  const cl::Buffer* ctl = nullptr;
   cl_uint kstride = 0;
   cl_uint mode = EDDY_BOUNDARY_FORCE_WCSPH;
   double h = 0, mass = 0, c0 = 0, alphaB = 0, gradScale = 1;

@@ -49,8 +49,12 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
   const size_t rows = EDDY_DFSPH_K_ROWS * kstride_ * sizeof(cl_float);
   // The rate kernel's partial sums: one per work-group at any lane count.
   const size_t maxGroups = roundUp(cap_ << EDDY_SPH_LANE_BITS_LIMIT, EDDY_SPH_WG) / EDDY_SPH_WG;
-  const size_t ctlWords = EDDY_DFSPH_CTL_PARTIAL + maxGroups;
-  static_assert(EDDY_DFSPH_CTL_TICKET + 2 <= EDDY_DFSPH_CTL_PARTIAL, "DFSPH control words overlap");
+  // (dfsph_density's gradient sums: EDDY_DFSPH_GRAD_SUMS a group)
+  const size_t ctlWords = EDDY_DFSPH_CTL_PARTIAL + EDDY_DFSPH_GRAD_SUMS * maxGroups;
+  static_assert(EDDY_DFSPH_CTL_TICKET_GRAD < EDDY_DFSPH_CTL_GRAD &&
+                    EDDY_DFSPH_CTL_GRAD + 6 <= EDDY_DFSPH_CTL_GRAD_NEXT &&
+                    EDDY_DFSPH_CTL_GRAD_NEXT + 6 <= EDDY_DFSPH_CTL_PARTIAL,
+                "DFSPH control words overlap");
   try {
     for (auto& kb : kb_) kb = ctx.createBuffer(CL_MEM_READ_WRITE, rows, "DFSPH pressures and factors");
     ctl_ = ctx.createBuffer(CL_MEM_READ_WRITE, ctlWords * sizeof(cl_uint), "DFSPH state and error sums");
@@ -61,6 +65,9 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     for (auto& kb : kb_) q.enqueueWriteBuffer(kb, CL_TRUE, 0, rows, zeros.data());
     std::vector<cl_uint> ctl(ctlWords, 0);  // no tickets taken, no sums
     std::copy(initial.begin(), initial.end(), ctl.begin());
+    const auto one = identityGradient();  // no renormalisation measured yet
+    std::copy(one.begin(), one.end(), ctl.begin() + EDDY_DFSPH_CTL_GRAD);
+    std::copy(one.begin(), one.end(), ctl.begin() + EDDY_DFSPH_CTL_GRAD_NEXT);
     q.enqueueWriteBuffer(ctl_, CL_TRUE, 0, ctlWords * sizeof(cl_uint), ctl.data());
     // Pinned host words for the done-flag polls (a mapped ALLOC_HOST_PTR
     // buffer, the usual destination of asynchronous reads on NVIDIA's
@@ -114,6 +121,8 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .dims = b.dims,
                            .invCell = b.invCell,
                            .withPressure = cl_uint(withPressure ? 1 : 0),
+                           .correct = cl_uint(p.gradientCorrection ? 1 : 0),
+                           .rho0 = cl_float(p.rho0),
                            .n = cl_uint(b.n),
                            .tank = tank4(b.tank),
                            .h = cl_float(p.h),
@@ -324,6 +333,7 @@ void DfsphKernels::runDensitySolve(const DfsphBuffers& b, const DfsphParams& p) 
 void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
   const DfsphDtArgs a{.clock = *b.clock,
                       .counters = *b.counters,
+                      .ctl = ctl_,
                       .spacing = cl_float(p.spacing),
                       .cfl = cl_float(p.velocityCfl),
                       .minDt = cl_float(p.minDt),
@@ -343,6 +353,7 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .nlist = *b.nlist,
                            .nbcount = *b.nbcount,
                            .kb = kb_[cur_],
+                           .ctl = ctl_,
                            .clock = *b.clock,
                            .bpos = *bv.pos,
                            .bvel = *bv.vel,
@@ -392,6 +403,7 @@ void DfsphKernels::runBoundaryForce(const DfsphBuffers& b, const DfsphParams& p)
   f.rhop = b.rhop;
   f.cells = b.cells;
   f.clock = b.clock;
+  f.ctl = &ctl_;
   f.kb = &kb_[cur_];
   f.kstride = cl_uint(kstride_);
   f.mode = EDDY_BOUNDARY_FORCE_DFSPH;
@@ -531,6 +543,27 @@ std::vector<cl_uint> DfsphKernels::readState() {
   return readBuf<cl_uint>(ctx_.queue(), ctl_, EDDY_DFSPH_STATE_SIZE);
 }
 
+std::array<cl_uint, 6> DfsphKernels::identityGradient() {
+  std::array<cl_uint, 6> c{};
+  for (int k = 0; k < 6; ++k) {
+    const cl_float x = k < 3 ? 1.0f : 0.0f;
+    std::memcpy(&c[k], &x, sizeof x);
+  }
+  return c;
+}
+
+std::array<cl_float, 6> DfsphKernels::readGradient() {
+  std::array<cl_float, 6> c{};
+  ctx_.queue().enqueueReadBuffer(ctl_, CL_TRUE, EDDY_DFSPH_CTL_GRAD * sizeof(cl_uint),
+                                 sizeof c, c.data());
+  return c;
+}
+
+void DfsphKernels::writeGradient(const std::array<cl_float, 6>& c) {
+  ctx_.queue().enqueueWriteBuffer(ctl_, CL_TRUE, EDDY_DFSPH_CTL_GRAD * sizeof(cl_uint),
+                                  sizeof c, c.data());
+}
+
 void DfsphKernels::writePressures(const std::vector<cl_float>& kdiv,
                                  const std::vector<cl_float>& kden) {
   if (kdiv.size() != kden.size() || kdiv.size() > cap_)
@@ -611,6 +644,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.divergenceMinIterations = phys.divergenceMinIterations;
   d.maxIterations = phys.maxIterations;
   d.chebyshevRho = phys.chebyshevRho;
+  d.gradientCorrection = phys.gradientCorrection;
   d.c0 = phys.c0;
   d.boundaryViscosity = phys.boundaryViscosity;
   return d;
@@ -669,6 +703,8 @@ void DfsphSolver::saveState(SnapshotWriter& out, size_t n) {
   out.addArray("sph/dfsph_kdiv", kernels_.readDivergencePressure(n));
   out.addArray("sph/dfsph_kden", kernels_.readDensityPressure(n));
   out.addArray("sph/dfsph_state", kernels_.readState());
+  const auto c = kernels_.readGradient();
+  out.addArray("sph/dfsph_gradient", std::vector<cl_float>(c.begin(), c.end()));
 }
 
 void DfsphSolver::restoreState(const SphState& st) {
@@ -679,6 +715,11 @@ void DfsphSolver::restoreState(const SphState& st) {
     kernels_.writePressures(std::vector<cl_float>(n, 0.0f), std::vector<cl_float>(n, 0.0f));
   }
   if (st.dfsphState.size() == EDDY_DFSPH_STATE_SIZE) kernels_.writeState(st.dfsphState);
+  // The renormalisation the next step's divergence solve applies (a
+  // snapshot from before it, or a WCSPH one: the identity; sph_dfsph.cl).
+  std::array<cl_float, 6> c{1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+  if (st.dfsphGradient.size() == 6) std::copy(st.dfsphGradient.begin(), st.dfsphGradient.end(), c.begin());
+  kernels_.writeGradient(c);
 }
 
 }  // namespace eddy

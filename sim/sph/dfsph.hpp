@@ -44,6 +44,10 @@ struct DfsphParams {
   double chebyshevRho = 0;
   // true: every solve gets max_iterations rounds (no batch from earlier steps).
   bool exactSolves = false;
+  // The pressure gradient renormalised by the measured packing
+  // (gradient_correction = packing; sph_dfsph.cl, dfsph_gradient_measure);
+  // false: the identity (the lattice's grad_scale alone).
+  bool gradientCorrection = false;
 };
 
 // The pipeline's buffers (sorted order) the solver reads and writes.
@@ -79,13 +83,16 @@ struct DfsphDensityArgs {
   cl_uint nbound;
   cl_int4 dims;
   cl_float invCell;
-  cl_uint withPressure, n;
+  cl_uint withPressure, correct;
+  cl_float rho0;
+  cl_uint n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits, kstride;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
-                    dims, invCell, withPressure, n, tank, h, mass, gradScale, laneBits, kstride);
+                    dims, invCell, withPressure, correct, rho0, n, tank, h, mass, gradScale,
+                    laneBits, kstride);
   }
 };
 struct DfsphRateArgs {
@@ -122,12 +129,12 @@ struct DfsphVelocityArgs {
   }
 };
 struct DfsphDtArgs {
-  const cl::Buffer &clock, &counters;
+  const cl::Buffer &clock, &counters, &ctl;
   cl_float spacing, cfl, minDt, maxDt;
-  auto args() const { return std::tie(clock, counters, spacing, cfl, minDt, maxDt); }
+  auto args() const { return std::tie(clock, counters, ctl, spacing, cfl, minDt, maxDt); }
 };
 struct DfsphPredictArgs {
-  const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kb, &clock;
+  const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kb, &ctl, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -137,8 +144,8 @@ struct DfsphPredictArgs {
   cl_float h, mass, gradScale;
   cl_uint laneBits, kstride;
   auto args() const {
-    return std::tie(pos, vel, acc, nlist, nbcount, kb, clock, bpos, bvel, bcells, nbound, dims,
-                    invCell, n, tank, h, mass, gradScale, laneBits, kstride);
+    return std::tie(pos, vel, acc, nlist, nbcount, kb, ctl, clock, bpos, bvel, bcells, nbound,
+                    dims, invCell, n, tank, h, mass, gradScale, laneBits, kstride);
   }
 };
 struct DfsphIntegrateArgs {
@@ -229,6 +236,11 @@ class DfsphKernels {
   std::vector<cl_float> readDensityPressure(size_t n);     // k = p / rho^2
   std::vector<cl_float> readDk(size_t n);
   std::vector<cl_uint> readState();
+  // The gradient renormalisation the kernels apply (EDDY_DFSPH_CTL_GRAD: xx,
+  // yy, zz, xy, xz, yz); part of a snapshot, as it carries into the next step.
+  std::array<cl_float, 6> readGradient();
+  void writeGradient(const std::array<cl_float, 6>& c);
+  static std::array<cl_uint, 6> identityGradient();
   void writePressures(const std::vector<cl_float>& kdiv, const std::vector<cl_float>& kden);
   void writeDk(const std::vector<cl_float>& dk);
   void writeState(const std::vector<cl_uint>& state);

@@ -91,6 +91,9 @@ struct SphPhysics {
   unsigned minIterations = 2, maxIterations = 100;
   unsigned divergenceMinIterations = 2;
   double chebyshevRho = 0;  // 0: plain relaxed Jacobi (dfsph.hpp)
+  // DFSPH: the pressure gradient renormalised by the packing's measured
+  // second moment (gradient_correction = packing; sph_dfsph.cl).
+  bool gradientCorrection = false;
 };
 
 // The cell grid over the tank: cubes of side h * EDDY_SPH_CELL_SLACK.

@@ -164,6 +164,17 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "(EDDY_DFSPH_CHEB_DELAY). About half the iterations at large N; 0 = plain relaxed "
        "Jacobi, which leaves a few % more of the load on submerged solids (docs/USAGE.md).",
        false, false, false},
+      enumParam("gradient_correction", "Pressure gradient (DFSPH)", "Solver",
+                {"packing", "lattice"}, 0,
+                "DFSPH: how the pressure gradient is normalised. lattice: by the cubic "
+                "lattice's kernel-gradient sum (grad_scale), exact only on that lattice; a "
+                "settled fluid packs differently and its pressure then rests about 2 % high "
+                "(the hydrostatic tank). packing: every step also measures the mean second "
+                "moment of the kernel gradient over the full-support particles and applies its "
+                "inverse (one 3 x 3 matrix for all pairs: momentum is conserved), so the "
+                "pressure gradient of the actual packing is right on average "
+                "(docs/ARCHITECTURE.md, \"DFSPH\").",
+                false),
       {"profile_every", "Profile one step in", "Profiling", "steps", 1, 64, 8,
        "The per-kernel device times (the profiler's rows, --json's profile) are measured on "
        "one step in this many (steps 0, K, 2K, ...); the others launch without OpenCL "
@@ -450,6 +461,7 @@ void SphSim::syncParams() {
   phys_.divergenceMinIterations = unsigned(params_.get("divergence_min_iterations"));
   phys_.maxIterations = unsigned(params_.get("max_iterations"));
   phys_.chebyshevRho = fl(params_.get("chebyshev_rho"));
+  phys_.gradientCorrection = params_.getChoice("gradient_correction") == "packing";
   profiler_.setSampleEvery(uint64_t(params_.get("profile_every")));
   paramsSeen_ = params_.version();
 }
@@ -566,6 +578,15 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     s.kdiv = snap.array<cl_float>("sph/dfsph_kdiv", count);
     s.kden = snap.array<cl_float>("sph/dfsph_kden", count);
     s.dfsphState = snap.array<cl_uint>("sph/dfsph_state", EDDY_DFSPH_STATE_SIZE);
+    if (snap.has("sph/dfsph_gradient")) {  // written since session 12
+      s.dfsphGradient = snap.array<cl_float>("sph/dfsph_gradient", 6);
+      for (int k = 0; k < 6; ++k)
+        if (!(std::fabs(double(s.dfsphGradient[k]) - (k < 3 ? 1.0 : 0.0)) <=
+              double(EDDY_DFSPH_GRAD_LIMIT)))
+          snap.fail("the DFSPH gradient renormalisation entry " + std::to_string(k) + " (" +
+                    formatNumber(s.dfsphGradient[k]) + ") is not finite or more than " +
+                    formatNumber(EDDY_DFSPH_GRAD_LIMIT) + " off the identity");
+    }
     for (size_t i = 0; i < count; ++i)
       if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
         snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");

@@ -108,6 +108,7 @@ struct SphState {
   // DFSPH's warm start (slot order) and solver state; empty: none saved.
   std::vector<cl_float> kdiv, kden;
   std::vector<cl_uint> dfsphState;
+  std::vector<cl_float> dfsphGradient;  // 6 (xx, yy, zz, xy, xz, yz), or none
   // Rigid bodies' device state (EDDY_BODY_STRIDE float4 each); specs in setup.bodies.
   std::vector<cl_float4> bodies;
   // WCSPH's carried density (density_diffusion > 0, slot order); empty: none saved.

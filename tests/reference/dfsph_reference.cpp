@@ -69,6 +69,54 @@ void dfsphReferenceDensity(const DfsphReferenceInput& in, std::vector<double>& r
   }
 }
 
+double dfsphReferenceGradCondition(const DfsphReferenceInput& in, size_t i) {
+  double num = 0, den = 0;
+  forPairs(in, i, [&](size_t, unsigned, const double*, double r, const double*) {
+    const double q = r / in.h;
+    if (!(q > 0 && q < 1)) return;
+    const double w = q * (1 - q) * (1 - q) * (1 - q);
+    num += w * (1 + 3 * q / (1 - q));
+    den += w;
+  });
+  return den > 0 ? num / den : 1.0;
+}
+
+std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size_t* samples) {
+  const size_t n = in.pos.size();
+  std::array<double, 6> sum{};
+  size_t count = 0;
+  const float threshold = EDDY_DFSPH_GRAD_FULL_SUPPORT * float(in.rho0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!(float(in.rho[i]) >= threshold)) continue;
+    std::array<double, 6> m{};
+    forPairs(in, i, [&](size_t, unsigned, const double* d, double r, const double*) {
+      const double f = -(in.mass / in.rho0) * in.gradScale * gradFactor(r, in.h);
+      m[0] += f * d[0] * d[0];
+      m[1] += f * d[1] * d[1];
+      m[2] += f * d[2] * d[2];
+      m[3] += f * d[0] * d[1];
+      m[4] += f * d[0] * d[2];
+      m[5] += f * d[1] * d[2];
+    });
+    for (int k = 0; k < 6; ++k) sum[k] += m[k];
+    ++count;
+  }
+  if (samples) *samples = count;
+  std::array<double, 6> c{1, 1, 1, 0, 0, 0};
+  if (count < EDDY_DFSPH_GRAD_MIN_SAMPLES) return c;
+  const double a = sum[0] / count, b = sum[1] / count, cc = sum[2] / count;
+  const double d = sum[3] / count, e = sum[4] / count, f = sum[5] / count;
+  // The inverse of [[a, d, e], [d, b, f], [e, f, cc]] by cofactors.
+  const double ixx = b * cc - f * f, ixy = e * f - d * cc, ixz = d * f - b * e;
+  const double det = a * ixx + d * ixy + e * ixz;
+  if (!(det > 0)) return c;
+  const std::array<double, 6> inv{ixx / det,           (a * cc - e * e) / det, (a * b - d * d) / det,
+                                  ixy / det,           ixz / det,              (d * e - a * f) / det};
+  for (int k = 0; k < 6; ++k)
+    if (!(std::fabs(inv[k] - (k < 3 ? 1.0 : 0.0)) <= double(EDDY_DFSPH_GRAD_LIMIT))) return c;
+  return inv;
+}
+
 void dfsphReferenceRate(const DfsphReferenceInput& in, std::vector<double>& rate,
                         std::vector<double>& scale) {
   const size_t n = in.pos.size();

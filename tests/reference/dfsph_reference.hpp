@@ -28,5 +28,21 @@ void dfsphReferencePressureAccel(const DfsphReferenceInput& in, const std::vecto
                                  std::vector<std::array<double, 3>>& acc,
                                  std::vector<double>& scale);
 
+// The float condition of particle i's kernel-gradient sums: the device
+// computes q = r/h in float, so each term's (1 - q)^3 carries about
+// 3q/(1 - q) float epsilons; averaged with the weight |grad W| ~ q (1 - q)^3
+// over its pairs (images included). A particle whose neighbours all sit near
+// the support's edge (a nearly isolated one, with a huge factor) is computed
+// less exactly, by that much.
+double dfsphReferenceGradCondition(const DfsphReferenceInput& in, size_t i);
+
+// The gradient renormalisation C of sph_dfsph.cl (dfsph_gradient_measure):
+// the inverse of the mean s M_i, M_i = -sum_j (m / rho0) x_ij (x) grad_i W_ij
+// (images included), over the particles whose device density in.rho[i] is at
+// least EDDY_DFSPH_GRAD_FULL_SUPPORT rho0 (compared in float, as the kernel);
+// the identity with fewer than EDDY_DFSPH_GRAD_MIN_SAMPLES of them or an
+// entry more than EDDY_DFSPH_GRAD_LIMIT off it. (xx, yy, zz, xy, xz, yz);
+// *samples gets the count.
+std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size_t* samples);
 
 }  // namespace eddy
