@@ -254,6 +254,43 @@ TEST(SphProbePhysics, StillTankPressureIsRhoGDAndLevelIsTheWaterHeight) {
   EXPECT_EQ(row.values[14], 0.0) << "a probe in the air reads 0 (dry)";
 }
 
+// Level probes and solids (sph_probes.cl): a gauge above a submerged box
+// reads the free surface above it (the box and the fluid's clearance band
+// over it are passed over, not taken for air), as a gauge in the open water
+// beside it does; a gauge over a pillar that pierces the surface has only
+// solid below its first air sample and reads 0 (dry). Before solids were
+// passed over, the gauge above the box read the water under it (about one
+// spacing, 0.01 m). A 0.2 m tank of still water 0.1 m deep, both solvers.
+TEST(SphProbePhysics, LevelAboveASubmergedSolidIsTheFreeSurface) {
+  for (const std::string solver : {"wcsph", "dfsph"}) {
+    SCOPED_TRACE(solver);
+    Params p(sphParamDecl());
+    p.setAssignment("solver=" + solver);
+    const double dx = 0.01, depth = 4 * dx;
+    p.set("spacing", dx);
+    p.set("column_width", 0.2);
+    p.set("tank_length", 0.2);
+    p.set("column_height", 0.1);
+    p.set("tank_height", 0.2);
+    p.set("depth", depth);
+    const double h = p.get("smoothing_ratio") * dx;
+    const ShapeSpec box = test::boxSpec(0.06, 0.035, 0.5 * depth, 0.04, 0.05, depth + 2 * h);
+    const ShapeSpec pillar = test::boxSpec(0.155, 0.075, 0.5 * depth, 0.03, 0.15, depth + 2 * h);
+    SphSim sim(test::context(), p, makeSphScene("dam_break", p, {box, pillar}));
+    for (int i = 0; i < 20; ++i) sim.step();
+    const std::vector<ProbeSpec> probes = {{ProbeSpec::Kind::Level, "above", 0.06, 0, 0.5 * depth},
+                                           {ProbeSpec::Kind::Level, "open", 0.11, 0, 0.5 * depth},
+                                           {ProbeSpec::Kind::Level, "pillar", 0.155, 0, 0.5 * depth}};
+    const ProbeRow row = sampleNow(sim, probes);
+    ASSERT_EQ(row.values.size(), 3u);
+    std::printf("%s: level above the box %.4f m, in the open %.4f m, over the pillar %.4f m\n",
+                solver.c_str(), row.values[0], row.values[1], row.values[2]);
+    EXPECT_NEAR(row.values[1], 0.1, dx);
+    EXPECT_NEAR(row.values[0], row.values[1], 0.5 * dx);
+    EXPECT_EQ(row.values[2], 0.0);
+  }
+}
+
 // deliverEvery (the app's live plots): the samples reach the sink within a
 // few steps of being taken, without a flush; the default waits for half the
 // device ring (128 launches). Both give the same rows in the end.

@@ -23,6 +23,14 @@
  * from that water by air (a plunging breaker, water running along the lid)
  * does not count: it is not the free surface of the water at (x, z).
  * f_0 < 0.5: 0 (dry); wet up to the lid: the tank height.
+ * Solids (obstacles, bodies) are neither water nor air: a sample inside one
+ * or within `solid_margin` (h / 2) of its surface (where the fluid keeps its
+ * clearance and the fraction dips) is passed over, so a gauge above a
+ * submerged obstacle reads the free surface above it. The level is then the
+ * top of the water below the first air sample: with only solid between
+ * that sample and the floor (a gauge over a solid that pierces the
+ * surface) it reads 0 (dry); over a floating body it reads the water under
+ * the body.
  *
  * Cadence: with every_dt > 0 (--probe-dt) a sample is due when the device
  * clock reached next * every_dt (next from the state); otherwise (every K
@@ -93,12 +101,15 @@ void sph_probes(__global const float4* restrict pos,
                 __global const float2* restrict rhop,
                 __global const uint2* restrict cells,
                 __global const float4* restrict probes,
+                __global const float4* restrict solids,
+                __global const float* restrict sdf,
                 __global const float* restrict clock,
                 __global uint* restrict state,
                 __global float* restrict ring,
                 const uint nprobes, const uint ring_rows, const uint parity, const uint step,
                 const float every_dt, const int4 dims, const float inv_cell, const float4 tank,
-                const float h, const float scale, const float dy, const uint samples)
+                const float h, const float scale, const float dy, const uint samples,
+                const uint nsolids, const float solid_margin)
 {
     __local float2 red[EDDY_PROBE_WG];
     __local int best[EDDY_PROBE_WG];
@@ -138,8 +149,9 @@ void sph_probes(__global const float4* restrict pos,
     if (work && level)
         for (uint k = lid; k < samples && (int)k < top; k += EDDY_PROBE_WG) {
             const float3 xs = (float3)(x.x, (float)k * dy, x.z);
-            if (probe_fraction(xs, pos, rhop, cells, dims, inv_cell, tank, h, scale) <
-                EDDY_PROBE_LEVEL_FRACTION)
+            if (!sph_in_solids(solids, sdf, nsolids, xs, solid_margin) &&
+                probe_fraction(xs, pos, rhop, cells, dims, inv_cell, tank, h, scale) <
+                    EDDY_PROBE_LEVEL_FRACTION)
                 top = (int)k;
         }
     /* Fixed-order tree reductions (the same sums on every run). */
@@ -161,8 +173,12 @@ void sph_probes(__global const float4* restrict pos,
         if (work) {
             float value = 0.0f;
             if (level) {
-                /* k = the lowest dry sample: wet below it from the floor up. */
-                const int k = best[0] - 1;
+                /* best[0] = the lowest air sample; k = the highest sample below
+                 * it that is not in a solid (water, or none: dry). */
+                int k = best[0] - 1;
+                while (k >= 0 && sph_in_solids(solids, sdf, nsolids,
+                                               (float3)(x.x, (float)k * dy, x.z), solid_margin))
+                    --k;
                 if (k >= 0) {
                     value = (float)k * dy;
                     if ((uint)k + 1u < samples) {

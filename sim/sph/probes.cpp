@@ -61,6 +61,8 @@ void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, dou
                          .rhop = rhop,
                          .cells = p.cells(),
                          .probes = probeBuf_,
+                         .solids = p.boundary().solidRecords(),
+                         .sdf = p.boundary().sdfValues(),
                          .clock = p.clock(),
                          .state = state_,
                          .ring = ring_,
@@ -75,7 +77,9 @@ void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, dou
                          .h = cl_float(h),
                          .scale = cl_float(mass * sph_w_sigma(h)),
                          .dy = cl_float(dy_),
-                         .samples = samples_};
+                         .samples = samples_,
+                         .nsolids = cl_uint(p.boundary().solidCount()),
+                         .solidMargin = cl_float(0.5 * h)};
     try {
       const EnqueueArgs range(ctx_.queue(), cl::NDRange(probes_.size() * EDDY_PROBE_WG),
                               cl::NDRange(EDDY_PROBE_WG));

@@ -41,17 +41,19 @@ namespace eddy {
 
 // Arguments of kernels/sph/sph_probes.cl, in its order (kernel_args.hpp).
 struct SphProbeArgs {
-  const cl::Buffer &pos, &rhop, &cells, &probes, &clock, &state, &ring;
+  const cl::Buffer &pos, &rhop, &cells, &probes, &solids, &sdf, &clock, &state, &ring;
   cl_uint nprobes, ringRows, parity, step;
   cl_float everyDt;
   cl_int4 dims;
   cl_float invCell;
   cl_float4 tank;
   cl_float h, scale, dy;
-  cl_uint samples;
+  cl_uint samples, nsolids;
+  cl_float solidMargin;
   auto args() const {
-    return std::tie(pos, rhop, cells, probes, clock, state, ring, nprobes, ringRows, parity, step,
-                    everyDt, dims, invCell, tank, h, scale, dy, samples);
+    return std::tie(pos, rhop, cells, probes, solids, sdf, clock, state, ring, nprobes, ringRows,
+                    parity, step, everyDt, dims, invCell, tank, h, scale, dy, samples, nsolids,
+                    solidMargin);
   }
 };
 
