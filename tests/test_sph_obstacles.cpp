@@ -46,12 +46,7 @@ constexpr double kBoxTankDx = 0.04;
 // The slab is 4 spacings deep at any spacing dx.
 ShapeSpec submergedBoxTank(Params& p, double dx = kBoxTankDx) {
   const double depth = 4 * dx;
-  p.set("spacing", dx);
-  p.set("column_width", 0.48);
-  p.set("tank_length", 0.48);
-  p.set("column_height", 1.0);
-  p.set("tank_height", 1.2);
-  p.set("depth", depth);
+  test::stillTank(p, dx, 0.48, 1.0, 1.2);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
   const double h = p.get("smoothing_ratio") * dx;

@@ -150,12 +150,7 @@ struct TankResult {
 };
 TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
   const double dx = 0.04;
-  p.set("spacing", dx);
-  p.set("column_width", 0.2);
-  p.set("tank_length", 0.2);
-  p.set("column_height", 1.0);
-  p.set("tank_height", 1.2);
-  p.set("depth", 4 * dx);
+  test::stillTank(p, dx, 0.2, 1.0, 1.2);
   if (fixed) {
     p.set("speed_of_sound", 31.320920);
     p.set("viscosity", 0.05);
@@ -385,12 +380,7 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   const unsigned kBound = 10;
   Params p(sphParamDecl());
   const double dx = 0.04;
-  p.set("spacing", dx);
-  p.set("column_width", 0.2);
-  p.set("tank_length", 0.2);
-  p.set("column_height", 1.0);
-  p.set("tank_height", 1.2);
-  p.set("depth", 4 * dx);
+  test::stillTank(p, dx, 0.2, 1.0, 1.2);
   p.set("speed_of_sound", 31.320920);
   p.set("viscosity", 0.05);
   p.setAssignment("solver=dfsph");

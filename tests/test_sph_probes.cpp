@@ -267,12 +267,7 @@ TEST(SphProbePhysics, LevelAboveASubmergedSolidIsTheFreeSurface) {
     Params p(sphParamDecl());
     p.setAssignment("solver=" + solver);
     const double dx = 0.01, depth = 4 * dx;
-    p.set("spacing", dx);
-    p.set("column_width", 0.2);
-    p.set("tank_length", 0.2);
-    p.set("column_height", 0.1);
-    p.set("tank_height", 0.2);
-    p.set("depth", depth);
+    test::stillTank(p, dx, 0.2, 0.1, 0.2);
     const double h = p.get("smoothing_ratio") * dx;
     const ShapeSpec box = test::boxSpec(0.06, 0.035, 0.5 * depth, 0.04, 0.05, depth + 2 * h);
     const ShapeSpec pillar = test::boxSpec(0.155, 0.075, 0.5 * depth, 0.03, 0.15, depth + 2 * h);

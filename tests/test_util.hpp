@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cl.hpp"
+#include "params.hpp"
 #include "shape.hpp"
 
 #include <algorithm>
@@ -68,6 +69,18 @@ inline Result run(const std::string& binary, const std::string& args) {
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   return r;
+}
+
+// The dam_break scene as a still tank filled wall to wall: water `height`
+// deep across the whole `width`, in a tank `tankHeight` tall, a slab 4
+// spacings deep at spacing dx (SPH parameters).
+inline void stillTank(Params& p, double dx, double width, double height, double tankHeight) {
+  p.set("spacing", dx);
+  p.set("column_width", width);
+  p.set("tank_length", width);
+  p.set("column_height", height);
+  p.set("tank_height", tankHeight);
+  p.set("depth", 4 * dx);
 }
 
 // An axis-aligned box spec: centre (cx, cy, cz), sides (sx, sy, sz).
