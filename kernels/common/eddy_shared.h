@@ -191,8 +191,10 @@
 /* The pressure-gradient renormalisation C (float bits, a symmetric 3 x 3
  * matrix as xx, yy, zz, xy, xz, yz; the identity when off), the one the
  * kernels apply (CTL_GRAD) and the one dfsph_density measured this step
- * (CTL_GRAD_NEXT, made current by sph_dfsph_dt); see dfsph_gradient_matrix. */
+ * (CTL_GRAD_NEXT, made current by sph_dfsph_dt); see dfsph_gradient_measure. */
 #define EDDY_DFSPH_CTL_GRAD 16
+/* Its value when off or not yet measured (an initializer, host and device). */
+#define EDDY_DFSPH_GRAD_IDENTITY {1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f}
 #define EDDY_DFSPH_CTL_GRAD_NEXT 22
 /* Per-group sums from here: the rate kernel's (1 a group) and, earlier in
  * the step, dfsph_density's (EDDY_DFSPH_GRAD_SUMS a group). */

@@ -122,9 +122,7 @@ void sph_boundary_force(__global const float4* restrict bpos,
     if (mode == EDDY_BOUNDARY_FORCE_DFSPH) {
         /* the reaction of DFSPH's renormalised pressure acceleration (ctl:
          * the solver's control words, EDDY_DFSPH_CTL_GRAD) */
-        __global const float* c = (__global const float*)(ctl + EDDY_DFSPH_CTL_GRAD);
-        f += (float3)(c[0] * fp.x + c[3] * fp.y + c[4] * fp.z, c[3] * fp.x + c[1] * fp.y + c[5] * fp.z,
-                      c[4] * fp.x + c[5] * fp.y + c[2] * fp.z);
+        f += sph_sym3_apply((__global const float*)(ctl + EDDY_DFSPH_CTL_GRAD), fp);
     }
     bforce[b] = (float4)((mass * bp.w * sph_gradw_coef(h)) * f, 0.0f);
 }

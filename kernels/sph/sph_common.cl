@@ -303,6 +303,15 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
         SPH_CELLS_END                                                           \
     }
 
+/* c a for the symmetric 3 x 3 matrix c = (xx, yy, zz, xy, xz, yz) (DFSPH's
+ * gradient renormalisation, EDDY_DFSPH_CTL_GRAD). */
+inline float3 sph_sym3_apply(__global const float* restrict c, const float3 a)
+{
+    return (float3)(c[0] * a.x + c[3] * a.y + c[4] * a.z,
+                    c[3] * a.x + c[1] * a.y + c[5] * a.z,
+                    c[4] * a.x + c[5] * a.y + c[2] * a.z);
+}
+
 /* ---- Solids (sim/sph/boundary.hpp: EDDY_SOLID_STRIDE float4 a solid) ---- */
 
 /* Trilinear signed distance of the SDF grid of solid s at the local point l,

@@ -104,10 +104,7 @@ inline float4 dfsph_group_sum4(__local float4* red, const float4 x)
  * pressure acceleration or force: C a (C symmetric, the identity when off). */
 inline float3 dfsph_gcorr(__global const uint* restrict ctl, const float3 a)
 {
-    __global const float* c = (__global const float*)(ctl + EDDY_DFSPH_CTL_GRAD);
-    return (float3)(c[0] * a.x + c[3] * a.y + c[4] * a.z,
-                    c[3] * a.x + c[1] * a.y + c[5] * a.z,
-                    c[4] * a.x + c[5] * a.y + c[2] * a.z);
+    return sph_sym3_apply((__global const float*)(ctl + EDDY_DFSPH_CTL_GRAD), a);
 }
 
 /* The renormalisation from the mean second moment of the kernel gradient
@@ -160,7 +157,7 @@ inline void dfsph_gradient_measure(__local float4* red, __local uint* last, cons
         ta = dfsph_group_sum4(red, ta);
         tb = dfsph_group_sum4(red, tb);
         if (lid == 0) {
-            float c[6] = {1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+            float c[6] = EDDY_DFSPH_GRAD_IDENTITY;
             const float cnt = tb.z;
             if (cnt >= (float)EDDY_DFSPH_GRAD_MIN_SAMPLES) {
                 const float xx = ta.x / cnt, yy = ta.y / cnt, zz = ta.z / cnt;
@@ -239,7 +236,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
      * when it is on; off, it leaves the identity. A refresh does neither. */
     const bool measure = warm && correct != 0u;
     if (warm && !measure && get_global_id(0) == 0) {
-        const float one[6] = {1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+        const float one[6] = EDDY_DFSPH_GRAD_IDENTITY;
         for (int k = 0; k < 6; ++k) ctl[EDDY_DFSPH_CTL_GRAD_NEXT + k] = as_uint(one[k]);
     }
     if (warm && get_global_id(0) == 0) {

@@ -65,9 +65,9 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     for (auto& kb : kb_) q.enqueueWriteBuffer(kb, CL_TRUE, 0, rows, zeros.data());
     std::vector<cl_uint> ctl(ctlWords, 0);  // no tickets taken, no sums
     std::copy(initial.begin(), initial.end(), ctl.begin());
-    const auto one = identityGradient();  // no renormalisation measured yet
-    std::copy(one.begin(), one.end(), ctl.begin() + EDDY_DFSPH_CTL_GRAD);
-    std::copy(one.begin(), one.end(), ctl.begin() + EDDY_DFSPH_CTL_GRAD_NEXT);
+    const cl_float one[6] = EDDY_DFSPH_GRAD_IDENTITY;  // no renormalisation measured yet
+    std::memcpy(&ctl[EDDY_DFSPH_CTL_GRAD], one, sizeof one);
+    std::memcpy(&ctl[EDDY_DFSPH_CTL_GRAD_NEXT], one, sizeof one);
     q.enqueueWriteBuffer(ctl_, CL_TRUE, 0, ctlWords * sizeof(cl_uint), ctl.data());
     // Pinned host words for the done-flag polls (a mapped ALLOC_HOST_PTR
     // buffer, the usual destination of asynchronous reads on NVIDIA's
@@ -543,15 +543,6 @@ std::vector<cl_uint> DfsphKernels::readState() {
   return readBuf<cl_uint>(ctx_.queue(), ctl_, EDDY_DFSPH_STATE_SIZE);
 }
 
-std::array<cl_uint, 6> DfsphKernels::identityGradient() {
-  std::array<cl_uint, 6> c{};
-  for (int k = 0; k < 6; ++k) {
-    const cl_float x = k < 3 ? 1.0f : 0.0f;
-    std::memcpy(&c[k], &x, sizeof x);
-  }
-  return c;
-}
-
 std::array<cl_float, 6> DfsphKernels::readGradient() {
   std::array<cl_float, 6> c{};
   ctx_.queue().enqueueReadBuffer(ctl_, CL_TRUE, EDDY_DFSPH_CTL_GRAD * sizeof(cl_uint),
@@ -717,7 +708,7 @@ void DfsphSolver::restoreState(const SphState& st) {
   if (st.dfsphState.size() == EDDY_DFSPH_STATE_SIZE) kernels_.writeState(st.dfsphState);
   // The renormalisation the next step's divergence solve applies (a
   // snapshot from before it, or a WCSPH one: the identity; sph_dfsph.cl).
-  std::array<cl_float, 6> c{1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+  std::array<cl_float, 6> c = EDDY_DFSPH_GRAD_IDENTITY;
   if (st.dfsphGradient.size() == 6) std::copy(st.dfsphGradient.begin(), st.dfsphGradient.end(), c.begin());
   kernels_.writeGradient(c);
 }

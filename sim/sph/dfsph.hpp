@@ -240,7 +240,6 @@ class DfsphKernels {
   // yy, zz, xy, xz, yz); part of a snapshot, as it carries into the next step.
   std::array<cl_float, 6> readGradient();
   void writeGradient(const std::array<cl_float, 6>& c);
-  static std::array<cl_uint, 6> identityGradient();
   void writePressures(const std::vector<cl_float>& kdiv, const std::vector<cl_float>& kden);
   void writeDk(const std::vector<cl_float>& dk);
   void writeState(const std::vector<cl_uint>& state);
