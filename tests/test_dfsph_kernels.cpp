@@ -743,3 +743,74 @@ TEST(DfsphKernels, GradientRenormalisationIsTheInverseMeanMomentAndScalesThePres
     EXPECT_EQ(s.readGradient(), one);
   }
 }
+
+TEST(DfsphKernels, TimeStepFollowsTheFastestSpeedAndTheGravityWaveOverTheDepth) {
+  // dt = velocity_cfl spacing / max(|v|max + |a|max dt_last, sqrt(g H)),
+  // H = max_y + max_drop - tank height (sph_forces' maxima of y and of
+  // tank height - y), clamped to [min_dt, max_dt]; the maxima are reset and
+  // the clock advanced.
+  const unsigned seed = test::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  Fixture f = makeFixture(13, seed, 0.0f);
+  Profiler prof;
+  DfsphKernels s(test::context(), f.n, prof, true);
+  auto bits = [](double x) {
+    const float v = float(x);
+    cl_uint b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  const double tankH = double(float(f.ref.tank[1]));
+  struct Case {
+    const char* what;
+    double v, a, dtLast, ylo, yhi, g, maxDt;
+  };
+  std::vector<Case> cases = {
+      {"still, deep: the wave bound", 0, 0, 1e-3, 0.0, 0.9 * tankH, 9.81, 1.0},
+      {"fast flow: the velocity bound", 30, 0, 1e-3, 0.0, 0.9 * tankH, 9.81, 1.0},
+      {"falling: |a| dt_last", 0, 9.81, 2e-3, 0.3 * tankH, 0.4 * tankH, 9.81, 1.0},
+      {"no gravity: max_dt", 0, 0, 1e-3, 0.0, tankH, 0.0, 2e-3},
+      {"nothing measured (counters 0): max_dt", 0, 0, 1e-3, -1, -1, 9.81, 2e-3},
+      {"shallow: clamped to max_dt", 0, 0, 1e-3, 0.5 * tankH, 0.5 * tankH + 1e-6, 9.81, 1e-3},
+  };
+  for (int r = 0; r < 4; ++r) {  // random ones
+    const double lo = u(rng) * tankH, hi = lo + u(rng) * (tankH - lo);
+    cases.push_back({"random", 3 * u(rng), 20 * u(rng), 1e-3 * u(rng), lo, hi, 20 * u(rng), 1.0});
+  }
+  double t = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<cl_uint> cnt(EDDY_SPH_NUM_COUNTERS, 0);
+    cnt[EDDY_SPH_CNT_MAX_V2] = bits(c.v * c.v);
+    cnt[EDDY_SPH_CNT_MAX_A2] = bits(c.a * c.a);
+    if (c.ylo >= 0) {
+      cnt[EDDY_SPH_CNT_MAX_Y] = bits(c.yhi);
+      cnt[EDDY_SPH_CNT_MAX_DROP] = bits(tankH - c.ylo);
+    }
+    std::vector<cl_float> clk(EDDY_SPH_CLOCK_SIZE, 0.0f);
+    clk[EDDY_SPH_CLOCK_DT] = float(c.dtLast);
+    clk[EDDY_SPH_CLOCK_T_HI] = float(t);
+    auto& q = test::context().queue();
+    q.enqueueWriteBuffer(f.counters, CL_TRUE, 0, cnt.size() * sizeof(cl_uint), cnt.data());
+    q.enqueueWriteBuffer(f.clock, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
+    f.params.velocityCfl = 0.4;
+    f.params.minDt = 1e-6;
+    f.params.maxDt = c.maxDt;
+    f.params.gravity = c.g;
+    s.runDt(f.buffers(), f.params);
+    const auto clk1 = read<cl_float>(f.clock, EDDY_SPH_CLOCK_SIZE);
+    const auto cnt1 = read<cl_uint>(f.counters, EDDY_SPH_NUM_COUNTERS);
+    const double depth = c.ylo >= 0 ? double(float(c.yhi)) - double(float(c.ylo)) : 0.0;
+    const double wave = c.g > 0 && depth > 0 ? std::sqrt(double(float(c.g)) * depth) : 0.0;
+    const double v = std::max(c.v + c.a * double(float(c.dtLast)), wave);
+    const double dt = v > 0 ? std::clamp(0.4 * kDx / v, 1e-6, c.maxDt) : c.maxDt;
+    EXPECT_NEAR(clk1[EDDY_SPH_CLOCK_DT], dt, 1e-5 * dt)
+        << "v " << c.v << " a " << c.a << " H " << depth << " g " << c.g;
+    EXPECT_NEAR(clk1[EDDY_SPH_CLOCK_T_HI], t + dt, 1e-6 * (t + dt));
+    for (int k : {EDDY_SPH_CNT_MAX_V2, EDDY_SPH_CNT_MAX_A2, EDDY_SPH_CNT_MAX_Y, EDDY_SPH_CNT_MAX_DROP})
+      EXPECT_EQ(cnt1[k], 0u) << "counter " << k << " not reset";
+    t = 0.25 * (1 + u(rng));
+  }
+}

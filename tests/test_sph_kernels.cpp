@@ -321,6 +321,25 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
         for (int k = 0; k < 3; ++k)
           maxA = std::max(maxA, std::fabs(a[i].s[k] - acc[i][k]) / scale[i]);
       EXPECT_LT(maxA, 1e-5);
+      // The fluid's extent along gravity for DFSPH's time step: max y and
+      // max (tank height - y), y clamped to the tank.
+      {
+        std::vector<cl_uint> c(EDDY_SPH_NUM_COUNTERS);
+        test::context().queue().enqueueReadBuffer(sim.particles().counters(), CL_TRUE, 0,
+                                                  c.size() * sizeof(cl_uint), c.data());
+        const double H = double(float(in.tank[1]));
+        double ymax = 0, dmax = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const double y = std::clamp(double(in.pos[i].s[1]), 0.0, H);
+          ymax = std::max(ymax, y);
+          dmax = std::max(dmax, double(float(H - y)));
+        }
+        float fy, fd;
+        std::memcpy(&fy, &c[EDDY_SPH_CNT_MAX_Y], sizeof fy);
+        std::memcpy(&fd, &c[EDDY_SPH_CNT_MAX_DROP], sizeof fd);
+        EXPECT_EQ(double(fy), ymax);
+        EXPECT_NEAR(double(fd), dmax, 1e-6 * H);
+      }
       std::printf("SPH kernels %s lanes %d n=%zu: density rel err %.2e, pressure %.2e, "
                   "acceleration %.2e\n",
                   mode == 0 ? "cells" : mode == 1 ? "list " : "fused", 1 << lb, n, maxRho, maxP, maxA);

@@ -372,6 +372,44 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
   EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.15);
 }
 
+TEST(DfsphPhysics, StillColumnHoldsWhateverMaxDtAllows) {
+  // A narrow column of still water, dx = 5 mm and H = 0.5 m (100 layers),
+  // with max_dt 4 ms: g H dt^2 / dx^2 would be 3.1. Before the gravity-wave
+  // bound of dt (sph_dfsph_dt: v >= sqrt(g H)) it blew up at 0.047 s
+  // (speeds of 7 km/s, PoCL, 2026-12-02); at max_dt 2 ms it survived 0.5 s
+  // with its density up to 1.16 rho0 and 100-round solves. With the bound,
+  // dt = velocity_cfl dx / sqrt(g H) = 0.9 ms whatever max_dt allows.
+  Params p(sphParamDecl());
+  const double dx = 0.005, H = 0.5;
+  test::stillTank(p, dx, 0.05, H, 0.6);
+  p.setAssignment("solver=dfsph");
+  p.set("max_dt", 0.004);
+  const SphSetup setup = makeSphScene("dam_break", p);
+  SphSim sim(test::context(), p, setup);
+  const double g = sim.physics().gravity;
+  double worstRho = 0, worstSpeed = 0, largestDt = 0;
+  while (sim.syncTime() < 0.2) {
+    for (int k = 0; k < 10; ++k) sim.step();
+    const auto d = sim.diagnostics();
+    worstRho = std::max(worstRho, d.maxDensityRatio);
+    worstSpeed = std::max(worstSpeed, d.maxSpeed);
+    largestDt = std::max(largestDt, d.dt);
+    ASSERT_EQ(d.counters.escaped, 0u) << "t = " << d.time;
+  }
+  double top = 0;
+  for (const auto& q : sim.readPositions()) top = std::max(top, double(q.s[1]));
+  std::printf("still column dx %.3g H %.2g, max_dt 4 ms: dt <= %.3g s, rho <= %.4f rho0, "
+              "|v| <= %.3g m/s, top %.4f m\n",
+              dx, H, largestDt, worstRho, worstSpeed, top);
+  // The column's extent is H less half a spacing at each end (0.495 m) and
+  // moves by a few millimetres as it settles.
+  EXPECT_LE(largestDt, 0.4 * dx / std::sqrt(g * (H - 2 * dx)));
+  EXPECT_GT(largestDt, 0.9 * 0.4 * dx / std::sqrt(g * H));
+  EXPECT_LT(worstRho, 1.01);
+  EXPECT_LT(worstSpeed, 0.5);
+  EXPECT_NEAR(top, H, 2 * dx);
+}
+
 TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   // The hydrostatic tank of the test above, settled for 1 s, then every step
   // checked: the density solve ends within density_tolerance (0.05 %), the

@@ -84,6 +84,11 @@
 #define EDDY_SPH_CNT_MAX_A2 3      /* forces: max |a|^2 of this step (float bits) */
 #define EDDY_SPH_CNT_MAX_V2 4      /* forces: max |v|^2 of this step (float bits) */
 #define EDDY_SPH_CNT_PENETRATIONS 5 /* boundary_guard: inside a solid, put back outside */
+/* forces: the fluid's extent along gravity (y), as the largest y and the largest
+ * tank_height - y of this step (float bits, y clamped to the tank; 0 = none);
+ * H = max_y + max_drop - tank_height for DFSPH's time step (sph_dfsph_dt). */
+#define EDDY_SPH_CNT_MAX_Y 6
+#define EDDY_SPH_CNT_MAX_DROP 7
 #define EDDY_SPH_NUM_COUNTERS 8
 /* Device clock (float each): time as a compensated (Kahan) sum hi + lo, the dt
  * of the last step, and the number of steps taken on the device. */

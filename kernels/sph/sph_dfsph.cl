@@ -533,9 +533,21 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
 }
 
 /* Phase "dfsph_dt" (one work-item): dt = velocity_cfl spacing / v with
- * v = |v|max + |a|max dt_last (the largest speed the step can reach from the
- * non-pressure forces, sph_forces' maxima), clamped to [min_dt, max_dt]
- * (max_dt while nothing moves); no speed of sound. Advances the device clock
+ *     v = max(|v|max + |a|max dt_last, sqrt(g H)),
+ * the largest speed the step can reach from the non-pressure forces
+ * (sph_forces' maxima) or the speed of a gravity wave over the fluid's
+ * depth, H its extent along gravity (sph_forces' maxima of y and of
+ * tank height - y), clamped to [min_dt, max_dt]; no speed of sound.
+ * Why sqrt(g H): the density solve starts each step from half of the last
+ * step's pressure (EDDY_DFSPH_WARM_DENSITY) and must rebuild the other half,
+ * up to rho0 g H / 2 at the bottom, from the compression it predicts over
+ * dt; a pressure p needs a predicted compression of order p dt^2 / (rho0
+ * dx^2) per Jacobi round, so a still column is only held while g H dt^2 /
+ * dx^2 stays small. Measured (PoCL and H200, 2026-12-02, docs/PERFORMANCE.md):
+ * still columns held at g H dt^2 / dx^2 = 0.20 and 0.39 and broke up at 0.78
+ * (dx 2.5 mm, H 0.5 m, dt 1 ms) and 1.57 (H 1 m); with v >= sqrt(g H) the
+ * ratio is at most velocity_cfl^2 = 0.16. A flowing fluid whose speed
+ * exceeds sqrt(g H) (a dam break after its first instants) is not affected. Advances the device clock
  * (sph_clock_advance), and makes the gradient renormalisation that this
  * step's dfsph_density measured current (EDDY_DFSPH_CTL_GRAD_NEXT -> _GRAD):
  * the divergence solve of a step applies the one of the step before, the
@@ -544,12 +556,16 @@ __kernel void sph_dfsph_dt(__global float* restrict clock,
                            __global uint* restrict counters,
                            __global uint* restrict ctl,
                            const float spacing, const float cfl, const float min_dt,
-                           const float max_dt)
+                           const float max_dt, const float gravity, const float tank_height)
 {
     if (get_global_id(0) != 0) return;
     for (int k = 0; k < 6; ++k) ctl[EDDY_DFSPH_CTL_GRAD + k] = ctl[EDDY_DFSPH_CTL_GRAD_NEXT + k];
     const float a = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_A2]));
-    const float v = sqrt(as_float(counters[EDDY_SPH_CNT_MAX_V2])) + a * clock[EDDY_SPH_CLOCK_DT];
+    const float depth = as_float(counters[EDDY_SPH_CNT_MAX_Y]) +
+                        as_float(counters[EDDY_SPH_CNT_MAX_DROP]) - tank_height;
+    const float wave = gravity > 0.0f && depth > 0.0f ? sqrt(gravity * depth) : 0.0f;
+    const float v = fmax(sqrt(as_float(counters[EDDY_SPH_CNT_MAX_V2])) + a * clock[EDDY_SPH_CLOCK_DT],
+                         wave);
     float dt = v > 0.0f ? clamp(cfl * spacing / v, min_dt, max_dt) : max_dt;
     if (!(dt > 0.0f) || !isfinite(v)) dt = 0.0f; /* NaN: stop the clock */
     sph_clock_advance(clock, counters, dt);

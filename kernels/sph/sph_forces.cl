@@ -19,8 +19,9 @@
  * its half-space scale, eddy_shared.h, and
  * the friction of eq. 11: Pi_ib as Pi_ij with alpha_b = boundary_viscosity,
  * rho_b = rho_i and v_b the boundary particle's velocity).
- * The work-group maxima of |a|^2 and |v|^2 go into counters (atomic max of
- * the float bits, valid for non-negative floats) for the time-step kernel.
+ * The work-group maxima of |a|^2 and |v|^2, and of y and tank height - y (the
+ * fluid's extent along gravity), go into counters (atomic max of the float
+ * bits, valid for non-negative floats) for the time-step kernels.
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes"). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_forces(__global const float4* restrict pos,
@@ -40,7 +41,7 @@ void sph_forces(__global const float4* restrict pos,
                 const float gravity, const float gamma, const float rho0,
                 const float grad_scale, const uint lane_bits)
 {
-    __local float red_a[SPH_WG], red_v[SPH_WG];
+    __local float red_a[SPH_WG], red_v[SPH_WG], red_y[SPH_WG], red_d[SPH_WG];
     __local float4 red[SPH_WG];
     const uint lid = get_local_id(0);
     SPH_LANE_ID(i, lane);
@@ -95,8 +96,11 @@ void sph_forces(__global const float4* restrict pos,
         SPH_BOUNDARY_END
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
-    float a2 = 0.0f, v2 = 0.0f;
+    float a2 = 0.0f, v2 = 0.0f, y = 0.0f, drop = 0.0f;
     if (valid && lane == 0u) {
+        y = clamp(pos[i].y, 0.0f, tank.y); /* NaN: clamp gives one of the bounds */
+        if (!isfinite(y)) y = 0.0f;
+        drop = tank.y - y;
         a.y -= gravity;
         acc[i] = (float4)(a, 0.0f);
         a2 = dot(a, a);
@@ -106,16 +110,22 @@ void sph_forces(__global const float4* restrict pos,
     }
     red_a[lid] = a2;
     red_v[lid] = v2;
+    red_y[lid] = y;
+    red_d[lid] = drop;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint off = SPH_WG / 2; off > 0; off >>= 1) {
         if (lid < off) {
             red_a[lid] = fmax(red_a[lid], red_a[lid + off]);
             red_v[lid] = fmax(red_v[lid], red_v[lid + off]);
+            red_y[lid] = fmax(red_y[lid], red_y[lid + off]);
+            red_d[lid] = fmax(red_d[lid], red_d[lid + off]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) {
         atomic_max(&counters[EDDY_SPH_CNT_MAX_A2], as_uint(red_a[0]));
         atomic_max(&counters[EDDY_SPH_CNT_MAX_V2], as_uint(red_v[0]));
+        atomic_max(&counters[EDDY_SPH_CNT_MAX_Y], as_uint(red_y[0]));
+        atomic_max(&counters[EDDY_SPH_CNT_MAX_DROP], as_uint(red_d[0]));
     }
 }

@@ -13,6 +13,8 @@ inline void sph_clock_advance(__global float* restrict clock, __global uint* res
     clock[EDDY_SPH_CLOCK_T_HI] = t;
     counters[EDDY_SPH_CNT_MAX_A2] = 0u;
     counters[EDDY_SPH_CNT_MAX_V2] = 0u;
+    counters[EDDY_SPH_CNT_MAX_Y] = 0u;
+    counters[EDDY_SPH_CNT_MAX_DROP] = 0u;
 }
 
 /* Phase "dt" (one work-item): the adaptive time step from this step's maxima,

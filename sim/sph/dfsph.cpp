@@ -337,7 +337,9 @@ void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
                       .spacing = cl_float(p.spacing),
                       .cfl = cl_float(p.velocityCfl),
                       .minDt = cl_float(p.minDt),
-                      .maxDt = cl_float(p.maxDt)};
+                      .maxDt = cl_float(p.maxDt),
+                      .gravity = cl_float(p.gravity),
+                      .tankHeight = cl_float(b.tank[1])};
   try {
     prof_.launch("dt", dt_, EnqueueArgs(ctx_.queue(), cl::NDRange(1)), a);
   } catch (const cl::Error& e) {
@@ -628,6 +630,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.velocityCfl = phys.velocityCfl;
   d.minDt = phys.minDt;
   d.maxDt = phys.maxDt;
+  d.gravity = phys.gravity;
   d.restitution = phys.restitution;
   d.densityTolerance = phys.densityTolerance;
   d.divergenceTolerance = phys.divergenceTolerance;

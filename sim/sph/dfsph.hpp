@@ -31,6 +31,7 @@ namespace eddy {
 struct DfsphParams {
   double h = 0, mass = 0, rho0 = 0, gradScale = 1, spacing = 0;
   double velocityCfl = 0.4, minDt = 1e-6, maxDt = 1e-3, restitution = 0.5;
+  double gravity = 0;  // |g| (along -y), for the gravity-wave bound of dt
   double densityTolerance = 0.05, divergenceTolerance = 0.1;  // percent
   double c0 = 0, boundaryViscosity = 0;  // the boundary force's friction term
   // The least iterations of the density solve (min_iterations) and of the
@@ -130,8 +131,10 @@ struct DfsphVelocityArgs {
 };
 struct DfsphDtArgs {
   const cl::Buffer &clock, &counters, &ctl;
-  cl_float spacing, cfl, minDt, maxDt;
-  auto args() const { return std::tie(clock, counters, ctl, spacing, cfl, minDt, maxDt); }
+  cl_float spacing, cfl, minDt, maxDt, gravity, tankHeight;
+  auto args() const {
+    return std::tie(clock, counters, ctl, spacing, cfl, minDt, maxDt, gravity, tankHeight);
+  }
 };
 struct DfsphPredictArgs {
   const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kb, &ctl, &clock;

@@ -130,7 +130,9 @@ const std::vector<ParamDesc>& sphParamDecl() {
                 true),
       {"velocity_cfl", "Velocity CFL (DFSPH)", "Integration", "", 1e-3, 1.0, 0.4,
        "DFSPH: dt = velocity_cfl spacing / v with v = |v|max + |a|max dt (non-pressure "
-       "accelerations), clamped to [min_dt, max_dt], computed on the device. No speed of sound.",
+       "accelerations) or, if larger, sqrt(g H), a gravity wave over the fluid's depth H "
+       "(its extent along gravity), clamped to [min_dt, max_dt], computed on the device. "
+       "No speed of sound.",
        false, false, false},
       {"min_dt", "Smallest time step (DFSPH)", "Integration", "s", 1e-9, 0.1, 1e-6,
        "DFSPH: lower bound of the adaptive time step.", false, false, true},
