@@ -805,11 +805,12 @@ TEST(DfsphKernels, TimeStepFollowsTheFastestSpeedAndTheGravityWaveOverTheDepth) 
     const double depth = c.ylo >= 0 ? double(float(c.yhi)) - double(float(c.ylo)) : 0.0;
     const double wave = c.g > 0 && depth > 0 ? std::sqrt(double(float(c.g)) * depth) : 0.0;
     const double v = std::max(c.v + c.a * double(float(c.dtLast)), wave);
-    const double dt = v > 0 ? std::clamp(0.4 * kDx / v, 1e-6, c.maxDt) : c.maxDt;
+    const double cfl = double(float(f.params.velocityCfl)), minDt = double(float(f.params.minDt));
+    const double dt = v > 0 ? std::clamp(cfl * kDx / v, minDt, c.maxDt) : c.maxDt;
     // The kernel forms H = max_y + max_drop - tank height in float: a few
     // roundings of the tank height, relative to H, halved by the root.
     const double waveRel = wave >= c.v + c.a * double(float(c.dtLast)) && depth > 0
-                               ? 0.5 * 4 * std::ldexp(tankH, -24) / depth
+                               ? 2 * std::ldexp(tankH, -24) / depth
                                : 0.0;
     EXPECT_NEAR(clk1[EDDY_SPH_CLOCK_DT], dt, (1e-5 + waveRel) * dt)
         << "v " << c.v << " a " << c.a << " H " << depth << " g " << c.g;

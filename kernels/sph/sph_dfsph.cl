@@ -548,8 +548,9 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
  * (dx 2.5 mm, H 0.5 m, dt 1 ms) and 1.57 (H 1 m); with v >= sqrt(g H) the
  * ratio is at most velocity_cfl^2 = 0.16. A flowing fluid whose speed
  * exceeds sqrt(g H) (a dam break after its first instants) is not affected.
- * Advances the device clock (sph_clock_advance), and makes the gradient renormalisation that this
- * step's dfsph_density measured current (EDDY_DFSPH_CTL_GRAD_NEXT -> _GRAD):
+ * Advances the device clock (sph_clock_advance), and makes the gradient
+ * renormalisation that this step's dfsph_density measured current
+ * (EDDY_DFSPH_CTL_GRAD_NEXT -> _GRAD):
  * the divergence solve of a step applies the one of the step before, the
  * density solve its own. */
 __kernel void sph_dfsph_dt(__global float* restrict clock,
