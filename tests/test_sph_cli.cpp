@@ -181,6 +181,28 @@ TEST(SphCli, DfsphRunReportsItsSolvesInDiagnosticsAndJson) {
   EXPECT_NE(bad.err.find("dfsph"), std::string::npos) << bad.err;
 }
 
+// density_relaxation (beta): the density solve stops on its residual
+// beta (rho - rho0) + dt Drho/Dt and reports both; the error (the predicted
+// compression) is then the larger. Out of its range [0.1, 1]: exit 2, named.
+TEST(SphCli, DensityRelaxationReportsTheResidualBesideTheError) {
+  const auto r = run(kCli, "run --device cpu --sim sph --scene dam_break --set solver=dfsph "
+                           "--set density_relaxation=0.5 --steps 40 --json --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto f = nlohmann::json::parse(r.out)["final"];
+  const double res = f["density_residual"].get<double>(), err = f["density_error"].get<double>();
+  EXPECT_GT(f["density_iterations"].get<double>(), 0.0);
+  EXPECT_LE(res, 0.05 * (1 + 1e-5));  // converged within density_tolerance's default
+  EXPECT_GT(err, res);  // the dam break's water is compressed: (1 - beta)(rho - rho0) > 0
+  const auto one = run(kCli, "run --device cpu --sim sph --scene dam_break --set solver=dfsph "
+                             "--steps 20 --json --quiet");
+  ASSERT_EQ(one.code, 0) << one.err;
+  const auto g = nlohmann::json::parse(one.out)["final"];
+  EXPECT_EQ(g["density_residual"].get<double>(), g["density_error"].get<double>());  // beta = 1
+  const auto bad = run(kCli, "run --sim sph --set density_relaxation=0.05 --steps 1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("density_relaxation"), std::string::npos) << bad.err;
+}
+
 // bench realtime --set: any SPH parameter but the case's own, checked before
 // any device work; the DFSPH rows report chebyshev_rho.
 TEST(SphCli, BenchRealtimeSetsParametersButNotTheCase) {

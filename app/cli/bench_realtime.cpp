@@ -120,7 +120,9 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
                         {"mean_divergence_iterations", ss.meanDivergenceIterations},
                         {"cut_solves", ss.cutSolves},
                         {"chebyshev_rho", p.get("chebyshev_rho")},
+                        {"density_relaxation", p.get("density_relaxation")},
                         {"density_error", d.solve.densityError},
+                        {"density_residual", d.solve.densityResidual},
                         {"escaped", d.counters.escaped}, {"phase_share", shares}});
       } else {
         char line[200];

@@ -193,6 +193,12 @@
 #define EDDY_DFSPH_CTL_TICKET EDDY_DFSPH_STATE_SIZE
 /* dfsph_density's ticket (the gradient renormalisation's sums). */
 #define EDDY_DFSPH_CTL_TICKET_GRAD (EDDY_DFSPH_CTL_TICKET + 2)
+/* The residual each solve's last check found (float bits, percent; the
+ * divergence solve's, then the density solve's): what the solve stops on,
+ * beside the error in its EDDY_DFSPH_ST_ERR (they differ only for the density
+ * solve with density_relaxation < 1; sph_dfsph_rate). A diagnostic: not part
+ * of the solver state a snapshot keeps. */
+#define EDDY_DFSPH_CTL_RESIDUAL (EDDY_DFSPH_CTL_TICKET_GRAD + 1)
 /* The pressure-gradient renormalisation C (float bits, a symmetric 3 x 3
  * matrix as xx, yy, zz, xy, xz, yz; the identity when off), the one the
  * kernels apply (CTL_GRAD) and the one dfsph_density measured this step

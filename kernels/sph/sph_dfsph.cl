@@ -73,7 +73,7 @@
     SPH_NEIGHBOURS_END
 
 /* Work-group sum of x (fixed tree: bit-reproducible); lane 0 stores it. */
-inline void dfsph_group_sum(__local float* red, const float x, __global float* out)
+inline void dfsph_group_sum(__local float2* red, const float2 x, __global float* out)
 {
     const uint lid = get_local_id(0);
     red[lid] = x;
@@ -82,7 +82,7 @@ inline void dfsph_group_sum(__local float* red, const float x, __global float* o
         if (lid < off) red[lid] += red[lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) out[get_group_id(0)] = red[0];
+    if (lid == 0) vstore2(red[0], get_group_id(0), out);
 }
 
 /* Work-group sum of x in a fixed tree (bit-reproducible), returned to every
@@ -319,20 +319,23 @@ void sph_dfsph_density(__global const float4* restrict pos,
 }
 
 /* The check of a solve (slot), by the work-group of sph_dfsph_rate that
- * finished last: the average error in percent, sum / n * scale (divergence:
+ * finished last: the average errors in percent, sum / n * scale (divergence:
  * scale = 100 dt / rho0 with the dt of the last step, as SPlisHSPlasH;
- * density: 100 / rho0), the group sums added in a fixed tree; stores it,
- * counts an iteration or sets the done flag. The sums were written by other
- * work-groups of the same launch: read through volatile (past any cache that
- * is not coherent across compute units). */
-inline void dfsph_check(__local float* red, volatile __global const float* partial,
+ * density: 100 / rho0), the group sums (x: the residual the solve reduces,
+ * y: the error, see sph_dfsph_rate) added in a fixed tree; stores the error
+ * (EDDY_DFSPH_ST_ERR) and the residual (EDDY_DFSPH_CTL_RESIDUAL), counts an
+ * iteration or, once the residual is within the tolerance, sets the done
+ * flag. The sums were written by other work-groups of the same launch: read
+ * through volatile (past any cache that is not coherent across compute
+ * units). */
+inline void dfsph_check(__local float2* red, volatile __global const float* partial,
                         __global uint* restrict state, __global const float* restrict clock,
                         const uint slot, const uint done, const uint n, const float rho0,
                         const float tolerance, const uint min_iter, const uint max_iter)
 {
     const uint lid = get_local_id(0), groups = get_num_groups(0);
-    float x = 0.0f;
-    for (uint g = lid; g < groups; g += SPH_WG) x += partial[g];
+    float2 x = (float2)(0.0f);
+    for (uint g = lid; g < groups; g += SPH_WG) x += (float2)(partial[2u * g], partial[2u * g + 1u]);
     red[lid] = x;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint off = SPH_WG / 2; off > 0; off >>= 1) {
@@ -342,9 +345,10 @@ inline void dfsph_check(__local float* red, volatile __global const float* parti
     if (lid == 0 && !done) {
         float scale = 100.0f / rho0;
         if (slot == EDDY_DFSPH_SLOT_DIV) scale *= clock[EDDY_SPH_CLOCK_DT];
-        const float err = red[0] / (float)n * scale;
+        const float err = red[0].x / (float)n * scale;
         const uint it = state[slot + EDDY_DFSPH_ST_ITER];
-        state[slot + EDDY_DFSPH_ST_ERR] = as_uint(err);
+        state[slot + EDDY_DFSPH_ST_ERR] = as_uint(red[0].y / (float)n * scale);
+        state[EDDY_DFSPH_CTL_RESIDUAL + (slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1)] = as_uint(err);
         if ((it >= min_iter && err <= tolerance) || it >= max_iter || !isfinite(err))
             state[slot + EDDY_DFSPH_ST_DONE] = 1u;
         else
@@ -359,12 +363,22 @@ inline void dfsph_check(__local float* red, volatile __global const float* parti
  *    particle with fewer than EDDY_DFSPH_MIN_NEIGHBOURS neighbours: a free
  *    surface or a spray droplet, whose divergence is physical, as in
  *    SPlisHSPlasH), kv_i <- max(kv_i + omega e_i / (s D_i), 0);
- *  - density (EDDY_DFSPH_SLOT_DEN), the predicted compression
- *    e_i = rho_i + dt Drho_i/Dt - rho0, k_i <- max(k_i + omega e_i / (dt^2 s D_i), 0);
- * the change into dk (applied by sph_dfsph_velocity), the work-group sum of
- * max(e_i, 0) (compression only, as SPlisHSPlasH), and, in the work-group
- * that finishes last, the check (dfsph_check). The slot's ticket counts the
- * finished work-groups (the last one resets it). */
+ *  - density (EDDY_DFSPH_SLOT_DEN), the residual
+ *    r_i = beta (rho_i - rho0) + dt Drho_i/Dt, k_i <- max(k_i + omega r_i / (dt^2 s D_i), 0),
+ *    with beta = density_relaxation: at 1 (the default) r_i is the predicted
+ *    compression e_i = rho_i + dt Drho_i/Dt - rho0, as in Bender & Koschier;
+ *    below 1 the solve removes only that fraction of the compression the
+ *    particle already has within the step (a Baumgarte-like relaxation:
+ *    Baumgarte 1972, "Stabilization of constraints and integrals of motion
+ *    in dynamical systems", Comput. Methods Appl. Mech. Eng. 1:1), which
+ *    damps the deep column's pressure "breathing" (docs/PERFORMANCE.md,
+ *    session 14);
+ * the change into dk (applied by sph_dfsph_velocity), the work-group sums of
+ * max(r_i, 0) and of max(e_i, 0) (compression only, as SPlisHSPlasH; the
+ * same for the divergence solve, and for beta = 1), and, in the work-group
+ * that finishes last, the check (dfsph_check): the solve stops on the
+ * residual and reports the error. The slot's ticket counts the finished
+ * work-groups (the last one resets it). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_rate(__global const float4* restrict pos,
                     __global const float4* restrict vel,
@@ -381,10 +395,10 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
                     const uint min_iter, const uint max_iter, const float cheb_rho,
-                    const uint lane_bits, const uint kstride)
+                    const float beta, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
-    __local float redf[SPH_WG];
+    __local float2 redf[SPH_WG];
     __local uint last;
     __global const float2* aux = (__global const float2*)(kb + EDDY_DFSPH_K_AUX * kstride);
     __global const float* k =
@@ -418,23 +432,26 @@ void sph_dfsph_rate(__global const float4* restrict pos,
         if (nbound != 0u) rate += sph_gradw_coef(h) * brate;
     }
     rate = sph_lane_sum(red, (float4)(rate, 0.0f, 0.0f, 0.0f), lane_bits).x;
-    float err = 0.0f;
+    float2 err = (float2)(0.0f); /* (residual, error) */
     if (active && lane == 0u) {
         const float2 a = aux[i];
-        float e, inv;
+        float e, r, inv;
         if (slot == EDDY_DFSPH_SLOT_DIV) {
             e = a.y < (float)EDDY_DFSPH_MIN_NEIGHBOURS ? 0.0f : rate;
+            r = e;
             inv = a.x;
         } else {
             const float dt = clock[EDDY_SPH_CLOCK_DT];
             e = rhop[i].x + dt * rate - rho0;
+            /* beta = 1: r is e itself (bit for bit, as before the parameter) */
+            r = beta < 1.0f ? beta * (rhop[i].x - rho0) + dt * rate : e;
             inv = dt > 0.0f ? a.x / (dt * dt) : 0.0f;
         }
         const float k0 = k[i];
         /* The plain update in one expression, as before chebyshev_rho: the
          * compiler may contract it (an fma), and a split changed the rounding
          * and, through a settling column's packing, a test's pressures. */
-        float kn = k0 + EDDY_DFSPH_OMEGA * e * inv;
+        float kn = k0 + EDDY_DFSPH_OMEGA * r * inv;
         if (cheb_rho > 0.0f) {
             /* Chebyshev semi-iterative acceleration (Golub & Varga 1961, "Chebyshev
              * semi-iterative methods, successive overrelaxation iterative methods,
@@ -454,11 +471,11 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                 float wc = 2.0f / (2.0f - r2c);
                 for (uint q = EDDY_DFSPH_CHEB_DELAY + 2u; q <= it; ++q)
                     wc = 4.0f / (4.0f - r2c * wc);
-                kn = k0 + (wc * (EDDY_DFSPH_OMEGA * e * inv) + (wc - 1.0f) * dk[i]);
+                kn = k0 + (wc * (EDDY_DFSPH_OMEGA * r * inv) + (wc - 1.0f) * dk[i]);
             }
         }
         dk[i] = fmax(kn, 0.0f) - k0;
-        err = fmax(e, 0.0f);
+        err = (float2)(fmax(r, 0.0f), fmax(e, 0.0f));
     }
     dfsph_group_sum(redf, err, partial);
     /* The last work-group to finish: its sum was made visible (fence) before

@@ -47,13 +47,15 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
   batchState_ = latestState_ = initial;
   kstride_ = roundUp(cap_, EDDY_DFSPH_K_ALIGN);
   const size_t rows = EDDY_DFSPH_K_ROWS * kstride_ * sizeof(cl_float);
-  // The rate kernel's partial sums: one per work-group at any lane count.
+  // The rate kernel's partial sums: two per work-group (residual, error) at
+  // any lane count.
   const size_t maxGroups = roundUp(cap_ << EDDY_SPH_LANE_BITS_LIMIT, EDDY_SPH_WG) / EDDY_SPH_WG;
   // (dfsph_density's gradient sums: EDDY_DFSPH_GRAD_SUMS a group)
   const size_t ctlWords = EDDY_DFSPH_CTL_PARTIAL + EDDY_DFSPH_GRAD_SUMS * maxGroups;
   static_assert(EDDY_DFSPH_CTL_TICKET_GRAD < EDDY_DFSPH_CTL_GRAD &&
                     EDDY_DFSPH_CTL_GRAD + 6 <= EDDY_DFSPH_CTL_GRAD_NEXT &&
-                    EDDY_DFSPH_CTL_GRAD_NEXT + 6 <= EDDY_DFSPH_CTL_PARTIAL,
+                    EDDY_DFSPH_CTL_GRAD_NEXT + 6 <= EDDY_DFSPH_CTL_PARTIAL &&
+                    EDDY_DFSPH_CTL_RESIDUAL + 2 <= EDDY_DFSPH_CTL_GRAD && EDDY_DFSPH_GRAD_SUMS >= 2,
                 "DFSPH control words overlap");
   try {
     for (auto& kb : kb_) kb = ctx.createBuffer(CL_MEM_READ_WRITE, rows, "DFSPH pressures and factors");
@@ -164,6 +166,7 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .minIter = cl_uint(p.leastIterations(slot)),
                         .maxIter = cl_uint(p.maxIterations),
                         .chebyshevRho = cl_float(p.chebyshevRho),
+                        .beta = cl_float(div ? 1.0 : p.densityRelaxation),
                         .laneBits = b.laneBits,
                         .kstride = cl_uint(kstride_)};
   try {
@@ -517,6 +520,7 @@ DfsphStats DfsphKernels::stats() {
   collect(reads_[next_ ^ 1], true);
   latestState_ = readState();
   DfsphStats d = decode(latestState_);
+  d.densityResidual = readResiduals()[1];
   if (stepsRead_ > 0) {
     d.meanDensityIterations = sumDen_ / stepsRead_;
     d.meanDivergenceIterations = sumDiv_ / stepsRead_;
@@ -541,6 +545,12 @@ std::vector<cl_float2> DfsphKernels::readFactor(size_t n) {
 std::vector<cl_float> DfsphKernels::readDivergencePressure(size_t n) { return readRow(EDDY_DFSPH_K_DIV, n); }
 std::vector<cl_float> DfsphKernels::readDensityPressure(size_t n) { return readRow(EDDY_DFSPH_K_DEN, n); }
 std::vector<cl_float> DfsphKernels::readDk(size_t n) { return readRow(EDDY_DFSPH_K_DK, n); }
+std::array<cl_float, 2> DfsphKernels::readResiduals() {
+  std::array<cl_float, 2> r{};
+  ctx_.queue().enqueueReadBuffer(ctl_, CL_TRUE, EDDY_DFSPH_CTL_RESIDUAL * sizeof(cl_uint),
+                                 sizeof r, r.data());
+  return r;
+}
 std::vector<cl_uint> DfsphKernels::readState() {
   return readBuf<cl_uint>(ctx_.queue(), ctl_, EDDY_DFSPH_STATE_SIZE);
 }
@@ -588,6 +598,11 @@ void DfsphKernels::writeState(const std::vector<cl_uint>& state) {
   }
   ctx_.queue().enqueueWriteBuffer(ctl_, CL_TRUE, 0, state.size() * sizeof(cl_uint),
                                   state.data());
+  // The residuals are a diagnostic a snapshot does not keep: until the next
+  // solve they read as the errors (equal at density_relaxation 1).
+  const cl_uint res[2] = {state[EDDY_DFSPH_ST_DIV_ERR], state[EDDY_DFSPH_ST_DEN_ERR]};
+  ctx_.queue().enqueueWriteBuffer(ctl_, CL_TRUE, EDDY_DFSPH_CTL_RESIDUAL * sizeof(cl_uint),
+                                  sizeof res, res);
   std::vector<cl_uint> before = state;
   before[EDDY_DFSPH_ST_DIV_ITER] = state[EDDY_DFSPH_ST_DIV_PREV];
   before[EDDY_DFSPH_ST_DEN_ITER] = state[EDDY_DFSPH_ST_DEN_PREV];
@@ -638,6 +653,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.divergenceMinIterations = phys.divergenceMinIterations;
   d.maxIterations = phys.maxIterations;
   d.chebyshevRho = phys.chebyshevRho;
+  d.densityRelaxation = phys.densityRelaxation;
   d.gradientCorrection = phys.gradientCorrection;
   d.c0 = phys.c0;
   d.boundaryViscosity = phys.boundaryViscosity;

@@ -43,6 +43,10 @@ struct DfsphParams {
   // Chebyshev semi-iterative acceleration of both solves (sph_dfsph_rate):
   // the estimated spectral radius of the relaxed Jacobi iteration, 0 = off.
   double chebyshevRho = 0;
+  // density_relaxation: the density solve's residual is beta (rho - rho0) +
+  // dt Drho/Dt (sph_dfsph_rate); 1 = the predicted compression (Bender &
+  // Koschier).
+  double densityRelaxation = 1;
   // true: every solve gets max_iterations rounds (no batch from earlier steps).
   bool exactSolves = false;
   // The pressure gradient renormalised by the measured packing
@@ -106,12 +110,12 @@ struct DfsphRateArgs {
   cl_float4 tank;
   cl_float h, mass, rho0, tolerance;
   cl_uint minIter, maxIter;
-  cl_float chebyshevRho;
+  cl_float chebyshevRho, beta;
   cl_uint laneBits, kstride;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
                     dims, invCell, slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter,
-                    chebyshevRho, laneBits, kstride);
+                    chebyshevRho, beta, laneBits, kstride);
   }
 };
 struct DfsphVelocityArgs {
@@ -239,6 +243,9 @@ class DfsphKernels {
   std::vector<cl_float> readDensityPressure(size_t n);     // k = p / rho^2
   std::vector<cl_float> readDk(size_t n);
   std::vector<cl_uint> readState();
+  // The residuals the solves stopped on (EDDY_DFSPH_CTL_RESIDUAL: divergence,
+  // density; percent).
+  std::array<cl_float, 2> readResiduals();
   // The gradient renormalisation the kernels apply (EDDY_DFSPH_CTL_GRAD: xx,
   // yy, zz, xy, xz, yz); part of a snapshot, as it carries into the next step.
   std::array<cl_float, 6> readGradient();

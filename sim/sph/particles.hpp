@@ -91,6 +91,7 @@ struct SphPhysics {
   unsigned minIterations = 2, maxIterations = 100;
   unsigned divergenceMinIterations = 2;
   double chebyshevRho = 0;  // 0: plain relaxed Jacobi (dfsph.hpp)
+  double densityRelaxation = 1;  // DFSPH density_relaxation (beta; dfsph.hpp)
   // DFSPH: the pressure gradient renormalised by the packing's measured
   // second moment (gradient_correction = packing; sph_dfsph.cl).
   bool gradientCorrection = false;

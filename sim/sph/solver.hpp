@@ -42,6 +42,9 @@ struct SphState;
 struct SphSolveStats {
   unsigned densityIterations = 0, divergenceIterations = 0;
   double densityError = 0, divergenceError = 0;
+  // What the density solve stopped on (DFSPH with density_relaxation < 1:
+  // beta (rho - rho0) + dt Drho/Dt; otherwise densityError).
+  double densityResidual = 0;
   // Means over the steps whose state the host has read so far (bench), and
   // how many of those steps' solves ran out of their batch of rounds before
   // converging (their error above tolerance; DfsphKernels::batch).
