@@ -302,7 +302,9 @@ TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
     EXPECT_NEAR(asFloat(st[EDDY_DFSPH_ST_DEN_ERR]), errSum / double(n) * 100.0 / f.ref.rho0, sumTol);
     EXPECT_NEAR(s.readResiduals()[1], resSum / double(n) * 100.0 / f.ref.rho0, sumTol);
     // Fixtures with a compression: the residual and the error then differ.
-    if (beta < 1 && errSum > 0) EXPECT_NE(s.readResiduals()[1], asFloat(st[EDDY_DFSPH_ST_DEN_ERR]));
+    if (beta < 1 && errSum > 0) {
+      EXPECT_NE(s.readResiduals()[1], asFloat(st[EDDY_DFSPH_ST_DEN_ERR]));
+    }
   }
 }
 

@@ -72,8 +72,24 @@
             }                                                                   \
     SPH_NEIGHBOURS_END
 
+/* The rate kernel's per-group sums (dfsph_sum_t): the residual alone, or,
+ * in the program built with EDDY_DFSPH_TWO_SUMS (the density solve with
+ * density_relaxation < 1, DfsphKernels::runRate), the residual and the error
+ * (float2), DFSPH_SUM_WORDS floats a group from EDDY_DFSPH_CTL_PARTIAL. */
+#ifdef EDDY_DFSPH_TWO_SUMS
+typedef float2 dfsph_sum_t;
+#define DFSPH_SUM_WORDS 2u
+#define DFSPH_RESIDUAL(s) ((s).x)
+#define DFSPH_ERROR(s) ((s).y)
+#else
+typedef float dfsph_sum_t;
+#define DFSPH_SUM_WORDS 1u
+#define DFSPH_RESIDUAL(s) (s)
+#define DFSPH_ERROR(s) (s)
+#endif
+
 /* Work-group sum of x (fixed tree: bit-reproducible); lane 0 stores it. */
-inline void dfsph_group_sum(__local float2* red, const float2 x, __global float* out)
+inline void dfsph_group_sum(__local dfsph_sum_t* red, const dfsph_sum_t x, __global float* out)
 {
     const uint lid = get_local_id(0);
     red[lid] = x;
@@ -82,7 +98,7 @@ inline void dfsph_group_sum(__local float2* red, const float2 x, __global float*
         if (lid < off) red[lid] += red[lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) vstore2(red[0], get_group_id(0), out);
+    if (lid == 0) *(__global dfsph_sum_t*)(out + DFSPH_SUM_WORDS * get_group_id(0)) = red[0];
 }
 
 /* Work-group sum of x in a fixed tree (bit-reproducible), returned to every
@@ -328,14 +344,15 @@ void sph_dfsph_density(__global const float4* restrict pos,
  * flag. The sums were written by other work-groups of the same launch: read
  * through volatile (past any cache that is not coherent across compute
  * units). */
-inline void dfsph_check(__local float2* red, volatile __global const float* partial,
+inline void dfsph_check(__local dfsph_sum_t* red, volatile __global const float* partial,
                         __global uint* restrict state, __global const float* restrict clock,
                         const uint slot, const uint done, const uint n, const float rho0,
                         const float tolerance, const uint min_iter, const uint max_iter)
 {
     const uint lid = get_local_id(0), groups = get_num_groups(0);
-    float2 x = (float2)(0.0f);
-    for (uint g = lid; g < groups; g += SPH_WG) x += (float2)(partial[2u * g], partial[2u * g + 1u]);
+    dfsph_sum_t x = (dfsph_sum_t)(0.0f);
+    for (uint g = lid; g < groups; g += SPH_WG)
+        x += *(volatile __global const dfsph_sum_t*)(partial + DFSPH_SUM_WORDS * g);
     red[lid] = x;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint off = SPH_WG / 2; off > 0; off >>= 1) {
@@ -345,9 +362,9 @@ inline void dfsph_check(__local float2* red, volatile __global const float* part
     if (lid == 0 && !done) {
         float scale = 100.0f / rho0;
         if (slot == EDDY_DFSPH_SLOT_DIV) scale *= clock[EDDY_SPH_CLOCK_DT];
-        const float err = red[0].x / (float)n * scale;
+        const float err = DFSPH_RESIDUAL(red[0]) / (float)n * scale;
         const uint it = state[slot + EDDY_DFSPH_ST_ITER];
-        state[slot + EDDY_DFSPH_ST_ERR] = as_uint(red[0].y / (float)n * scale);
+        state[slot + EDDY_DFSPH_ST_ERR] = as_uint(DFSPH_ERROR(red[0]) / (float)n * scale);
         state[EDDY_DFSPH_CTL_RESIDUAL + (slot == EDDY_DFSPH_SLOT_DIV ? 0 : 1)] = as_uint(err);
         if ((it >= min_iter && err <= tolerance) || it >= max_iter || !isfinite(err))
             state[slot + EDDY_DFSPH_ST_DONE] = 1u;
@@ -373,12 +390,15 @@ inline void dfsph_check(__local float2* red, volatile __global const float* part
  *    in dynamical systems", Comput. Methods Appl. Mech. Eng. 1:1), which
  *    damps the deep column's pressure "breathing" (docs/PERFORMANCE.md,
  *    session 14);
- * the change into dk (applied by sph_dfsph_velocity), the work-group sums of
- * max(r_i, 0) and of max(e_i, 0) (compression only, as SPlisHSPlasH; the
- * same for the divergence solve, and for beta = 1), and, in the work-group
- * that finishes last, the check (dfsph_check): the solve stops on the
- * residual and reports the error. The slot's ticket counts the finished
- * work-groups (the last one resets it). */
+ *    (beta < 1 only in the program built with EDDY_DFSPH_TWO_SUMS, which the
+ *    host builds the first time a density solve asks for it; the default
+ *    program has r = e and ignores beta, so beta = 1 costs nothing);
+ * the change into dk (applied by sph_dfsph_velocity), the work-group sum of
+ * max(r_i, 0) and, with EDDY_DFSPH_TWO_SUMS, of max(e_i, 0) (compression
+ * only, as SPlisHSPlasH), and, in the work-group that finishes last, the
+ * check (dfsph_check): the solve stops on the residual and reports the
+ * error. The slot's ticket counts the finished work-groups (the last one
+ * resets it). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_rate(__global const float4* restrict pos,
                     __global const float4* restrict vel,
@@ -398,7 +418,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     const float beta, const uint lane_bits, const uint kstride)
 {
     __local float4 red[SPH_WG];
-    __local float2 redf[SPH_WG];
+    __local dfsph_sum_t redf[SPH_WG];
     __local uint last;
     __global const float2* aux = (__global const float2*)(kb + EDDY_DFSPH_K_AUX * kstride);
     __global const float* k =
@@ -432,7 +452,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
         if (nbound != 0u) rate += sph_gradw_coef(h) * brate;
     }
     rate = sph_lane_sum(red, (float4)(rate, 0.0f, 0.0f, 0.0f), lane_bits).x;
-    float2 err = (float2)(0.0f); /* (residual, error) */
+    dfsph_sum_t err = (dfsph_sum_t)(0.0f); /* the residual (, the error) */
     if (active && lane == 0u) {
         const float2 a = aux[i];
         float e, r, inv;
@@ -443,8 +463,11 @@ void sph_dfsph_rate(__global const float4* restrict pos,
         } else {
             const float dt = clock[EDDY_SPH_CLOCK_DT];
             e = rhop[i].x + dt * rate - rho0;
-            /* beta = 1: r is e itself (bit for bit, as before the parameter) */
-            r = beta < 1.0f ? beta * (rhop[i].x - rho0) + dt * rate : e;
+#ifdef EDDY_DFSPH_TWO_SUMS
+            r = beta * (rhop[i].x - rho0) + dt * rate;
+#else
+            r = e; /* beta = 1: bit for bit as before the parameter */
+#endif
             inv = dt > 0.0f ? a.x / (dt * dt) : 0.0f;
         }
         const float k0 = k[i];
@@ -475,7 +498,11 @@ void sph_dfsph_rate(__global const float4* restrict pos,
             }
         }
         dk[i] = fmax(kn, 0.0f) - k0;
+#ifdef EDDY_DFSPH_TWO_SUMS
         err = (float2)(fmax(r, 0.0f), fmax(e, 0.0f));
+#else
+        err = fmax(r, 0.0f); /* r == e */
+#endif
     }
     dfsph_group_sum(redf, err, partial);
     /* The last work-group to finish: its sum was made visible (fence) before

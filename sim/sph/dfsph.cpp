@@ -24,20 +24,30 @@ std::vector<T> readBuf(cl::CommandQueue& q, const cl::Buffer& b, size_t n) {
 
 }  // namespace
 
-cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt) {
+cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt, bool twoSums) {
   if (ctx.info().maxWorkGroup < EDDY_SPH_WG)
     throw Error("DFSPH needs work-groups of " + std::to_string(EDDY_SPH_WG) + " items; " +
                 ctx.info().name + " allows " + std::to_string(ctx.info().maxWorkGroup));
   std::string opts = "-DSPH_WG=" + std::to_string(EDDY_SPH_WG) + " -DSPH_NLIST=1";
   if (crDivSqrt && ctx.info().correctlyRoundedDivSqrt)
     opts += " -cl-fp32-correctly-rounded-divide-sqrt";
+  if (twoSums) opts += " -DEDDY_DFSPH_TWO_SUMS=1";
   return ctx.buildProgram(sphProgramFiles({"sph_integrate.cl", "sph_dfsph.cl"}), opts);
+}
+
+KernelFunctorOf<DfsphRateArgs>& DfsphKernels::relaxedRate() {
+  if (!rateRelaxed_) {
+    relaxedProgram_ = buildProgram(ctx_, crDivSqrt_, true);
+    rateRelaxed_ = std::make_unique<KernelFunctorOf<DfsphRateArgs>>(relaxedProgram_, "sph_dfsph_rate");
+  }
+  return *rateRelaxed_;
 }
 
 DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool crDivSqrt)
     : ctx_(ctx),
       prof_(profiler),
       cap_(std::max<size_t>(capacity, 1)),
+      crDivSqrt_(crDivSqrt),
       program_(buildProgram(ctx, crDivSqrt)) {
   // No step yet: the first solves get max_iterations rounds.
   std::vector<cl_uint> initial(EDDY_DFSPH_STATE_SIZE, 0);
@@ -170,7 +180,10 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .laneBits = b.laneBits,
                         .kstride = cl_uint(kstride_)};
   try {
-    prof_.launch(div ? "divergence_rate" : "density_rate", rate_, lanes(b), a);
+    // density_relaxation < 1: the program whose rate kernel also sums the
+    // error (the default one would ignore beta).
+    auto& kernel = !div && p.densityRelaxation < 1.0 ? relaxedRate() : rate_;
+    prof_.launch(div ? "divergence_rate" : "density_rate", kernel, lanes(b), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH rate kernel: " + describe(e));
   }

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -265,7 +266,11 @@ class DfsphKernels {
     cl::Event event;
     bool pending = false, accounted = true;
   };
-  static cl::Program buildProgram(Context& ctx, bool crDivSqrt);
+  // twoSums: the rate kernel that also sums the error (EDDY_DFSPH_TWO_SUMS,
+  // density_relaxation < 1; sph_dfsph.cl).
+  static cl::Program buildProgram(Context& ctx, bool crDivSqrt, bool twoSums = false);
+  // The rate kernel of that program, built the first time it is needed.
+  KernelFunctorOf<DfsphRateArgs>& relaxedRate();
   cl::NDRange global(size_t n) const;
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
@@ -281,7 +286,10 @@ class DfsphKernels {
   Context& ctx_;
   Profiler& prof_;
   size_t cap_;
+  bool crDivSqrt_;
   cl::Program program_;
+  cl::Program relaxedProgram_;  // empty until relaxedRate()
+  std::unique_ptr<KernelFunctorOf<DfsphRateArgs>> rateRelaxed_;
   // The per-particle rows of each order (EDDY_DFSPH_K_*, kstride_ floats
   // each; cur_ is the current order) and the control words (EDDY_DFSPH_CTL_*).
   cl::Buffer kb_[2], ctl_;
