@@ -280,7 +280,7 @@ TEST(Signals, SigintStopsAtAStepBoundaryAndFinishesEveryFile) {
 
 TEST(Signals, SigtermStopsAnSphRunTheSameWay) {
   interruptRun(SIGTERM, "sigterm",
-               {"--sim", "sph", "--set", "spacing=0.01", "--set", "depth=0.04", "--quiet"}, 17);
+               {"--sim", "sph", "--set", "spacing=0.01", "--set", "depth=0.04", "--quiet"}, 18);
 }
 
 // ---- 4. a blow-up with --check-every 0 --------------------------------------

@@ -258,6 +258,9 @@ class DfsphKernels {
 
   // The latest stats read without waiting (diagnostics).
   DfsphStats polledStats();
+  // The rate kernel of the program built with EDDY_DFSPH_TWO_SUMS (the density
+  // solve at density_relaxation < 1), built the first time it is asked for.
+  KernelFunctorOf<DfsphRateArgs>& relaxedRate();
 
  private:
   // A non-blocking read of the solver state at the end of a step.
@@ -269,8 +272,6 @@ class DfsphKernels {
   // twoSums: the rate kernel that also sums the error (EDDY_DFSPH_TWO_SUMS,
   // density_relaxation < 1; sph_dfsph.cl).
   static cl::Program buildProgram(Context& ctx, bool crDivSqrt, bool twoSums = false);
-  // The rate kernel of that program, built the first time it is needed.
-  KernelFunctorOf<DfsphRateArgs>& relaxedRate();
   cl::NDRange global(size_t n) const;
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
@@ -348,6 +349,9 @@ class DfsphSolver : public SphSolver {
   void reordered(SphParticles& p, bool stepStart) override;
   double wallClearance(double spacing) const override { return EDDY_DFSPH_WALL_CLEARANCE * spacing; }
   bool solveStats(SphSolveStats& out) override;
+  void settingsChanged(const SphPhysics& phys) override {
+    if (phys.densityRelaxation < 1.0) kernels_.relaxedRate();
+  }
   void saveState(SnapshotWriter& out, size_t n) override;
   void restoreState(const SphState& st) override;
   DfsphKernels& kernels() { return kernels_; }

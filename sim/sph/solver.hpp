@@ -88,6 +88,10 @@ class SphSolver {
   virtual bool buildsNeighbourList(const SphParticles&) const { return false; }
   // How far the integrator keeps particles off the tank's wall planes (m).
   virtual double wallClearance(double /*spacing*/) const { return 0.0; }
+  // The settings changed (SphSim::syncParams): build what they need before
+  // the next step, so that no step (nor a benchmark's timed window) pays for
+  // it (DFSPH: the relaxed rate kernel for density_relaxation < 1).
+  virtual void settingsChanged(const SphPhysics&) {}
   // The last step's pressure solves; false: none (an explicit solver).
   virtual bool solveStats(SphSolveStats&) { return false; }
   // Snapshot of the carried state (n particles, slot order) and its restore.

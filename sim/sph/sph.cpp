@@ -477,6 +477,7 @@ void SphSim::syncParams() {
   phys_.gradientCorrection = params_.getChoice("gradient_correction") == "packing";
   profiler_.setSampleEvery(uint64_t(params_.get("profile_every")));
   paramsSeen_ = params_.version();
+  if (solver_) solver_->settingsChanged(phys_);
 }
 
 void SphSim::refreshDensity() {
