@@ -23,6 +23,9 @@ const std::vector<size_t> kSizes = {1, 13, 127, 1009, 2003};
 // Work-items per particle of the neighbour sums (sph_common.cl, "Lanes"):
 // 1, 4 and 32 (more lanes than most particles have neighbours).
 const std::vector<unsigned> kLaneBits = {0, 2, 5};
+// The solves' kernels with the pair gradients dfsph_density stores (the
+// default) and without (the kernel evaluated per pair).
+const std::vector<bool> kPairs = {true, false};
 
 struct Fixture {
   size_t n = 0;
@@ -42,6 +45,7 @@ struct Fixture {
     b.clock = &clock;
     b.counters = &counters;
     b.n = n;
+    b.listCapacity = n ? nlist.size() / n : 0;
     b.tank = ref.tank;
     b.laneBits = laneBits;
     return b;
@@ -218,16 +222,20 @@ TEST(DfsphKernels, DivergenceRateUpdateAndErrorMatchTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
+  for (bool pairs : kPairs)
   for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
-                 std::to_string(seed));
+                 std::to_string(seed) + (pairs ? ", pair gradients" : ""));
     const float dt = 2.5e-4f;
     Fixture f = makeFixture(n, seed + 7 * unsigned(n), dt);
     f.laneBits = lb;
     Profiler prof;
     DfsphKernels s(test::context(), n, prof, true);
+    s.setPairGradients(pairs);
+
     const auto d = runDensity(f, s);
+    EXPECT_EQ(s.pairGradients(), pairs);
     // Previous pressures, some zero.
     std::vector<cl_float> k0(n), zero(n, 0.0f);
     for (auto& k : k0) k = u(rng) < 0.3 ? 0.0f : float(1e-7 * u(rng));
@@ -265,16 +273,20 @@ TEST(DfsphKernels, DensityErrorUpdateAndAverageMatchTheReference) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   for (double beta : {1.0, 0.5, 0.3})
+  for (bool pairs : kPairs)
   for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) +
-                 ", beta " + std::to_string(beta) + ", seed " + std::to_string(seed));
+                 ", beta " + std::to_string(beta) + ", seed " + std::to_string(seed) +
+                 (pairs ? ", pair gradients" : ""));
     const float dt = 1e-3f;
     Fixture f = makeFixture(n, seed + 11 * unsigned(n), dt);
     f.laneBits = lb;
     f.params.densityRelaxation = beta;
     Profiler prof;
     DfsphKernels s(test::context(), n, prof, true);
+    s.setPairGradients(pairs);
+
     const auto d = runDensity(f, s);
     std::vector<cl_float> k0(n), zero(n, 0.0f);
     for (auto& k : k0) k = u(rng) < 0.3 ? 0.0f : float(1e-3 * u(rng));
@@ -365,16 +377,20 @@ TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
+  for (bool pairs : kPairs)
   for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
     for (unsigned slot : {unsigned(EDDY_DFSPH_SLOT_DIV), unsigned(EDDY_DFSPH_SLOT_DEN)}) {
       SCOPED_TRACE("n = " + std::to_string(n) + ", slot " + std::to_string(slot) + ", lanes " +
-                   std::to_string(1u << lb) + ", seed " + std::to_string(seed));
+                   std::to_string(1u << lb) + ", seed " + std::to_string(seed) +
+                   (pairs ? ", pair gradients" : ""));
       const float dt = 7e-4f;
       Fixture f = makeFixture(n, seed + 13 * unsigned(n), dt);
       f.laneBits = lb;
       Profiler prof;
       DfsphKernels s(test::context(), n, prof, true);
+      s.setPairGradients(pairs);
+
       runDensity(f, s);  // the solve is not done: a fresh state
       std::vector<cl_float> dk(n), k0(n);
       std::vector<double> dkd(n);
@@ -573,15 +589,22 @@ TEST(DfsphKernels, PredictMatchesTheReference) {
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
+  for (bool pairs : kPairs)
   for (unsigned lb : kLaneBits)
   for (size_t n : kSizes) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", lanes " + std::to_string(1u << lb) + ", seed " +
-                 std::to_string(seed));
+                 std::to_string(seed) + (pairs ? ", pair gradients" : ""));
     const float dt = 9e-4f;
     Fixture f = makeFixture(n, seed + 17 * unsigned(n), dt);
     f.laneBits = lb;
     Profiler prof;
     DfsphKernels s(test::context(), n, prof, true);
+    s.setPairGradients(pairs);
+    // The stored pairs come from a step's density (its divergence warm start
+    // from kv = 0 leaves the velocities as they are).
+    if (pairs) s.runDensity(f.buffers(), f.params);
+    EXPECT_EQ(s.pairGradients(), pairs);
+
     std::vector<cl_float> k(n), zero(n, 0.0f);
     std::vector<double> kd(n);
     std::vector<cl_float4> acc(n);

@@ -509,6 +509,60 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
               off.launched, waited.launched, waited.spared, free.launched, free.spared);
 }
 
+// DfsphKernels::setPairGradients: the solves read m grad W_ij from the
+// scalar dfsph_density stored (g_ij (x_i - x_j)) instead of evaluating the
+// kernel per pair. The same sums, rounded differently: 60 steps of the dam
+// break (walls, their images, a free surface) with and without must agree
+// to well within a spacing, with the same iterations. automatic is off on
+// a CPU device (and below kPairGradientsMinParticles).
+TEST(DfsphPhysics, PairGradientsChangeOnlyTheRounding) {
+  Params p(sphParamDecl());
+  p.set("spacing", 0.004);
+  p.setAssignment("solver=dfsph");
+  const SphSetup setup = makeSphScene("dam_break", p);
+  struct Run {
+    std::vector<cl_float4> pos, vel;
+    SphSolveStats stats;
+    bool used = false;
+  };
+  auto run = [&](DfsphKernels::PairGradients mode) {
+    SphSim sim(test::context(), p, setup);
+    auto& k = dynamic_cast<DfsphSolver&>(sim.solver()).kernels();
+    k.setPairGradients(mode);
+    for (int s = 0; s < 60; ++s) sim.step();
+    Run r;
+    r.pos = sim.readPositions();
+    r.vel = sim.readVelocities();
+    r.used = k.pairGradients();
+    EXPECT_TRUE(sim.solver().solveStats(r.stats));
+    EXPECT_EQ(r.stats.pairGradients, r.used);
+    EXPECT_EQ(sim.readCounters().escaped, 0u);
+    return r;
+  };
+  const Run on = run(DfsphKernels::PairGradients::on), off = run(DfsphKernels::PairGradients::off);
+  EXPECT_TRUE(on.used);
+  EXPECT_FALSE(off.used);
+  const bool gpu = test::context().info().type & CL_DEVICE_TYPE_GPU;
+  const Run automatic = run(DfsphKernels::PairGradients::automatic);
+  EXPECT_EQ(automatic.used, gpu && on.pos.size() >= DfsphKernels::kPairGradientsMinParticles);
+  ASSERT_EQ(on.pos.size(), off.pos.size());
+  double dx = 0, dv = 0, vmax = 0;
+  for (size_t i = 0; i < on.pos.size(); ++i)
+    for (int a = 0; a < 3; ++a) {
+      dx = std::max(dx, double(std::fabs(on.pos[i].s[a] - off.pos[i].s[a])));
+      dv = std::max(dv, double(std::fabs(on.vel[i].s[a] - off.vel[i].s[a])));
+      vmax = std::max(vmax, double(std::fabs(off.vel[i].s[a])));
+    }
+  std::printf("pair gradients on / off, 60 steps of %zu particles: largest position difference "
+              "%.3g spacings, velocity %.3g of the largest; mean density iterations %.3f / %.3f\n",
+              on.pos.size(), dx / 0.004, dv / vmax, on.stats.meanDensityIterations,
+              off.stats.meanDensityIterations);
+  EXPECT_LT(dx, 0.01 * 0.004);
+  EXPECT_LT(dv, 0.01 * vmax);
+  EXPECT_NEAR(on.stats.meanDensityIterations, off.stats.meanDensityIterations, 0.25);
+  EXPECT_NEAR(on.stats.meanDivergenceIterations, off.stats.meanDivergenceIterations, 0.25);
+}
+
 TEST(DfsphPhysics, DamBreakFrontMatchesMartinMoyceAndTheWcsphFront) {
   const double ts = std::sqrt(2 * kG / kA);
   const auto file = "mm1952_front_n2eq2_a2.25in_table2_ocellaris.csv";

@@ -119,6 +119,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
                         {"mean_density_iterations", ss.meanDensityIterations},
                         {"mean_divergence_iterations", ss.meanDivergenceIterations},
                         {"cut_solves", ss.cutSolves},
+                        {"pair_gradients", ss.pairGradients},
                         {"chebyshev_rho", p.get("chebyshev_rho")},
                         {"density_relaxation", p.get("density_relaxation")},
                         {"density_error", d.solve.densityError},

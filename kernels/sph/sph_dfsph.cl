@@ -72,6 +72,36 @@
             }                                                                   \
     SPH_NEIGHBOURS_END
 
+/* The pair gradients (use_pairs != 0; DfsphKernels::setPairGradients,
+ * "Pair gradients" in docs/ARCHITECTURE.md): dfsph_density stores, for
+ * every list slot k of i, the scalar of the real pair's kernel gradient
+ *     pairs[k n + i] = g_ij = m c_g W'(q_ij)   (0 where |x_i - x_j| >= h),
+ * c_g = sph_gradw_coef(h), so that m grad_i W_ij = g_ij (x_i - x_j). The
+ * positions do not move between dfsph_density and the end of the density
+ * solve, so the solves' kernels take g_ij instead of a square root and the
+ * kernel's polynomial per pair per iteration. BODY sees j and
+ * G = g_ij (x_i - x_j); the wall images of j (mask != 0) are not stored:
+ * DFSPH_IMAGES_BEGIN inside the body sums them from x_j as DFSPH_PAIRS does
+ * (d, r2, s). The float4 G_ij itself (16 bytes a pair, no load of x_j) was
+ * slower: the solves are bound by memory traffic from about 200 000
+ * particles on the H200 (docs/PERFORMANCE.md, session 15). */
+#define DFSPH_STORED_BEGIN(i, p)                                                \
+    {                                                                           \
+        const uint nb_cnt_ = nbcount[i];                                        \
+        for (uint k_ = lane; k_ < nb_cnt_; k_ += 1u << lane_bits) {             \
+            const size_t slot_ = (size_t)k_ * n + (i);                          \
+            const uint j = nlist[slot_];                                        \
+            const float3 xj_ = pos[j].xyz;                                      \
+            const float3 G = pairs[slot_] * ((p) - xj_);
+#define DFSPH_STORED_END }}
+#define DFSPH_IMAGES_BEGIN(p, mask, w)                                          \
+    if (mask) {                                                                 \
+        for (uint s = (mask); s != 0u; s = (s - 1u) & (mask)) {                 \
+            const float3 d = (p) - sph_mirror(xj_, s, (w));                     \
+            const float r2 = sph_r2(d);                                         \
+            if (r2 < h * h) {
+#define DFSPH_IMAGES_END }}}
+
 /* The rate kernel's per-group sums (dfsph_sum_t): the residual alone, or,
  * in the program built with EDDY_DFSPH_TWO_SUMS (the density solve with
  * density_relaxation < 1, DfsphKernels::runRate), the residual and the error
@@ -240,7 +270,8 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        const uint nbound, const int4 dims, const float inv_cell,
                        const uint with_pressure, const uint correct, const float rho0,
                        const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale, const uint lane_bits, const uint kstride)
+                       const float grad_scale, const uint lane_bits, const uint kstride,
+                       __global float* restrict pairs, const uint use_pairs)
 {
     __local float4 red[SPH_WG];
     __local uint last;
@@ -274,21 +305,35 @@ void sph_dfsph_density(__global const float4* restrict pos,
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
         const float kvi = kdiv[i];
-        DFSPH_PAIRS_BEGIN(i, p, mask, w)
-            const float q = sqrt(r2) * inv_h;
-            sw += sph_w_q(q);
-            const float gw = sph_gradw_q(q);
-            const float3 gj = (gc * gw) * d;
-            g += gj;
-            g2 += dot(gj, gj);
-            if (r2 > 0.0f) cnt += 1.0f;
-            if (warm) a += ((kvi + kdiv[j]) * gw) * d;
-            if (measure) {
-                const float3 gd = gw * d;
-                mxx += gd.x * d.x; myy += gd.y * d.y; mzz += gd.z * d.z;
-                mxy += gd.x * d.y; mxz += gd.x * d.z; myz += gd.y * d.z;
+        /* DFSPH_PAIRS written out: the real pair's g_ij (s = 0, the last
+         * of j's terms) is stored for the solves (DFSPH_STORED_BEGIN). */
+        SPH_NEIGHBOURS_BEGIN(i, p)
+            const float3 q_ = pos[j].xyz;
+            float gs = 0.0f;
+            for (uint s = mask;; s = (s - 1u) & mask) {
+                const float3 d = p - (s ? sph_mirror(q_, s, w) : q_);
+                const float r2 = sph_r2(d);
+                if (r2 < h * h) {
+                    const float q = sqrt(r2) * inv_h;
+                    sw += sph_w_q(q);
+                    const float gw = sph_gradw_q(q);
+                    const float3 gj = (gc * gw) * d;
+                    g += gj;
+                    g2 += dot(gj, gj);
+                    if (r2 > 0.0f) cnt += 1.0f;
+                    if (warm) a += ((kvi + kdiv[j]) * gw) * d;
+                    if (measure) {
+                        const float3 gd = gw * d;
+                        mxx += gd.x * d.x; myy += gd.y * d.y; mzz += gd.z * d.z;
+                        mxy += gd.x * d.y; mxz += gd.x * d.z; myz += gd.y * d.z;
+                    }
+                    gs = gc * gw; /* kept only from s = 0 */
+                }
+                if (s == 0u) break;
+                gs = 0.0f;
             }
-        DFSPH_PAIRS_END
+            if (use_pairs) pairs[(size_t)k_ * n + i] = gs;
+        SPH_NEIGHBOURS_END
         a *= mass * sph_gradw_coef(h);
         const float gcu = sph_gradw_coef(h);
         float3 ab = (float3)(0.0f);
@@ -415,7 +460,8 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
                     const uint min_iter, const uint max_iter, const float cheb_rho,
-                    const float beta, const uint lane_bits, const uint kstride)
+                    const float beta, const uint lane_bits, const uint kstride,
+                    __global const float* restrict pairs, const uint use_pairs)
 {
     __local float4 red[SPH_WG];
     __local dfsph_sum_t redf[SPH_WG];
@@ -440,11 +486,23 @@ void sph_dfsph_rate(__global const float4* restrict pos,
         float3 w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h;
-        DFSPH_PAIRS_BEGIN(i, p, mask, w)
-            const float3 vj = s ? sph_mirror_v(vel[j].xyz, s) : vel[j].xyz;
-            rate += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - vj, d);
-        DFSPH_PAIRS_END
-        rate *= mass * sph_gradw_coef(h);
+        if (use_pairs) {
+            float rimg = 0.0f; /* the images' sum, without m c_g */
+            DFSPH_STORED_BEGIN(i, p)
+                const float3 vj = vel[j].xyz;
+                rate += dot(vi - vj, G);
+                DFSPH_IMAGES_BEGIN(p, mask, w)
+                    rimg += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - sph_mirror_v(vj, s), d);
+                DFSPH_IMAGES_END
+            DFSPH_STORED_END
+            rate += (mass * sph_gradw_coef(h)) * rimg;
+        } else {
+            DFSPH_PAIRS_BEGIN(i, p, mask, w)
+                const float3 vj = s ? sph_mirror_v(vel[j].xyz, s) : vel[j].xyz;
+                rate += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - vj, d);
+            DFSPH_PAIRS_END
+            rate *= mass * sph_gradw_coef(h);
+        }
         float brate = 0.0f;
         SPH_BOUNDARY_BEGIN(p)
             brate += bp.w * sph_gradw_q(sqrt(br2) * inv_h) * dot(vi - bvel[bj].xyz, bd);
@@ -541,7 +599,8 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         const uint nbound, const int4 dims, const float inv_cell,
                         const uint slot, const uint use_dt, const uint commit,
                         const uint n, const float4 tank, const float h, const float mass,
-                        const float grad_scale, const uint lane_bits, const uint kstride)
+                        const float grad_scale, const uint lane_bits, const uint kstride,
+                        __global const float* restrict pairs, const uint use_pairs)
 {
     __local float4 red[SPH_WG];
     /* k: the slot's unknown; dk: the change to apply. */
@@ -559,10 +618,22 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
         const uint mask = sph_walls(p, tank, h, &w);
         dki = dk[i];
         const float inv_h = 1.0f / h;
-        DFSPH_PAIRS_BEGIN(i, p, mask, w)
-            a += ((dki + dk[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
-        DFSPH_PAIRS_END
-        a *= mass * sph_gradw_coef(h);
+        if (use_pairs) {
+            float3 aimg = (float3)(0.0f); /* the images' sum, without m c_g */
+            DFSPH_STORED_BEGIN(i, p)
+                const float dkij = dki + dk[j];
+                a += dkij * G;
+                DFSPH_IMAGES_BEGIN(p, mask, w)
+                    aimg += (dkij * sph_gradw_q(sqrt(r2) * inv_h)) * d;
+                DFSPH_IMAGES_END
+            DFSPH_STORED_END
+            a += (mass * sph_gradw_coef(h)) * aimg;
+        } else {
+            DFSPH_PAIRS_BEGIN(i, p, mask, w)
+                a += ((dki + dk[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
+            DFSPH_PAIRS_END
+            a *= mass * sph_gradw_coef(h);
+        }
         float3 ab = (float3)(0.0f);
         SPH_BOUNDARY_BEGIN(p)
             ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * dki * sph_gradw_q(sqrt(br2) * inv_h)) * bd;
@@ -632,7 +703,8 @@ void sph_dfsph_predict(__global const float4* restrict pos,
                        __global const uint2* restrict bcells,
                        const uint nbound, const int4 dims, const float inv_cell,
                        const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale, const uint lane_bits, const uint kstride)
+                       const float grad_scale, const uint lane_bits, const uint kstride,
+                       __global const float* restrict pairs, const uint use_pairs)
 {
     __local float4 red[SPH_WG];
     __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
@@ -644,10 +716,22 @@ void sph_dfsph_predict(__global const float4* restrict pos,
         const uint mask = sph_walls(p, tank, h, &w);
         const float ki = kden[i];
         const float inv_h = 1.0f / h;
-        DFSPH_PAIRS_BEGIN(i, p, mask, w)
-            a += ((ki + kden[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
-        DFSPH_PAIRS_END
-        a *= mass * sph_gradw_coef(h);
+        if (use_pairs) {
+            float3 aimg = (float3)(0.0f); /* the images' sum, without m c_g */
+            DFSPH_STORED_BEGIN(i, p)
+                const float kij = ki + kden[j];
+                a += kij * G;
+                DFSPH_IMAGES_BEGIN(p, mask, w)
+                    aimg += (kij * sph_gradw_q(sqrt(r2) * inv_h)) * d;
+                DFSPH_IMAGES_END
+            DFSPH_STORED_END
+            a += (mass * sph_gradw_coef(h)) * aimg;
+        } else {
+            DFSPH_PAIRS_BEGIN(i, p, mask, w)
+                a += ((ki + kden[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
+            DFSPH_PAIRS_END
+            a *= mass * sph_gradw_coef(h);
+        }
         float3 ab = (float3)(0.0f);
         SPH_BOUNDARY_BEGIN(p)
             ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(sqrt(br2) * inv_h)) * bd;

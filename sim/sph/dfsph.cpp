@@ -92,6 +92,37 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     throw Error("DFSPH setup: " + describe(e));
   }
   polling_ = envSwitch("EDDY_DFSPH_POLL", true);  // developer aid: 0 = no polls
+  if (const char* e = std::getenv("EDDY_DFSPH_PAIRS"); e && *e)  // developer aid
+    pairsMode_ = envSwitch("EDDY_DFSPH_PAIRS", true) ? PairGradients::on : PairGradients::off;
+}
+
+// The pair gradients for this density launch (and the solves after it), see
+// setPairGradients; the buffer (4 bytes a list slot of every particle of the
+// capacity) is allocated once, the first time. One that does not fit, or an
+// allocation the driver refuses, turns them off for good (the kernels then
+// evaluate the gradient per pair, as without them).
+bool DfsphKernels::preparePairs(const DfsphBuffers& b) {
+  if (pairsFailed_ || b.listCapacity == 0 || pairsMode_ == PairGradients::off) return false;
+  const DeviceInfo& info = ctx_.info();
+  if (pairsMode_ == PairGradients::automatic &&
+      (!(info.type & CL_DEVICE_TYPE_GPU) || b.n < kPairGradientsMinParticles))
+    return false;
+  if (pairs_() != nullptr && pairsCap_ >= b.listCapacity) return true;
+  const double bytes = double(b.listCapacity) * double(cap_) * sizeof(cl_float);
+  if (bytes > double(info.maxAlloc) || bytes > 0.25 * double(info.globalMem)) {
+    pairsFailed_ = true;
+    return false;
+  }
+  try {
+    pairs_ = ctx_.createBuffer(CL_MEM_READ_WRITE, size_t(bytes), "DFSPH pair gradients");
+    pairsCap_ = b.listCapacity;
+  } catch (const std::exception&) {
+    pairs_ = cl::Buffer();
+    pairsCap_ = 0;
+    pairsFailed_ = true;
+    return false;
+  }
+  return true;
 }
 
 DfsphKernels::~DfsphKernels() {
@@ -117,6 +148,7 @@ EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
 }
 
 void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
+  pairsOn_ = preparePairs(b);  // the solves after this launch read what it stores
   const SphBoundaryView bv = boundaryView(b);
   const DfsphDensityArgs a{.pos = *b.pos,
                            .vel = *b.vel,
@@ -141,7 +173,9 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .mass = cl_float(p.mass),
                            .gradScale = cl_float(p.gradScale),
                            .laneBits = b.laneBits,
-                           .kstride = cl_uint(kstride_)};
+                           .kstride = cl_uint(kstride_),
+                           .pairs = pairsOn_ ? pairs_ : noBoundary_,
+                           .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
   try {
     prof_.launch("dfsph_density", density_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -178,7 +212,9 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .chebyshevRho = cl_float(p.chebyshevRho),
                         .beta = cl_float(div ? 1.0 : p.densityRelaxation),
                         .laneBits = b.laneBits,
-                        .kstride = cl_uint(kstride_)};
+                        .kstride = cl_uint(kstride_),
+                        .pairs = pairsOn_ ? pairs_ : noBoundary_,
+                        .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
   try {
     // density_relaxation < 1: the program whose rate kernel also sums the
     // error (the default one would ignore beta).
@@ -216,7 +252,9 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
                             .mass = cl_float(p.mass),
                             .gradScale = cl_float(p.gradScale),
                             .laneBits = b.laneBits,
-                            .kstride = cl_uint(kstride_)};
+                            .kstride = cl_uint(kstride_),
+                            .pairs = pairsOn_ ? pairs_ : noBoundary_,
+                            .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
   try {
     prof_.launch(row, velocity_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -385,7 +423,9 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .mass = cl_float(p.mass),
                            .gradScale = cl_float(p.gradScale),
                            .laneBits = b.laneBits,
-                           .kstride = cl_uint(kstride_)};
+                           .kstride = cl_uint(kstride_),
+                           .pairs = pairsOn_ ? pairs_ : noBoundary_,
+                           .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
   try {
     prof_.launch("predict", predict_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -684,6 +724,7 @@ DfsphBuffers DfsphSolver::buffers(SphParticles& p) const {
   b.clock = &p.clock();
   b.counters = &p.counters();
   b.n = p.size();
+  b.listCapacity = p.listCapacity();
   b.tank = p.tank();
   b.laneBits = p.laneBits();
   b.boundary = &p.boundary();
@@ -719,6 +760,7 @@ void DfsphSolver::reordered(SphParticles& p, bool stepStart) {
 
 bool DfsphSolver::solveStats(SphSolveStats& out) {
   out = kernels_.stats();
+  out.pairGradients = kernels_.pairGradients();
   return true;
 }
 

@@ -67,6 +67,9 @@ struct DfsphBuffers {
   const cl::Buffer* clock = nullptr;    // float, EDDY_SPH_CLOCK_*
   const cl::Buffer* counters = nullptr;  // uint, EDDY_SPH_CNT_*
   size_t n = 0;
+  // Entries per particle of nlist (the pair gradients get as many; 0: no
+  // pair gradients, the solves evaluate the kernel per pair).
+  size_t listCapacity = 0;
   std::array<double, 3> tank{};
   cl_uint laneBits = 0;  // 2^laneBits work-items per particle (sph_common.cl, "Lanes")
   // Boundary particles (boundary.hpp); null: none. Their sums walk the
@@ -95,10 +98,12 @@ struct DfsphDensityArgs {
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits, kstride;
+  const cl::Buffer& pairs;
+  cl_uint usePairs;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
                     dims, invCell, withPressure, correct, rho0, n, tank, h, mass, gradScale,
-                    laneBits, kstride);
+                    laneBits, kstride, pairs, usePairs);
   }
 };
 struct DfsphRateArgs {
@@ -113,10 +118,12 @@ struct DfsphRateArgs {
   cl_uint minIter, maxIter;
   cl_float chebyshevRho, beta;
   cl_uint laneBits, kstride;
+  const cl::Buffer& pairs;
+  cl_uint usePairs;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
                     dims, invCell, slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter,
-                    chebyshevRho, beta, laneBits, kstride);
+                    chebyshevRho, beta, laneBits, kstride, pairs, usePairs);
   }
 };
 struct DfsphVelocityArgs {
@@ -129,9 +136,12 @@ struct DfsphVelocityArgs {
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits, kstride;
+  const cl::Buffer& pairs;
+  cl_uint usePairs;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, kb, ctl, clock, bpos, bvel, bcells, nbound, dims,
-                    invCell, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits, kstride);
+                    invCell, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits, kstride,
+                    pairs, usePairs);
   }
 };
 struct DfsphDtArgs {
@@ -151,9 +161,12 @@ struct DfsphPredictArgs {
   cl_float4 tank;
   cl_float h, mass, gradScale;
   cl_uint laneBits, kstride;
+  const cl::Buffer& pairs;
+  cl_uint usePairs;
   auto args() const {
     return std::tie(pos, vel, acc, nlist, nbcount, kb, ctl, clock, bpos, bvel, bcells, nbound,
-                    dims, invCell, n, tank, h, mass, gradScale, laneBits, kstride);
+                    dims, invCell, n, tank, h, mass, gradScale, laneBits, kstride, pairs,
+                    usePairs);
   }
 };
 struct DfsphIntegrateArgs {
@@ -233,6 +246,25 @@ class DfsphKernels {
   // Tests: wait for each read (every solve then stops right after the round
   // that converged), to check that the skipped launches change nothing.
   void setPollWait(bool on) { pollWait_ = on; }
+  // Pair gradients (sph_dfsph.cl, DFSPH_STORED_BEGIN): dfsph_density stores
+  // the scalar g_ij = m c_g W'(q_ij) of every list slot (4 bytes each,
+  // listCapacity a particle, as the list), and the solves' rate, velocity
+  // and predict kernels take m grad W_ij = g_ij (x_i - x_j) from it instead
+  // of a square root and the kernel's polynomial per pair per iteration.
+  // automatic: on a GPU from kPairGradientsMinParticles particles, where it
+  // pays (H200: +10 % real-time factor at 207 646 particles, +15 % at 1M,
+  // -2 % at 101 306; docs/PERFORMANCE.md, session 15), off on other devices
+  // (not measured to pay there). Never where the buffer would not fit in a
+  // quarter of the device's memory or its largest allocation. The developer
+  // aid EDDY_DFSPH_PAIRS=0|1 sets off|on. The choice is made at each
+  // runDensity (the store); the results differ from the evaluated kernel
+  // only in rounding.
+  enum class PairGradients { automatic, on, off };
+  static constexpr size_t kPairGradientsMinParticles = 150000;
+  void setPairGradients(PairGradients mode) { pairsMode_ = mode; }
+  void setPairGradients(bool on) { pairsMode_ = on ? PairGradients::on : PairGradients::off; }
+  // Whether the last runDensity stored them (the solves read them).
+  bool pairGradients() const { return pairsOn_; }
   // Rounds launched, and rounds the reads spared, since construction.
   unsigned long long roundsLaunched() const { return roundsLaunched_; }
   unsigned long long roundsSpared() const { return roundsSpared_; }
@@ -297,6 +329,13 @@ class DfsphKernels {
   size_t kstride_ = 0;
   std::vector<cl_float> readRow(unsigned row, size_t count);
   cl::Buffer noBoundary_, noBoundaryCells_;  // stand-ins when b.boundary is null
+  // The pair gradients (setPairGradients): a float per list slot, allocated
+  // at the first runDensity that uses them (pairsCap_ slots a particle).
+  cl::Buffer pairs_;
+  size_t pairsCap_ = 0;
+  PairGradients pairsMode_ = PairGradients::automatic;
+  bool pairsOn_ = false, pairsFailed_ = false;
+  bool preparePairs(const DfsphBuffers& b);  // pairsOn_ for this density: allocates
   SphBoundaryView boundaryView(const DfsphBuffers& b) const;
   int cur_ = 0;
   // The state reads of the last two steps: beginStep takes reads_[next_]

@@ -50,6 +50,9 @@ struct SphSolveStats {
   // converging (their error above tolerance; DfsphKernels::batch).
   double meanDensityIterations = 0, meanDivergenceIterations = 0;
   unsigned long long cutSolves = 0;
+  // DFSPH: the last step's solves took the stored pair gradients
+  // (DfsphKernels::setPairGradients).
+  bool pairGradients = false;
 };
 
 class SphSolver {
