@@ -593,6 +593,52 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     }
 }
 
+/* This lane's share of the pressure term of eq. (1) for the unknowns kk
+ * (k_i = ki), before -s C:
+ *     m sum_j (k_i + k_j) grad_i W_ij  (list, wall images)  +  sum_b f k_i psi_b grad_i W_ib
+ * (boundary, f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR), from the stored pair
+ * gradients (use_pairs) or the kernel evaluated per pair. The velocity and
+ * predict kernels' sum; the parameters carry the names the walk macros use. */
+inline float3 dfsph_pressure_sum(const uint i, const float3 p, const float ki,
+                                 __global const float* restrict kk,
+                                 __global const float4* restrict pos,
+                                 __global const uint* restrict nlist,
+                                 __global const uint* restrict nbcount,
+                                 __global const float* restrict pairs, const uint use_pairs,
+                                 __global const float4* restrict bpos,
+                                 __global const uint2* restrict bcells, const uint nbound,
+                                 const int4 dims, const float inv_cell, const uint n,
+                                 const float4 tank, const float h, const float mass,
+                                 const uint lane, const uint lane_bits)
+{
+    float3 w;
+    const uint mask = sph_walls(p, tank, h, &w);
+    const float inv_h = 1.0f / h;
+    float3 a = (float3)(0.0f);
+    if (use_pairs) {
+        float3 aimg = (float3)(0.0f); /* the images' sum, without m c_g */
+        DFSPH_STORED_BEGIN(i, p)
+            const float kij = ki + kk[j];
+            a += kij * G;
+            DFSPH_IMAGES_BEGIN(p, mask, w)
+                aimg += (kij * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
+            DFSPH_IMAGES_END
+        DFSPH_STORED_END
+        a += (mass * sph_gradw_coef(h)) * aimg;
+    } else {
+        DFSPH_PAIRS_BEGIN(i, p, mask, w)
+            a += ((ki + kk[j]) * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
+        DFSPH_PAIRS_END
+        a *= mass * sph_gradw_coef(h);
+    }
+    float3 ab = (float3)(0.0f);
+    SPH_BOUNDARY_BEGIN(p)
+        ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(dfsph_dist(br2) * inv_h)) * bd;
+    SPH_BOUNDARY_END
+    if (nbound != 0u) a += sph_gradw_coef(h) * ab;
+    return a;
+}
+
 /* Phases "divergence_velocity" / "density_velocity": the velocity change of
  * eq. (1) for the pressure changes dk,
  *     v_i -= f s sum_j m (dk_i + dk_j) grad_i W_ij
@@ -629,31 +675,9 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
     float dki = 0.0f;
     if (active) {
         const float3 p = pos[i].xyz;
-        float3 w;
-        const uint mask = sph_walls(p, tank, h, &w);
         dki = dk[i];
-        const float inv_h = 1.0f / h;
-        if (use_pairs) {
-            float3 aimg = (float3)(0.0f); /* the images' sum, without m c_g */
-            DFSPH_STORED_BEGIN(i, p)
-                const float dkij = dki + dk[j];
-                a += dkij * G;
-                DFSPH_IMAGES_BEGIN(p, mask, w)
-                    aimg += (dkij * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
-                DFSPH_IMAGES_END
-            DFSPH_STORED_END
-            a += (mass * sph_gradw_coef(h)) * aimg;
-        } else {
-            DFSPH_PAIRS_BEGIN(i, p, mask, w)
-                a += ((dki + dk[j]) * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
-            DFSPH_PAIRS_END
-            a *= mass * sph_gradw_coef(h);
-        }
-        float3 ab = (float3)(0.0f);
-        SPH_BOUNDARY_BEGIN(p)
-            ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * dki * sph_gradw_q(dfsph_dist(br2) * inv_h)) * bd;
-        SPH_BOUNDARY_END
-        if (nbound != 0u) a += sph_gradw_coef(h) * ab;
+        a = dfsph_pressure_sum(i, p, dki, dk, pos, nlist, nbcount, pairs, use_pairs, bpos, bcells,
+                               nbound, dims, inv_cell, n, tank, h, mass, lane, lane_bits);
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (!active || lane != 0u) return;
@@ -727,31 +751,8 @@ void sph_dfsph_predict(__global const float4* restrict pos,
     float3 a = (float3)(0.0f);
     if (i < n) {
         const float3 p = pos[i].xyz;
-        float3 w;
-        const uint mask = sph_walls(p, tank, h, &w);
-        const float ki = kden[i];
-        const float inv_h = 1.0f / h;
-        if (use_pairs) {
-            float3 aimg = (float3)(0.0f); /* the images' sum, without m c_g */
-            DFSPH_STORED_BEGIN(i, p)
-                const float kij = ki + kden[j];
-                a += kij * G;
-                DFSPH_IMAGES_BEGIN(p, mask, w)
-                    aimg += (kij * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
-                DFSPH_IMAGES_END
-            DFSPH_STORED_END
-            a += (mass * sph_gradw_coef(h)) * aimg;
-        } else {
-            DFSPH_PAIRS_BEGIN(i, p, mask, w)
-                a += ((ki + kden[j]) * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
-            DFSPH_PAIRS_END
-            a *= mass * sph_gradw_coef(h);
-        }
-        float3 ab = (float3)(0.0f);
-        SPH_BOUNDARY_BEGIN(p)
-            ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(dfsph_dist(br2) * inv_h)) * bd;
-        SPH_BOUNDARY_END
-        if (nbound != 0u) a += sph_gradw_coef(h) * ab;
+        a = dfsph_pressure_sum(i, p, kden[i], kden, pos, nlist, nbcount, pairs, use_pairs, bpos,
+                               bcells, nbound, dims, inv_cell, n, tank, h, mass, lane, lane_bits);
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (i >= n || lane != 0u) return;
