@@ -56,21 +56,6 @@
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes").
  */
 
-/* |d| from r2 = |d|^2 in the solves' per-pair sums (rate, velocity,
- * predict; every iteration): r2 rsqrt(r2), 0 at r2 = 0 (the particle itself
- * and its own images on a wall). The program is built with correctly
- * rounded division and square root (DfsphKernels::buildProgram), which on
- * NVIDIA makes sqrt a multi-instruction sequence; rsqrt is not affected by
- * that option and keeps OpenCL's full-profile bound (2 ulp), so |d| is
- * within about 3 ulp. H200, session 15: +9 % real-time factor at 101 306
- * particles (docs/PERFORMANCE.md); the kernel tests' 1e-5 hold there. The
- * quantities computed once a step (density, factor, the stored pair
- * gradients) keep sqrt. */
-inline float dfsph_dist(const float r2)
-{
-    return r2 > 0.0f ? r2 * rsqrt(r2) : 0.0f;
-}
-
 /* Sum over the real neighbours of i (list) and their wall images, this
  * work-item's lane's share. BODY sees: j, d (x_i - x_image), r2, s (image
  * mask, 0 = the real particle). */
@@ -507,20 +492,20 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                 const float3 vj = vel[j].xyz;
                 rate += dot(vi - vj, G);
                 DFSPH_IMAGES_BEGIN(p, mask, w)
-                    rimg += sph_gradw_q(dfsph_dist(r2) * inv_h) * dot(vi - sph_mirror_v(vj, s), d);
+                    rimg += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - sph_mirror_v(vj, s), d);
                 DFSPH_IMAGES_END
             DFSPH_STORED_END
             rate += (mass * sph_gradw_coef(h)) * rimg;
         } else {
             DFSPH_PAIRS_BEGIN(i, p, mask, w)
                 const float3 vj = s ? sph_mirror_v(vel[j].xyz, s) : vel[j].xyz;
-                rate += sph_gradw_q(dfsph_dist(r2) * inv_h) * dot(vi - vj, d);
+                rate += sph_gradw_q(sqrt(r2) * inv_h) * dot(vi - vj, d);
             DFSPH_PAIRS_END
             rate *= mass * sph_gradw_coef(h);
         }
         float brate = 0.0f;
         SPH_BOUNDARY_BEGIN(p)
-            brate += bp.w * sph_gradw_q(dfsph_dist(br2) * inv_h) * dot(vi - bvel[bj].xyz, bd);
+            brate += bp.w * sph_gradw_q(sqrt(br2) * inv_h) * dot(vi - bvel[bj].xyz, bd);
         SPH_BOUNDARY_END
         if (nbound != 0u) rate += sph_gradw_coef(h) * brate;
     }
@@ -621,19 +606,19 @@ inline float3 dfsph_pressure_sum(const uint i, const float3 p, const float ki,
             const float kij = ki + kk[j];
             a += kij * G;
             DFSPH_IMAGES_BEGIN(p, mask, w)
-                aimg += (kij * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
+                aimg += (kij * sph_gradw_q(sqrt(r2) * inv_h)) * d;
             DFSPH_IMAGES_END
         DFSPH_STORED_END
         a += (mass * sph_gradw_coef(h)) * aimg;
     } else {
         DFSPH_PAIRS_BEGIN(i, p, mask, w)
-            a += ((ki + kk[j]) * sph_gradw_q(dfsph_dist(r2) * inv_h)) * d;
+            a += ((ki + kk[j]) * sph_gradw_q(sqrt(r2) * inv_h)) * d;
         DFSPH_PAIRS_END
         a *= mass * sph_gradw_coef(h);
     }
     float3 ab = (float3)(0.0f);
     SPH_BOUNDARY_BEGIN(p)
-        ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(dfsph_dist(br2) * inv_h)) * bd;
+        ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(sqrt(br2) * inv_h)) * bd;
     SPH_BOUNDARY_END
     if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     return a;
