@@ -460,15 +460,24 @@ TEST(DfsphPhysics, SettledTankConvergesWithinTheToleranceInFewIterations) {
   EXPECT_EQ(sim.readCounters().escaped, 0u);
 }
 
+// The dam break at a spacing of 4 mm with DFSPH (812 particles): the runs
+// that compare host-side choices which must not change the physics.
+namespace {
+Params smallDfsphDamBreak() {
+  Params p(sphParamDecl());
+  p.set("spacing", 0.004);
+  p.setAssignment("solver=dfsph");
+  return p;
+}
+}  // namespace
+
 // DfsphKernels::setPolling: the host stops launching a solve's rounds once a
 // read of its done flag shows it converged. Those rounds would be no-ops, so
 // the run must be the same bits with and without the polls, whether the
 // reads arrive at once (pollWait: every solve stops right after converging)
 // or when they happen to (the default); and waiting for them spares rounds.
 TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
-  Params p(sphParamDecl());
-  p.set("spacing", 0.004);
-  p.setAssignment("solver=dfsph");
+  const Params p = smallDfsphDamBreak();
   const SphSetup setup = makeSphScene("dam_break", p);
   struct Run {
     std::vector<cl_float4> pos, vel;
@@ -516,9 +525,7 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
 // to well within a spacing, with the same iterations. automatic is off on
 // a CPU device (and below kPairGradientsMinParticles).
 TEST(DfsphPhysics, PairGradientsChangeOnlyTheRounding) {
-  Params p(sphParamDecl());
-  p.set("spacing", 0.004);
-  p.setAssignment("solver=dfsph");
+  const Params p = smallDfsphDamBreak();
   const SphSetup setup = makeSphScene("dam_break", p);
   struct Run {
     std::vector<cl_float4> pos, vel;

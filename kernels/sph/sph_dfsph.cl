@@ -83,8 +83,8 @@
  * G = g_ij (x_i - x_j); the wall images of j (mask != 0) are not stored:
  * DFSPH_IMAGES_BEGIN inside the body sums them from x_j as DFSPH_PAIRS does
  * (d, r2, s). The float4 G_ij itself (16 bytes a pair, no load of x_j) was
- * slower: the solves are bound by memory traffic from about 200 000
- * particles on the H200 (docs/PERFORMANCE.md, session 15). */
+ * slower than this scalar at every size measured on the H200
+ * (docs/PERFORMANCE.md, session 15). */
 #define DFSPH_STORED_BEGIN(i, p)                                                \
     {                                                                           \
         const uint nb_cnt_ = nbcount[i];                                        \

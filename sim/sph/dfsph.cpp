@@ -174,8 +174,8 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .gradScale = cl_float(p.gradScale),
                            .laneBits = b.laneBits,
                            .kstride = cl_uint(kstride_),
-                           .pairs = pairsOn_ ? pairs_ : noBoundary_,
-                           .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
+                           .pairs = pairsArg(),
+                           .usePairs = cl_uint(pairsOn_)};
   try {
     prof_.launch("dfsph_density", density_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -213,8 +213,8 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .beta = cl_float(div ? 1.0 : p.densityRelaxation),
                         .laneBits = b.laneBits,
                         .kstride = cl_uint(kstride_),
-                        .pairs = pairsOn_ ? pairs_ : noBoundary_,
-                        .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
+                        .pairs = pairsArg(),
+                        .usePairs = cl_uint(pairsOn_)};
   try {
     // density_relaxation < 1: the program whose rate kernel also sums the
     // error (the default one would ignore beta).
@@ -253,8 +253,8 @@ void DfsphKernels::runVelocity(unsigned slot, bool commit, const DfsphBuffers& b
                             .gradScale = cl_float(p.gradScale),
                             .laneBits = b.laneBits,
                             .kstride = cl_uint(kstride_),
-                            .pairs = pairsOn_ ? pairs_ : noBoundary_,
-                            .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
+                            .pairs = pairsArg(),
+                            .usePairs = cl_uint(pairsOn_)};
   try {
     prof_.launch(row, velocity_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -424,8 +424,8 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .gradScale = cl_float(p.gradScale),
                            .laneBits = b.laneBits,
                            .kstride = cl_uint(kstride_),
-                           .pairs = pairsOn_ ? pairs_ : noBoundary_,
-                           .usePairs = cl_uint(pairsOn_ ? 1 : 0)};
+                           .pairs = pairsArg(),
+                           .usePairs = cl_uint(pairsOn_)};
   try {
     prof_.launch("predict", predict_, lanes(b), a);
   } catch (const cl::Error& e) {

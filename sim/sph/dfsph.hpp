@@ -253,8 +253,9 @@ class DfsphKernels {
   // of a square root and the kernel's polynomial per pair per iteration.
   // automatic: on a GPU from kPairGradientsMinParticles particles, where it
   // pays (H200: +10 % real-time factor at 207 646 particles, +15 % at 1M,
-  // -2 % at 101 306; docs/PERFORMANCE.md, session 15), off on other devices
-  // (not measured to pay there). Never where the buffer would not fit in a
+  // -2 % at 101 306; docs/PERFORMANCE.md, session 15), off on CPU devices
+  // (PoCL measured faster with them, but they change every CPU run's
+  // rounding, the CI tests' included: docs/ARCHITECTURE.md). Never where the buffer would not fit in a
   // quarter of the device's memory or its largest allocation. The developer
   // aid EDDY_DFSPH_PAIRS=0|1 sets off|on. The choice is made at each
   // runDensity (the store); the results differ from the evaluated kernel
@@ -336,6 +337,8 @@ class DfsphKernels {
   PairGradients pairsMode_ = PairGradients::automatic;
   bool pairsOn_ = false, pairsFailed_ = false;
   bool preparePairs(const DfsphBuffers& b);  // pairsOn_ for this density: allocates
+  // The kernels' pairs argument: the buffer, or a stand-in while off (unread).
+  const cl::Buffer& pairsArg() const { return pairsOn_ ? pairs_ : noBoundary_; }
   SphBoundaryView boundaryView(const DfsphBuffers& b) const;
   int cur_ = 0;
   // The state reads of the last two steps: beginStep takes reads_[next_]
