@@ -251,6 +251,33 @@ INSTANTIATE_TEST_SUITE_P(Splits, MultiNBodySplit, ::testing::ValuesIn(splitCases
                                   std::to_string(info.param.bpi);
                          });
 
+TEST(MultiNBody, EveryDeviceBuildsItsOwnProgram) {
+  // Regression: PoCL 3.1 keeps one process-wide cache of loaded kernel
+  // binaries keyed by the kernel's build hash (source, options, device kind)
+  // and releases an entry matched on hash and local size only, not on the grid
+  // it was made for. Identical CPU devices running nbody_gravity_part at once
+  // over blocks of different sizes could release another launch's entry and
+  // abort the process in pocl_release_dlhandle_cache (CI, once, shares 1:2:3).
+  // A stand-alone reproducer (3 pthread devices, one spin kernel over 64, 128,
+  // 192 items, POCL_MAX_PTHREAD_COUNT=8) aborted 2 of 2 runs with one program
+  // source and options, and passed 2 of 2 with a define per device. The timing
+  // is too narrow to provoke through the simulation here, so this checks the
+  // guard: every device's program is built with options of its own.
+  const auto bodies = scene(50, test::freshSeed());
+  MultiNBodyOptions opts;
+  opts.shares = {1, 2, 3};
+  MultiNBodySim multi(devices(3), testParams(), bodies, opts);
+  const auto o = multi.programOptions();
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_NE(o[0], o[1]);
+  EXPECT_NE(o[0], o[2]);
+  EXPECT_NE(o[1], o[2]);
+  // One device: the single-device program's options, nothing added.
+  MultiNBodySim single(devices(1), testParams(), bodies);
+  ASSERT_EQ(single.programOptions().size(), 1u);
+  EXPECT_EQ(single.programOptions()[0].find("EDDY_DEVICE_SLOT"), std::string::npos);
+}
+
 TEST(MultiNBody, ParameterChangeMidRunMatchesOneDevice) {
   // A change of G re-computes the stored accelerations on every device at the
   // next step boundary, as the single-device sim does.

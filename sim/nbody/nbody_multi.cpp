@@ -159,7 +159,18 @@ MultiNBodySim::Prepared MultiNBodySim::prepare(const std::vector<Context*>& devi
                    ? NBodyKernelConfig::automatic(devices[d]->info(), (n + k - 1) / k)
                    : opts.kernels[opts.kernels.size() == 1 ? 0 : d];
     onDevice(dev->ctx->info(), "building the N-body kernels", [&] {
-      dev->program = NBodySim::buildProgram(*dev->ctx, dev->cfg);
+      // Each device's program gets its own build options, so no two devices
+      // share a program (hence kernel) hash. PoCL (3.1, Debian 12) keeps one
+      // process-wide cache of loaded kernel binaries keyed by that hash, and
+      // its release matches on hash and local size only, not on the grid
+      // width the entry was specialised for: several CPU devices running the
+      // same kernel at once over blocks of different sizes could decrement
+      // another launch's entry and abort the process in
+      // pocl_release_dlhandle_cache (seen once in CI, 3 devices, shares
+      // 1:2:3). The define changes nothing in the code the kernels compile to.
+      NBodyKernelConfig build = dev->cfg;
+      if (k > 1) build.extraOptions += " -DEDDY_DEVICE_SLOT=" + std::to_string(d);
+      dev->program = NBodySim::buildProgram(*dev->ctx, build);
       dev->part.emplace(dev->program, "nbody_gravity_part");
       dev->drift.emplace(dev->program, "nbody_drift");
       dev->potential.emplace(dev->program, "nbody_potential");
@@ -284,6 +295,13 @@ MultiNBodySim::MultiNBodySim(Prepared&& prep, const Params& params, const std::v
   eventsPerStep_ = k * (2 + k + (k - 1)) - (k == 1 ? 1 : 0);
   syncParams();
   computeAccelerations();
+}
+
+std::vector<std::string> MultiNBodySim::programOptions() const {
+  std::vector<std::string> out;
+  for (const auto& d : devs_)
+    out.push_back(d->program.getBuildInfo<CL_PROGRAM_BUILD_OPTIONS>(d->ctx->device()));
+  return out;
 }
 
 MultiNBodySim::~MultiNBodySim() {

@@ -80,6 +80,9 @@ class MultiNBodySim : public Simulation {
   std::optional<double> virialRatio() override { return diagnostics().virialRatio; }
 
   const std::vector<NBodyDeviceShare>& shares() const { return shares_; }
+  // The OpenCL build options of each device's program, in device order: no
+  // two alike (see prepare() for the PoCL cache they keep apart).
+  std::vector<std::string> programOptions() const;
   const std::vector<DeviceShare>* deviceShares() const override { return &shares_; }
   // Profiler phase names of device i: "drift@P:D", "gravity@P:D" (one launch
   // per block of sources), "send@P:D" (own block to the host), "recv@P:D"
