@@ -484,11 +484,12 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
     unsigned long long launched = 0, spared = 0;
     SphSolveStats stats;
   };
-  auto run = [&](bool polling, bool wait) {
+  auto run = [&](bool polling, bool wait, bool ahead = false) {
     SphSim sim(test::context(), p, setup);
     auto& k = dynamic_cast<DfsphSolver&>(sim.solver()).kernels();
     k.setPolling(polling);
     k.setPollWait(wait);
+    k.setPollAhead(ahead);
     for (int s = 0; s < 60; ++s) sim.step();
     Run r;
     r.pos = sim.readPositions();
@@ -498,7 +499,8 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
     EXPECT_TRUE(sim.solver().solveStats(r.stats));
     return r;
   };
-  const Run off = run(false, false), waited = run(true, true), free = run(true, false);
+  const Run off = run(false, false), waited = run(true, true), free = run(true, false, false),
+            ahead = run(true, false, true);
   auto same = [](const std::vector<cl_float4>& a, const std::vector<cl_float4>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(cl_float4)) == 0;
   };
@@ -513,9 +515,19 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
   EXPECT_GT(waited.spared, 0u);
   EXPECT_EQ(waited.launched + waited.spared, off.launched);
   EXPECT_EQ(free.launched + free.spared, off.launched);
+  // One round ahead (setPollAhead): the same bits; it waits for every read
+  // but the newest, so it spares all the waiting run spares but the rounds
+  // launched while a read was on its way.
+  EXPECT_TRUE(same(off.pos, ahead.pos));
+  EXPECT_TRUE(same(off.vel, ahead.vel));
+  EXPECT_EQ(off.stats.cutSolves, ahead.stats.cutSolves);
+  EXPECT_EQ(ahead.launched + ahead.spared, off.launched);
+  EXPECT_GT(ahead.spared, 0u);
+  EXPECT_GE(ahead.launched, waited.launched);
   std::printf("rounds launched in 60 steps: %llu without polls, %llu waiting for them (%llu spared), "
-              "%llu as they came (%llu spared)\n",
-              off.launched, waited.launched, waited.spared, free.launched, free.spared);
+              "%llu as they came (%llu spared), %llu one round ahead (%llu spared)\n",
+              off.launched, waited.launched, waited.spared, free.launched, free.spared,
+              ahead.launched, ahead.spared);
 }
 
 // DfsphKernels::setPairGradients: the solves read m grad W_ij from the

@@ -92,6 +92,7 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     throw Error("DFSPH setup: " + describe(e));
   }
   polling_ = envSwitch("EDDY_DFSPH_POLL", true);  // developer aid: 0 = no polls
+  pollAhead_ = envSwitch("EDDY_DFSPH_POLL_AHEAD", pollAhead_);  // developer aid (setPollAhead)
   if (const char* e = std::getenv("EDDY_DFSPH_PAIRS"); e && *e)  // developer aid
     pairsMode_ = envSwitch("EDDY_DFSPH_PAIRS", true) ? PairGradients::on : PairGradients::off;
 }
@@ -296,6 +297,10 @@ void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
   // launched and each poll only costs (an event, a read, a flush: -10 % at
   // 54 000 particles on the H200). A solve whose polls spared nothing makes
   // the next 1, 3, 7, ... 63 solves go without; one that spared resets that.
+  if (polling_ && pollAhead_ && !pollWait_) {
+    solveAhead(slot, rounds, from, id, b, p);
+    return;
+  }
   bool poll = polling_;
   if (poll && pollSkip_ > 0) {
     --pollSkip_;
@@ -330,6 +335,47 @@ void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
     pollBackoff_ = std::min(2 * pollBackoff_ + 1, 63u);
     pollSkip_ = pollBackoff_;
   }
+}
+
+// setPollAhead: rounds 1 .. from as a batch, a poll after each round from
+// `from` on; before launching round k + 1 (k > from) the host waits for the
+// poll after round k - 1 while round k runs.
+void DfsphKernels::solveAhead(unsigned slot, unsigned rounds, unsigned from,
+                             unsigned long long id, const DfsphBuffers& b, const DfsphParams& p) {
+  for (unsigned it = 0; it < rounds; ++it) {
+    if (it > from && polledDoneAhead(id)) {
+      roundsSpared_ += rounds - it;
+      return;  // round `it` - 1 (launched) is the solve's one no-op at most
+    }
+    runRate(slot, b, p);
+    runVelocity(slot, true, b, p);
+    ++roundsLaunched_;
+    if (it + 1 >= from && it + 1 < rounds) enqueuePoll(slot, id);
+  }
+  runRate(slot, b, p);
+}
+
+bool DfsphKernels::polledDoneAhead(unsigned long long solve) {
+  bool done = false;
+  try {
+    while (polls_.size() > 1) {
+      Poll& poll = polls_.front();
+      // Spin first: a blocking wait costs a wake-up (tens of microseconds,
+      // a round's device time at ~100 000 particles); give up spinning
+      // after 2 ms (the device is far behind: nothing is lost by sleeping).
+      using Clock = std::chrono::steady_clock;
+      const auto until = Clock::now() + std::chrono::milliseconds(2);
+      while (poll.event.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() > CL_COMPLETE &&
+             Clock::now() < until) {
+      }
+      poll.event.wait();  // returns at once when it has arrived; throws on an error status
+      done = done || (poll.solve == solve && pollHost_[poll.word] != 0u);
+      polls_.pop_front();
+    }
+  } catch (const cl::Error& e) {
+    throw Error("DFSPH done poll: " + describe(e));
+  }
+  return done;
 }
 
 void DfsphKernels::enqueuePoll(unsigned slot, unsigned long long solve) {

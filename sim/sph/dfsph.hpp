@@ -246,6 +246,17 @@ class DfsphKernels {
   // Tests: wait for each read (every solve then stops right after the round
   // that converged), to check that the skipped launches change nothing.
   void setPollWait(bool on) { pollWait_ = on; }
+  // One round ahead: from the round a solve is expected to converge on, the
+  // host waits for the read of the round before the newest (spinning, then
+  // blocking) while the newest runs, and launches the next only if that read
+  // shows the solve still going. Past that expected round at most one
+  // launched round of a solve is a no-op, and the device does not wait for
+  // the host's decision (it runs the newest round meanwhile). Where the device is behind the host, the
+  // free-running polls arrive too late to spare anything, and the batches'
+  // margins (up to twice the rounds needed) run as no-ops.
+  // EDDY_DFSPH_POLL_AHEAD=0|1 (developer aid) sets it.
+  void setPollAhead(bool on) { pollAhead_ = on; }
+  bool pollAhead() const { return pollAhead_; }
   // Pair gradients (sph_dfsph.cl, DFSPH_STORED_BEGIN): dfsph_density stores
   // the scalar g_ij = m c_g W'(q_ij) of every list slot (4 bytes each,
   // listCapacity a particle, as the list), and the solves' rate, velocity
@@ -309,10 +320,15 @@ class DfsphKernels {
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
   void solve(unsigned slot, unsigned rounds, const DfsphBuffers& b, const DfsphParams& p);
+  void solveAhead(unsigned slot, unsigned rounds, unsigned from, unsigned long long id,
+                  const DfsphBuffers& b, const DfsphParams& p);
   // The polls that have arrived (oldest first, without waiting unless
   // pollWait_, or up to spinUs microseconds for the oldest of `solve`):
   // whether one of solve `solve` shows it done.
   bool polledDone(unsigned long long solve, double spinUs);
+  // One round ahead (setPollAhead): waits for every poll but the newest;
+  // whether one of solve `solve` shows it done.
+  bool polledDoneAhead(unsigned long long solve);
   void enqueuePoll(unsigned slot, unsigned long long solve);
   static DfsphStats decode(const std::vector<cl_uint>& s);
   void account(const std::vector<cl_uint>& st);  // adds a step's counts to the means
@@ -364,7 +380,7 @@ class DfsphKernels {
   unsigned long long solves_ = 0, roundsLaunched_ = 0, roundsSpared_ = 0;
   unsigned pollBackoff_ = 0, pollSkip_ = 0;  // solves to go without polls (see solve)
   static constexpr double kPollSpinUs = 50;   // longest wait for a first poll (see solve)
-  bool polling_ = true, pollWait_ = false, pollSpinOk_ = true;
+  bool polling_ = true, pollWait_ = false, pollSpinOk_ = true, pollAhead_ = false;
 
   KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
   KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};
