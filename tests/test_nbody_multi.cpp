@@ -259,8 +259,8 @@ TEST(MultiNBody, EveryDeviceBuildsItsOwnProgram) {
   // over blocks of different sizes could release another launch's entry and
   // abort the process in pocl_release_dlhandle_cache (CI, once, shares 1:2:3).
   // A stand-alone reproducer (3 pthread devices, one spin kernel over 64, 128,
-  // 192 items, POCL_MAX_PTHREAD_COUNT=8) aborted 2 of 2 runs with one program
-  // source and options, and passed 2 of 2 with a define per device. The timing
+  // 192 items, POCL_MAX_PTHREAD_COUNT=8) aborted 4 of 4 runs with one program
+  // source and options, and passed 4 of 4 with a define per device. The timing
   // is too narrow to provoke through the simulation here, so this checks the
   // guard: every device's program is built with options of its own.
   const auto bodies = scene(50, test::freshSeed());
