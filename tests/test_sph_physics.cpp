@@ -530,6 +530,39 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
               ahead.launched, ahead.spared);
 }
 
+// DfsphKernels::setPollAhead's automatic choice: one round ahead on a GPU
+// from kPollAheadMinParticles particles (where it measured faster on the
+// H200), never on a CPU device nor below; forced either way by the setter;
+// reported in the solve stats (bench realtime's poll_ahead).
+TEST(DfsphPhysics, PollAheadIsChosenByDeviceAndSize) {
+  const Params p = smallDfsphDamBreak();
+  SphSim sim(test::context(), p, makeSphScene("dam_break", p));
+  auto& k = dynamic_cast<DfsphSolver&>(sim.solver()).kernels();
+  if (const char* e = std::getenv("EDDY_DFSPH_POLL_AHEAD"); e && *e)
+    k.setPollAhead(DfsphKernels::PollAhead::automatic);  // the developer aid forced it
+  const bool gpu = (test::context().info().type & CL_DEVICE_TYPE_GPU) != 0;
+  constexpr size_t from = DfsphKernels::kPollAheadMinParticles;
+  EXPECT_FALSE(k.pollAhead(1));
+  EXPECT_FALSE(k.pollAhead(from - 1));
+  EXPECT_EQ(k.pollAhead(from), gpu);
+  EXPECT_EQ(k.pollAhead(10 * from), gpu);
+  ASSERT_LT(sim.size(), from);
+  sim.step();
+  SphSolveStats st;
+  ASSERT_TRUE(sim.solver().solveStats(st));
+  EXPECT_FALSE(st.pollAhead);
+  k.setPollAhead(true);
+  EXPECT_TRUE(k.pollAhead(1));
+  sim.step();
+  ASSERT_TRUE(sim.solver().solveStats(st));
+  EXPECT_TRUE(st.pollAhead);
+  k.setPollAhead(false);
+  EXPECT_FALSE(k.pollAhead(10 * from));
+  sim.step();
+  ASSERT_TRUE(sim.solver().solveStats(st));
+  EXPECT_FALSE(st.pollAhead);
+}
+
 // DfsphKernels::setPairGradients: the solves read m grad W_ij from the
 // scalar dfsph_density stored (g_ij (x_i - x_j)) instead of evaluating the
 // kernel per pair. The same sums, rounded differently: 60 steps of the dam

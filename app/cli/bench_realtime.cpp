@@ -120,6 +120,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
                         {"mean_divergence_iterations", ss.meanDivergenceIterations},
                         {"cut_solves", ss.cutSolves},
                         {"pair_gradients", ss.pairGradients},
+                        {"poll_ahead", ss.pollAhead},
                         {"chebyshev_rho", p.get("chebyshev_rho")},
                         {"density_relaxation", p.get("density_relaxation")},
                         {"density_error", d.solve.densityError},

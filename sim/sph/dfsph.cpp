@@ -92,7 +92,8 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
     throw Error("DFSPH setup: " + describe(e));
   }
   polling_ = envSwitch("EDDY_DFSPH_POLL", true);  // developer aid: 0 = no polls
-  pollAhead_ = envSwitch("EDDY_DFSPH_POLL_AHEAD", pollAhead_);  // developer aid (setPollAhead)
+  if (const char* e = std::getenv("EDDY_DFSPH_POLL_AHEAD"); e && *e)  // developer aid
+    aheadMode_ = envSwitch("EDDY_DFSPH_POLL_AHEAD", true) ? PollAhead::on : PollAhead::off;
   if (const char* e = std::getenv("EDDY_DFSPH_PAIRS"); e && *e)  // developer aid
     pairsMode_ = envSwitch("EDDY_DFSPH_PAIRS", true) ? PairGradients::on : PairGradients::off;
 }
@@ -297,7 +298,8 @@ void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
   // launched and each poll only costs (an event, a read, a flush: -10 % at
   // 54 000 particles on the H200). A solve whose polls spared nothing makes
   // the next 1, 3, 7, ... 63 solves go without; one that spared resets that.
-  if (polling_ && pollAhead_ && !pollWait_) {
+  aheadUsed_ = polling_ && !pollWait_ && pollAhead(b.n);
+  if (aheadUsed_) {
     solveAhead(slot, rounds, from, id, b, p);
     return;
   }
@@ -335,6 +337,11 @@ void DfsphKernels::solve(unsigned slot, unsigned rounds, const DfsphBuffers& b,
     pollBackoff_ = std::min(2 * pollBackoff_ + 1, 63u);
     pollSkip_ = pollBackoff_;
   }
+}
+
+bool DfsphKernels::pollAhead(size_t n) const {
+  if (aheadMode_ != PollAhead::automatic) return aheadMode_ == PollAhead::on;
+  return (ctx_.info().type & CL_DEVICE_TYPE_GPU) != 0 && n >= kPollAheadMinParticles;
 }
 
 // setPollAhead: rounds 1 .. from as a batch, a poll after each round from
@@ -807,6 +814,7 @@ void DfsphSolver::reordered(SphParticles& p, bool stepStart) {
 bool DfsphSolver::solveStats(SphSolveStats& out) {
   out = kernels_.stats();
   out.pairGradients = kernels_.pairGradients();
+  out.pollAhead = kernels_.pollAheadUsed();
   return true;
 }
 

@@ -254,9 +254,23 @@ class DfsphKernels {
   // the host's decision (it runs the newest round meanwhile). Where the device is behind the host, the
   // free-running polls arrive too late to spare anything, and the batches'
   // margins (up to twice the rounds needed) run as no-ops.
-  // EDDY_DFSPH_POLL_AHEAD=0|1 (developer aid) sets it.
-  void setPollAhead(bool on) { pollAhead_ = on; }
-  bool pollAhead() const { return pollAhead_; }
+  // automatic (the default): on a GPU from kPollAheadMinParticles particles,
+  // where it pays, off below and on CPU devices. Measured on the H200
+  // (bench realtime, dfsph, three runs each alternated in one call,
+  // docs/PERFORMANCE.md, session 17): +1.3 % at 101 306 particles, +3.5 %
+  // at 207 646, +2.3 % at 1M, but -5 % at 54 000, -16 % at 16 000 and
+  // -26 % at 6 750, where a round is shorter than the host's reaction to a
+  // read and the device idles while the host waits. The bits are the same
+  // either way (only no-op rounds are spared). EDDY_DFSPH_POLL_AHEAD=0|1
+  // (developer aid) sets off|on.
+  enum class PollAhead { automatic, on, off };
+  static constexpr size_t kPollAheadMinParticles = 100000;
+  void setPollAhead(PollAhead mode) { aheadMode_ = mode; }
+  void setPollAhead(bool on) { aheadMode_ = on ? PollAhead::on : PollAhead::off; }
+  // Whether a solve over n particles goes one round ahead.
+  bool pollAhead(size_t n) const;
+  // Whether the last solve went one round ahead.
+  bool pollAheadUsed() const { return aheadUsed_; }
   // Pair gradients (sph_dfsph.cl, DFSPH_STORED_BEGIN): dfsph_density stores
   // the scalar g_ij = m c_g W'(q_ij) of every list slot (4 bytes each,
   // listCapacity a particle, as the list), and the solves' rate, velocity
@@ -380,7 +394,8 @@ class DfsphKernels {
   unsigned long long solves_ = 0, roundsLaunched_ = 0, roundsSpared_ = 0;
   unsigned pollBackoff_ = 0, pollSkip_ = 0;  // solves to go without polls (see solve)
   static constexpr double kPollSpinUs = 50;   // longest wait for a first poll (see solve)
-  bool polling_ = true, pollWait_ = false, pollSpinOk_ = true, pollAhead_ = false;
+  bool polling_ = true, pollWait_ = false, pollSpinOk_ = true, aheadUsed_ = false;
+  PollAhead aheadMode_ = PollAhead::automatic;
 
   KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
   KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};

@@ -53,6 +53,8 @@ struct SphSolveStats {
   // DFSPH: the last step's solves took the stored pair gradients
   // (DfsphKernels::setPairGradients).
   bool pairGradients = false;
+  // DFSPH: the last solve went one round ahead (DfsphKernels::setPollAhead).
+  bool pollAhead = false;
 };
 
 class SphSolver {
