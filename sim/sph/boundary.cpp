@@ -39,7 +39,8 @@ double boundaryInsetOf(double inset, double halfThickness) {
   return std::max(0.0, std::min(inset, kBoundaryInsetThicknessFraction * halfThickness));
 }
 
-SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset) {
+SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset,
+                            const SphTankWalls* walls) {
   if (!std::isfinite(inset) || inset < 0)
     throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": the boundary inset must be finite and >= 0 (got " +
                 formatNumber(inset) + " m)");
@@ -91,7 +92,71 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
   s.pose = solid.spec.pose;
   s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell);
   s.body = solid.body;
+  if (walls && solid.body < 0) continueIntoWalls(s, normals, spacing, *walls);
   return s;
+}
+
+long continueIntoWalls(SphSolidSamples& s, const std::vector<Vec3d>& normals, double spacing,
+                       const SphTankWalls& walls) {
+  if (s.local.empty() || normals.size() != s.local.size() || !(spacing > 0) || !(walls.reach > 0))
+    return 0;
+  // Thresholds on n . e (e: the wall's inward normal): below kFacing the
+  // sample faces the wall (a bottom face: cos 25 deg); up to kAlong it is a
+  // side face or an edge (a box's edge normal has -cos 45 deg).
+  constexpr double kFacing = -0.9, kAlong = 0.3;
+  const Mat3d R = rotationMatrix(s.pose.rotationDeg);
+  auto toWorld = [&](const Vec3d& v) {
+    return Vec3d{R[0] * v[0] + R[1] * v[1] + R[2] * v[2], R[3] * v[0] + R[4] * v[1] + R[5] * v[2],
+                 R[6] * v[0] + R[7] * v[1] + R[8] * v[2]};
+  };
+  auto toLocal = [&](const Vec3d& w) {  // R^T (w - position)
+    const Vec3d d{w[0] - s.pose.position[0], w[1] - s.pose.position[1], w[2] - s.pose.position[2]};
+    return Vec3d{R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
+                 R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};
+  };
+  std::vector<Vec3d> world(s.local.size()), wn(s.local.size());
+  for (size_t k = 0; k < s.local.size(); ++k) {
+    world[k] = poseApply(s.pose, s.local[k]);
+    wn[k] = toWorld(normals[k]);
+  }
+  std::vector<bool> drop(s.local.size(), false);
+  std::vector<Vec3d> added;
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) {
+      // Distance inside the tank from this wall, and the inward normal's sign.
+      const double sign = side == 0 ? 1.0 : -1.0;
+      auto dist = [&](const Vec3d& w) { return side == 0 ? w[a] : walls.tank[a] - w[a]; };
+      double dmin = dist(world[0]);
+      for (const auto& w : world) dmin = std::min(dmin, dist(w));
+      // Resting on the wall: the lowest samples within the inset and half a
+      // spacing of it (a mesh's thin parts are inset less, boundaryInsetOf),
+      // and not more than half a spacing through it (a solid made to cross
+      // the wall already continues beyond it).
+      if (!(dmin >= -0.5 * spacing && dmin <= s.inset + 0.5 * spacing)) continue;
+      for (size_t k = 0; k < world.size(); ++k) {
+        const double d = dist(world[k]);
+        if (!(d < dmin + 0.5 * spacing)) continue;  // not the lowest row
+        const double ne = sign * wn[k][a];
+        if (ne < kFacing) {
+          drop[k] = true;
+        } else if (ne <= kAlong) {
+          for (int j = 1; d - j * spacing > -walls.reach; ++j) {
+            Vec3d c = world[k];
+            c[a] -= sign * j * spacing;
+            added.push_back(toLocal(c));
+          }
+        }
+      }
+    }
+  long change = long(added.size());
+  std::vector<Vec3d> kept;
+  kept.reserve(s.local.size() + added.size());
+  for (size_t k = 0; k < s.local.size(); ++k)
+    if (!drop[k]) kept.push_back(s.local[k]);
+    else --change;
+  kept.insert(kept.end(), added.begin(), added.end());
+  s.local = std::move(kept);
+  return change;
 }
 
 SphBoundary::SphBoundary(Context& ctx, Profiler& profiler, RadixSort& sorter,

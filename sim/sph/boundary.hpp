@@ -77,7 +77,36 @@ double boundaryInsetOf(double inset, double halfThickness);
 // grid (cell `sdfCell`, margin two cells) is the geometric shape's: the
 // guard keeps the fluid outside the geometric surface. makeShape errors name
 // the problem; a negative or non-finite inset is refused.
-SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset);
+//
+// With `walls` (a static obstacle in a tank): where the solid rests on a
+// tank wall, its boundary sheet continues through the wall
+// (continueIntoWalls), so that the fluid next to the solid's foot sees the
+// same solid as higher up.
+struct SphTankWalls {
+  std::array<double, 3> tank{};  // the tank's size; walls at 0 and tank[a]
+  double reach = 0;              // m: the fluid kernel's support h
+};
+SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset,
+                            const SphTankWalls* walls = nullptr);
+
+// A solid resting on a tank wall (its lowest samples at most the inset and
+// half a spacing inside the wall, at most half a spacing beyond it): the tank is a mirror wall for the
+// fluid, so the solid's image continues it through the wall, but boundary
+// particles are not mirrored, and the sheet ends at its lowest row, `inset`
+// above the wall. The fluid next to the solid's foot then saw a third less
+// boundary (Wendland C2, h = 2.2 dx, a box on the floor: sum psi_b W_ib
+// 0.15 against 0.23 of rho0 half a spacing above the floor, 0.3 dx off the
+// face) and was held less; at Delta p = 0.01 m the SPHERIC dam break pushed
+// 5 particles through the box's upstream face right at the floor (H200,
+// 2026-12-03, docs/PERFORMANCE.md, session 17). Here the lowest row's
+// samples whose normals do not face the wall (side faces, edges) are
+// repeated through the wall at `spacing` until `reach` beyond it (the sheet
+// continued: the same sum as the face's middle), and the samples of that row
+// that face the wall (a bottom face on the floor, with no fluid beneath)
+// are dropped (they crowd the continued sheet's psi). Returns the samples
+// added minus those dropped. `normals` are the samples' (local frame).
+long continueIntoWalls(SphSolidSamples& s, const std::vector<Vec3d>& normals, double spacing,
+                       const SphTankWalls& walls);
 
 // x_world = pose.position + R x_local (shape.hpp's convention).
 Vec3d poseApply(const Pose& pose, const Vec3d& local);

@@ -331,9 +331,10 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   // below the surface, SDF grids of cell dx.
   std::vector<SphSolidSamples> solids;
   solids_ = setup.solids;
+  const SphTankWalls walls{tank_, phys_.h};
   for (const auto& so : setup.solids)
     solids.push_back(sampleSolid(so, params_.get("boundary_spacing") * setup.spacing, setup.spacing,
-                                 params_.get("boundary_inset") * setup.spacing));
+                                 params_.get("boundary_inset") * setup.spacing, &walls));
   particles_ =
       std::make_unique<SphParticles>(ctx, profiler_, setup, cfg_, cap_, phys_.h, solids);
   solver_ = solver(ctx, *particles_, cfg_);
