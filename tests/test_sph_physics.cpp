@@ -484,12 +484,13 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
     unsigned long long launched = 0, spared = 0;
     SphSolveStats stats;
   };
-  auto run = [&](bool polling, bool wait, bool ahead = false) {
+  auto run = [&](bool polling, bool wait, bool ahead = false, unsigned depth = 1) {
     SphSim sim(test::context(), p, setup);
     auto& k = dynamic_cast<DfsphSolver&>(sim.solver()).kernels();
     k.setPolling(polling);
     k.setPollWait(wait);
     k.setPollAhead(ahead);
+    k.setPollAheadDepth(depth);
     for (int s = 0; s < 60; ++s) sim.step();
     Run r;
     r.pos = sim.readPositions();
@@ -500,7 +501,7 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
     return r;
   };
   const Run off = run(false, false), waited = run(true, true), free = run(true, false, false),
-            ahead = run(true, false, true);
+            ahead = run(true, false, true), ahead2 = run(true, false, true, 2);
   auto same = [](const std::vector<cl_float4>& a, const std::vector<cl_float4>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(cl_float4)) == 0;
   };
@@ -524,10 +525,16 @@ TEST(DfsphPhysics, PollingTheDoneFlagSparesRoundsAndChangesNoBit) {
   EXPECT_EQ(ahead.launched + ahead.spared, off.launched);
   EXPECT_GT(ahead.spared, 0u);
   EXPECT_GE(ahead.launched, waited.launched);
+  // Two rounds ahead (setPollAheadDepth(2)): the same bits too.
+  EXPECT_TRUE(same(off.pos, ahead2.pos));
+  EXPECT_TRUE(same(off.vel, ahead2.vel));
+  EXPECT_EQ(ahead2.launched + ahead2.spared, off.launched);
+  EXPECT_GT(ahead2.spared, 0u);
   std::printf("rounds launched in 60 steps: %llu without polls, %llu waiting for them (%llu spared), "
-              "%llu as they came (%llu spared), %llu one round ahead (%llu spared)\n",
+              "%llu as they came (%llu spared), %llu one round ahead (%llu spared), %llu two "
+              "rounds ahead (%llu spared)\n",
               off.launched, waited.launched, waited.spared, free.launched, free.spared,
-              ahead.launched, ahead.spared);
+              ahead.launched, ahead.spared, ahead2.launched, ahead2.spared);
 }
 
 // DfsphKernels::setPollAhead's automatic choice: one round ahead on a GPU

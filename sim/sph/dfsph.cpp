@@ -94,6 +94,8 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
   polling_ = envSwitch("EDDY_DFSPH_POLL", true);  // developer aid: 0 = no polls
   if (const char* e = std::getenv("EDDY_DFSPH_POLL_AHEAD"); e && *e)  // developer aid
     aheadMode_ = envSwitch("EDDY_DFSPH_POLL_AHEAD", true) ? PollAhead::on : PollAhead::off;
+  if (const char* e = std::getenv("EDDY_DFSPH_POLL_AHEAD_DEPTH"); e && *e)  // developer aid
+    setPollAheadDepth(unsigned(std::clamp(std::atoi(e), 1, int(kPollWords) - 1)));
   if (const char* e = std::getenv("EDDY_DFSPH_PAIRS"); e && *e)  // developer aid
     pairsMode_ = envSwitch("EDDY_DFSPH_PAIRS", true) ? PairGradients::on : PairGradients::off;
 }
@@ -346,13 +348,14 @@ bool DfsphKernels::pollAhead(size_t n) const {
 
 // setPollAhead: rounds 1 .. from as a batch, a poll after each round from
 // `from` on; before launching round k + 1 (k > from) the host waits for the
-// poll after round k - 1 while round k runs.
+// poll after round k - d (d = setPollAheadDepth, 1 by default) while rounds
+// k - d + 1 .. k run.
 void DfsphKernels::solveAhead(unsigned slot, unsigned rounds, unsigned from,
                              unsigned long long id, const DfsphBuffers& b, const DfsphParams& p) {
   for (unsigned it = 0; it < rounds; ++it) {
     if (it > from && polledDoneAhead(id)) {
       roundsSpared_ += rounds - it;
-      return;  // round `it` - 1 (launched) is the solve's one no-op at most
+      return;  // rounds `it` - d .. `it` - 1 (launched) are the solve's no-ops at most
     }
     runRate(slot, b, p);
     runVelocity(slot, true, b, p);
@@ -365,7 +368,7 @@ void DfsphKernels::solveAhead(unsigned slot, unsigned rounds, unsigned from,
 bool DfsphKernels::polledDoneAhead(unsigned long long solve) {
   bool done = false;
   try {
-    while (polls_.size() > 1) {
+    while (polls_.size() > aheadDepth_) {
       Poll& poll = polls_.front();
       // Spin first: a blocking wait costs a wake-up (tens of microseconds,
       // a round's device time at ~100 000 particles); give up spinning

@@ -20,6 +20,7 @@
 
 #include "eddy_shared.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <memory>
@@ -271,6 +272,11 @@ class DfsphKernels {
   bool pollAhead(size_t n) const;
   // Whether the last solve went one round ahead.
   bool pollAheadUsed() const { return aheadUsed_; }
+  // How many launched rounds the host keeps ahead of the read it waits for
+  // (1: the read of the round before the newest; 2: two before, ...): more
+  // hides more of the host's reaction, at up to that many no-op rounds a
+  // solve. EDDY_DFSPH_POLL_AHEAD_DEPTH=K (developer aid) sets it.
+  void setPollAheadDepth(unsigned depth) { aheadDepth_ = std::max(depth, 1u); }
   // Pair gradients (sph_dfsph.cl, DFSPH_STORED_BEGIN): dfsph_density stores
   // the scalar g_ij = m c_g W'(q_ij) of every list slot (4 bytes each,
   // listCapacity a particle, as the list), and the solves' rate, velocity
@@ -396,6 +402,7 @@ class DfsphKernels {
   static constexpr double kPollSpinUs = 50;   // longest wait for a first poll (see solve)
   bool polling_ = true, pollWait_ = false, pollSpinOk_ = true, aheadUsed_ = false;
   PollAhead aheadMode_ = PollAhead::automatic;
+  unsigned aheadDepth_ = 1;
 
   KernelFunctorOf<DfsphDensityArgs> density_{program_, "sph_dfsph_density"};
   KernelFunctorOf<DfsphRateArgs> rate_{program_, "sph_dfsph_rate"};
