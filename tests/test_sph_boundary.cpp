@@ -624,8 +624,8 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
     q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
     const auto p0 = readBuf<cl_float4>(parts.positions(), n);
     const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
-    parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), n, clearance,
-                              setup.tank, 0.0);
+    parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), parts.clock(), n,
+                              clearance, setup.tank, 0.0);
     const auto p1 = readBuf<cl_float4>(parts.positions(), n);
     const auto v1 = readBuf<cl_float4>(parts.velocities(), n);
     const auto cnt = readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS);
@@ -682,6 +682,154 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
   }
 }
 
+// The guard against a box, a sphere and a cylinder (rotated): each
+// primitive's exact SDF (sph_solid_exact_sdf) decides what is inside, at its
+// edges and corners too, where the trilinear grid rounds a box (up to 0.9 mm
+// at the SPHERIC box with a 7.5 mm cell). Against a double reference:
+//  - a particle inside the exact shape, or within the clearance and moving
+//    towards the surface fast enough to cross it within dt, ends at the
+//    exact clearance (to float rounding), with no inward velocity left;
+//  - any other particle within the clearance ends outside the exact shape,
+//    no closer than it was (the grid's band rule may move it out);
+//  - a particle farther out that would cross the surface within dt is
+//    slowed to arrive at the clearance (a speculative contact), not moved;
+//  - any other particle farther out is untouched;
+//  - the count is the particles inside the exact shape.
+// Particles drawn within 0.6 dx of the surface, a third of them near the
+// box's edges and corners, with random velocities and dt such that about
+// half of the band is about to cross.
+TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
+  const unsigned seed = test::freshSeed();
+  Context& ctx = test::context();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double dx = 0.01, clearance = 0.25 * dx;
+  const float dt = 0.006f;  // s: |v| up to ~0.9 m/s, so dt v_n reaches 0.5 dx
+  auto spec = [](ShapeKind kind, const Vec3d& size) {
+    ShapeSpec s;
+    s.kind = kind;
+    s.size = size;
+    s.pose.position = {0.3, 0.25, 0.25};
+    s.pose.rotationDeg = {10, 20, 30};
+    return s;
+  };
+  for (const ShapeSpec& sp : {spec(ShapeKind::Box, {0.12, 0.08, 0.1}), spec(ShapeKind::Sphere, {0.11, 0, 0}),
+                              spec(ShapeKind::Cylinder, {0.09, 0.12, 0})}) {
+    for (size_t n : {size_t(1), size_t(13), size_t(1009)}) {
+      SCOPED_TRACE(shapeKindName(sp.kind) + " n " + std::to_string(n) + " seed " + std::to_string(seed));
+      const auto shape = makeShape(sp);
+      const SphSolidSamples so = sampleSolid({sp, -1}, 0.5 * dx, dx, 0.7 * dx);
+      SphSetup setup;
+      setup.spacing = dx;
+      setup.tank = {0.6, 0.5, 0.5};
+      setup.expectedSpeed = 1;
+      const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
+      auto toLocal = [&](const cl_float4& p) {
+        const Vec3d w{p.s[0] - sp.pose.position[0], p.s[1] - sp.pose.position[1], p.s[2] - sp.pose.position[2]};
+        return Vec3d{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
+                     R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};
+      };
+      // The exact SDF's outward normal (world) at a local point, by central
+      // differences of the double SDF.
+      auto normalAt = [&](const Vec3d& l) {
+        Vec3d g{0, 0, 0};
+        const double e = 1e-7;
+        for (int k = 0; k < 3; ++k) {
+          Vec3d a = l, b = l;
+          a[k] += e;
+          b[k] -= e;
+          g[k] = (shape->sdf(a) - shape->sdf(b)) / (2 * e);
+        }
+        const double gn = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+        for (double& x : g) x /= gn;
+        return Vec3d{R[0] * g[0] + R[1] * g[1] + R[2] * g[2], R[3] * g[0] + R[4] * g[1] + R[5] * g[2],
+                     R[6] * g[0] + R[7] * g[1] + R[8] * g[2]};
+      };
+      const Aabb bb = shape->bounds();
+      while (setup.particles.size() < n) {
+        Vec3d l;
+        for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
+        if (sp.kind == ShapeKind::Box && setup.particles.size() % 3 == 0)  // near an edge or corner
+          for (int k = 0; k < 3; ++k)
+            if (u(rng) < 0.7) l[k] = (u(rng) < 0.5 ? bb.lo[k] : bb.hi[k]) + (2 * u(rng) - 1) * 0.6 * dx;
+        const double d = shape->sdf(l);
+        if (std::fabs(d) > 0.6 * dx || std::fabs(d) < 1e-6 || std::fabs(d - clearance) < 1e-6) continue;
+        const Vec3d w = poseApply(sp.pose, l);
+        const double vscale = setup.particles.size() % 5 == 1 ? 3 : 1;  // some impacts
+        setup.particles.push_back(
+            {w[0], w[1], w[2], vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5)});
+      }
+      SphKernelConfig cfg;
+      Profiler prof;
+      SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
+      auto& q = ctx.queue();
+      const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
+      q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
+      q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+      const auto p0 = readBuf<cl_float4>(parts.positions(), n);
+      const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
+      parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), parts.clock(), n,
+                                clearance, setup.tank, 0.0);
+      const auto p1 = readBuf<cl_float4>(parts.positions(), n);
+      const auto v1 = readBuf<cl_float4>(parts.velocities(), n);
+      const auto cnt = readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS);
+      size_t inside = 0, crossing = 0, band = 0, slowed = 0;
+      double worst = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const Vec3d l0 = toLocal(p0[i]);
+        const double d0 = shape->sdf(l0);
+        const double d1 = shape->sdf(toLocal(p1[i]));
+        const Vec3d nw = normalAt(l0);
+        double vn0 = 0, vn1 = 0;
+        for (int k = 0; k < 3; ++k) {
+          vn0 += v0[i].s[k] * nw[k];
+          vn1 += v1[i].s[k] * nw[k];
+        }
+        const double reach = d0 + dt * vn0;  // where it would be after dt
+        if (d0 >= clearance) {
+          if (std::fabs(reach) < 1e-6) continue;  // on the rule's edge: either is right
+          if (reach < 0) {  // too fast: slowed to arrive at the clearance, not moved
+            ++slowed;
+            EXPECT_NEAR(vn1, (clearance - d0) / dt, 1e-4) << "particle " << i;
+            for (int k = 0; k < 3; ++k) {
+              EXPECT_EQ(p1[i].s[k], p0[i].s[k]) << "particle " << i;
+              EXPECT_NEAR(v1[i].s[k] - vn1 * nw[k], v0[i].s[k] - vn0 * nw[k], 1e-5) << "particle " << i;
+            }
+          } else {
+            for (int k = 0; k < 3; ++k) {
+              EXPECT_EQ(p1[i].s[k], p0[i].s[k]) << "particle " << i;
+              EXPECT_EQ(v1[i].s[k], v0[i].s[k]) << "particle " << i;
+            }
+          }
+          continue;
+        }
+        inside += d0 < 0;
+        if (d0 >= 0 && std::fabs(reach) < 1e-6) continue;  // on the rule's edge: either is right
+        if (d0 < 0 || reach < 0) {
+          crossing += d0 >= 0;
+          worst = std::max(worst, std::fabs(d1 - clearance));
+          EXPECT_NEAR(d1, clearance, 2e-6) << "particle " << i << " from " << d0;
+          EXPECT_GE(vn1, -1e-4) << "particle " << i;  // no inward velocity left (float normals)
+        } else {
+          ++band;
+          EXPECT_GE(d1, d0 - 1e-6) << "particle " << i;  // not moved inwards
+          EXPECT_LE(d1, clearance + 2e-6) << "particle " << i;
+        }
+      }
+      EXPECT_EQ(cnt[EDDY_SPH_CNT_PENETRATIONS], inside);
+      if (n > 100) {
+        EXPECT_GT(inside, n / 10);
+        EXPECT_GT(crossing, n / 40);
+        EXPECT_GT(band, n / 40);
+        EXPECT_GT(slowed, n / 400);
+      }
+      std::printf("guard, %s, n=%zu: %zu inside, %zu about to cross, %zu in the band left to the grid, "
+                  "%zu farther slowed; |sdf - clearance| <= %.1e m after\n",
+                  shapeKindName(sp.kind).c_str(), n, inside, crossing, band, slowed, worst);
+    }
+  }
+}
+
 // The guard against the tank: a box resting 0.4 spacing above the floor
 // (its faces axis-aligned), fluid particles caught under it. The two in the
 // band and the one inside are pushed down, kept at the wall clearance (not
@@ -710,8 +858,8 @@ TEST(SphBoundaryKernels, GuardKeepsAParticleCaughtUnderASolidInTheTank) {
   auto& q = ctx.queue();
   const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
   q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
-  parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), 4, clearance,
-                            setup.tank, wall);
+  parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), parts.clock(), 4,
+                            clearance, setup.tank, wall);
   const auto p1 = readBuf<cl_float4>(parts.positions(), 4);
   const auto v1 = readBuf<cl_float4>(parts.velocities(), 4);
   const auto cnt = readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS);

@@ -151,14 +151,22 @@
 /* One solid on the device: EDDY_SOLID_STRIDE float4 (sim/sph/boundary.hpp):
  * world position of the local origin, the rows of R (x_world = c + R x_local),
  * linear and angular velocity (world), the SDF grid's origin (xyz) and cell
- * (w), its dims (xyz) and first value (w) as uint bits. */
-#define EDDY_SOLID_STRIDE 8
+ * (w), its dims (xyz) and first value (w) as uint bits, and the shape whose
+ * exact SDF replaces the grid's (sph_solid_sdf): xyz its sizes (box: half
+ * extents; sphere: x the radius; cylinder along local y: x the radius, y
+ * the half height), w the kind (EDDY_SOLID_KIND_*) as uint bits. */
+#define EDDY_SOLID_STRIDE 9
 #define EDDY_SOLID_POS 0
 #define EDDY_SOLID_ROT 1
 #define EDDY_SOLID_VEL 4
 #define EDDY_SOLID_OMEGA 5
 #define EDDY_SOLID_SDF 6
 #define EDDY_SOLID_GRID 7
+#define EDDY_SOLID_SHAPE 8
+#define EDDY_SOLID_KIND_GRID 0u /* a mesh: the trilinear SDF grid */
+#define EDDY_SOLID_KIND_BOX 1u
+#define EDDY_SOLID_KIND_SPHERE 2u
+#define EDDY_SOLID_KIND_CYLINDER 3u
 /* sph_boundary_force: which pressure the fluid carries (WCSPH: rhop's p /
  * rho^2; DFSPH: the pressures its two solves applied this step, k + kv / dt). */
 #define EDDY_BOUNDARY_FORCE_WCSPH 0u

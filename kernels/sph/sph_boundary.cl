@@ -127,29 +127,76 @@ void sph_boundary_force(__global const float4* restrict bpos,
     bforce[b] = (float4)((mass * bp.w * sph_gradw_coef(h)) * f, 0.0f);
 }
 
-/* Phase "boundary_guard" (after integration): keeps the fluid at least
- * `clearance` outside every solid's geometric surface (trilinear SDF in the
- * solid's local frame at its current pose). A particle found closer, dist <
- * clearance, is put back along the SDF gradient to dist = clearance and the
- * inward part of its velocity relative to the solid (v_s + omega x r) is
- * removed, as the tank walls do at their clearance (sph_walls_after_move).
- * Only a particle found INSIDE a solid (dist < 0: through the geometric
- * surface in one step) is counted in counters[PENETRATIONS]; one inside
- * several solids counts once. The boundary particles lie boundary_inset
- * below the surface (sim/sph/boundary.hpp), so the band 0 <= dist <
- * clearance is fluid pressed against the solid, not through it. A moved
- * particle stays in the tank within its wall clearance (tank.xyz the size,
- * tank.w the solver's clearance, as sph_walls_after_move): one caught
- * between a solid and a wall (under a body resting on the floor) is left
- * at the wall, in the band, where the pressure squeezes it out sideways,
- * instead of being pushed through the wall and mirrored back into the
- * solid at the next step. */
+/* The guard's rule for one solid, given the particle's distance `dist` to
+ * its surface and the outward unit normal nw (world) there: with v_n the
+ * particle's normal velocity relative to the solid (v_s + omega x r),
+ *  - closer than the clearance, and either `band` set, or inside
+ *    (dist < 0), or about to cross the surface within dt (dist + dt v_n <
+ *    0): put back along nw to dist = clearance, the inward part of v_n
+ *    removed (as the tank walls do at their clearance,
+ *    sph_walls_after_move);
+ *  - farther, but about to cross the surface within dt, and `speculative`
+ *    set: v_n limited to -(dist - clearance) / dt, so that at this
+ *    velocity it arrives at the clearance (a speculative contact: only an
+ *    impact too fast for the pressure to stop within a step, faster than
+ *    dist / dt, is touched).
+ * Whether it changed p or v. */
+inline bool sph_guard_rule(float3* p, float3* v, const float dist, const float3 nw,
+                           __global const float4* restrict solid, const float clearance,
+                           const float dt, const bool band, const bool speculative)
+{
+    const float3 c = solid[EDDY_SOLID_POS].xyz;
+    const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, *p - c);
+    const float vn = dot(*v - vs, nw);
+    const bool crossing = dist + dt * vn < 0.0f;
+    if (dist < clearance) {
+        if (!(band || dist < 0.0f || crossing)) return false;
+        *p += (clearance - dist) * nw;
+        const float3 vs1 = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, *p - c);
+        const float vn1 = dot(*v - vs1, nw);
+        if (vn1 < 0.0f) *v -= vn1 * nw;
+        return true;
+    }
+    if (!(speculative && crossing)) return false;
+    *v += ((clearance - dist) / dt - vn) * nw; /* dt > 0 here */
+    return true;
+}
+
+/* Phase "boundary_guard" (after integration): keeps the fluid outside every
+ * solid's geometric surface, in the solid's local frame at its current
+ * pose, by sph_guard_rule with two distances:
+ *  - a box's, sphere's or cylinder's exact SDF (sph_solid_exact_sdf), which
+ *    the grid overestimates at edges (never underestimates: these solids
+ *    are convex): the rule without the band (only a particle inside, or
+ *    about to cross within dt, dt this step's from the clock), first;
+ *  - the trilinear SDF grid (sph_solid_sdf; every solid, meshes only have
+ *    it): the rule with the band, so that any particle closer than the
+ *    clearance is put back to it, and for a mesh the speculative contact.
+ *    For a primitive this only acts where the exact rule did not (on a
+ *    face's flat part the two distances agree).
+ * Fluid at rest near an edge (about 0.1 dx off it, the boundary particles'
+ * corner lying 0.99 dx in at boundary_inset 0.7 dx) is left where the grid
+ * leaves it: pushing all of it to the exact clearance lowered a coarse
+ * still tank's pressures by up to 18 % (session 17, docs/PERFORMANCE.md).
+ * A particle found INSIDE a solid (exact distance < 0 where known, the
+ * grid's otherwise: through the surface in one step) is counted in
+ * counters[PENETRATIONS]; one inside several solids counts once. The
+ * boundary particles lie boundary_inset below the surface
+ * (sim/sph/boundary.hpp), so the band 0 <= dist < clearance is fluid
+ * pressed against the solid, not through it. A moved particle stays in the
+ * tank within its wall clearance (tank.xyz the size, tank.w the solver's
+ * clearance, as sph_walls_after_move): one caught between a solid and a
+ * wall (under a body resting on the floor) is left at the wall, in the
+ * band, where the pressure squeezes it out sideways, instead of being
+ * pushed through the wall and mirrored back into the solid at the next
+ * step. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_boundary_guard(__global float4* restrict pos,
                         __global float4* restrict vel,
                         __global uint* restrict counters,
                         __global const float4* restrict solids,
                         __global const float* restrict sdf,
+                        __global const float* restrict clock,
                         const uint nsolids, const uint n, const float clearance,
                         const float4 tank)
 {
@@ -157,26 +204,31 @@ void sph_boundary_guard(__global float4* restrict pos,
     if (i >= n) return;
     float3 p = pos[i].xyz;
     float3 v = vel[i].xyz;
+    const float dt = clock[EDDY_SPH_CLOCK_DT];
     bool moved = false, inside = false;
     for (uint s = 0; s < nsolids; ++s) {
         __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        const float3 c = solid[EDDY_SOLID_POS].xyz;
         const float3 r0 = solid[EDDY_SOLID_ROT].xyz, r1 = solid[EDDY_SOLID_ROT + 1].xyz,
                      r2 = solid[EDDY_SOLID_ROT + 2].xyz;
-        const float3 l = sph_solid_local(solid, p);
         float dist;
         float3 gl;
-        if (!sph_solid_sdf(solid, sdf, l, &dist, &gl) || !(dist < clearance)) continue;
+        const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
+        if (exact) {
+            if (dist < 0.0f) inside = true;
+            const float gn = length(gl);
+            if (gn > 0.0f) {
+                gl /= gn;
+                const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl)); /* R n_local */
+                moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, false, true);
+            }
+        }
+        if (!sph_solid_sdf(solid, sdf, sph_solid_local(solid, p), &dist, &gl)) continue;
         const float gn = length(gl);
         if (!(gn > 0.0f)) continue;
         gl /= gn;
-        const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl)); /* R n_local */
-        if (dist < 0.0f) inside = true;
-        p += (clearance - dist) * nw;
-        const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, p - c);
-        const float vn = dot(v - vs, nw);
-        if (vn < 0.0f) v -= vn * nw;
-        moved = true;
+        if (!exact && dist < 0.0f) inside = true;
+        const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl));
+        moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, true, !exact);
     }
     if (inside) atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);
     if (moved) {

@@ -314,6 +314,55 @@ inline float3 sph_sym3_apply(__global const float* restrict c, const float3 a)
 
 /* ---- Solids (sim/sph/boundary.hpp: EDDY_SOLID_STRIDE float4 a solid) ---- */
 
+/* The exact signed distance of solid s at the local point l when it is a
+ * box, a sphere or a cylinder (EDDY_SOLID_SHAPE), with its gradient (local
+ * frame, not normalised); false for a mesh (only its grid is known: see
+ * sph_solid_sdf). The grid's trilinear interpolation is exact on a flat
+ * face but rounds a box's edges, and of a convex solid it never reads less
+ * than the exact distance (a convex combination of a convex function's
+ * values): at the SPHERIC box's edges (grid cell 7.5 mm, H200,
+ * docs/PERFORMANCE.md, session 17) it read fluid up to 0.9 mm inside the
+ * box as outside. sph_boundary_guard counts and puts out what this finds
+ * inside. */
+inline bool sph_solid_exact_sdf(__global const float4* restrict solid, const float3 l, float* dist,
+                                float3* grad)
+{
+    const float4 shape = solid[EDDY_SOLID_SHAPE];
+    const uint kind = as_uint(shape.w);
+    if (kind == EDDY_SOLID_KIND_BOX) {
+        const float3 q = fabs(l) - shape.xyz;
+        const float qm = fmax(q.x, fmax(q.y, q.z));
+        const float3 o = fmax(q, (float3)(0.0f));
+        const float3 sg = copysign((float3)(1.0f), l);
+        *dist = length(o) + fmin(qm, 0.0f);
+        if (qm > 0.0f) /* outside: towards the nearest surface point */
+            *grad = sg * o;
+        else /* inside: out through the nearest face */
+            *grad = q.x == qm ? (float3)(sg.x, 0.0f, 0.0f)
+                  : q.y == qm ? (float3)(0.0f, sg.y, 0.0f) : (float3)(0.0f, 0.0f, sg.z);
+        return true;
+    }
+    if (kind == EDDY_SOLID_KIND_SPHERE) {
+        const float r = length(l);
+        *dist = r - shape.x;
+        *grad = r > 0.0f ? l : (float3)(0.0f, 1.0f, 0.0f);
+        return true;
+    }
+    if (kind == EDDY_SOLID_KIND_CYLINDER) {
+        const float rho = hypot(l.x, l.z);
+        const float dr = rho - shape.x, dy = fabs(l.y) - shape.y;
+        const float3 radial = rho > 0.0f ? (float3)(l.x / rho, 0.0f, l.z / rho) : (float3)(1.0f, 0.0f, 0.0f);
+        const float3 axial = (float3)(0.0f, copysign(1.0f, l.y), 0.0f);
+        *dist = fmin(fmax(dr, dy), 0.0f) + hypot(fmax(dr, 0.0f), fmax(dy, 0.0f));
+        if (dr > 0.0f || dy > 0.0f)
+            *grad = fmax(dr, 0.0f) * radial + fmax(dy, 0.0f) * axial;
+        else
+            *grad = dr >= dy ? radial : axial;
+        return true;
+    }
+    return false;
+}
+
 /* Trilinear signed distance of the SDF grid of solid s at the local point l,
  * with its gradient (local frame); false outside the grid (then: outside). */
 inline bool sph_solid_sdf(__global const float4* restrict solid, __global const float* restrict sdf,

@@ -25,6 +25,30 @@ cl_float4 uintBits4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) {
   return f;
 }
 
+// The EDDY_SOLID_SHAPE word of a solid (eddy_shared.h): sizes and kind.
+cl_float4 solidShapeRecord(const SphSolidSamples& so) {
+  cl_float4 f = makeFloat4(0, 0, 0, 0);
+  uint32_t kind = EDDY_SOLID_KIND_GRID;
+  switch (so.kind) {
+    case ShapeKind::Box:
+      kind = EDDY_SOLID_KIND_BOX;
+      f = makeFloat4(0.5 * so.size[0], 0.5 * so.size[1], 0.5 * so.size[2]);
+      break;
+    case ShapeKind::Sphere:
+      kind = EDDY_SOLID_KIND_SPHERE;
+      f = makeFloat4(0.5 * so.size[0], 0, 0);
+      break;
+    case ShapeKind::Cylinder:
+      kind = EDDY_SOLID_KIND_CYLINDER;
+      f = makeFloat4(0.5 * so.size[0], 0.5 * so.size[1], 0);
+      break;
+    case ShapeKind::Mesh:
+      break;
+  }
+  std::memcpy(&f.s[3], &kind, sizeof kind);
+  return f;
+}
+
 }  // namespace
 
 Vec3d poseApply(const Pose& pose, const Vec3d& l) {
@@ -92,6 +116,8 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
   s.pose = solid.spec.pose;
   s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell);
   s.body = solid.body;
+  s.kind = solid.spec.kind;
+  s.size = solid.spec.size;
   if (walls && solid.body < 0) continueIntoWalls(s, normals, spacing, *walls);
   return s;
 }
@@ -211,6 +237,7 @@ SphBoundary::SphBoundary(Context& ctx, Profiler& profiler, RadixSort& sorter,
     r[EDDY_SOLID_GRID] = uintBits4(uint32_t(so.sdf.dims[0]), uint32_t(so.sdf.dims[1]),
                                    uint32_t(so.sdf.dims[2]), uint32_t(sdf.size()));
     sdf.insert(sdf.end(), so.sdf.values.begin(), so.sdf.values.end());
+    r[EDDY_SOLID_SHAPE] = solidShapeRecord(so);
   }
   if (sdf.empty()) sdf.push_back(0.0f);
   try {
@@ -311,14 +338,15 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
 }
 
 void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
-                           const cl::Buffer& counters, size_t n, double clearance,
+                           const cl::Buffer& counters, const cl::Buffer& clock, size_t n,
+                           double clearance,
                            const std::array<double, 3>& tank, double wallClearance) {
   if (solids_.empty() || n == 0) return;
   try {
     prof_.run(
         "boundary_guard", guard_,
         EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
-        pos, vel, counters, solidBuf_, sdf_, cl_uint(solids_.size()), cl_uint(n),
+        pos, vel, counters, solidBuf_, sdf_, clock, cl_uint(solids_.size()), cl_uint(n),
         cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary guard kernel: " + describe(e));

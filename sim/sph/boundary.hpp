@@ -55,6 +55,10 @@ struct SphSolidSamples {
   SdfGrid sdf;
   int body = -1;
   double inset = 0;  // m: the boundary_inset asked for (thin parts: less, boundaryInsetOf)
+  // The geometric shape for the kernels' exact SDF (sph_solid_sdf): a box,
+  // sphere or cylinder with its ShapeSpec size; Mesh: the grid `sdf` is used.
+  ShapeKind kind = ShapeKind::Mesh;
+  Vec3d size{0, 0, 0};
 };
 
 // The boundary particles lie below the geometric surface (boundary_inset x
@@ -168,11 +172,14 @@ class SphBoundary {
   void runForce(const SphBoundaryFluid& f);
   // Fluid particles closer than `clearance` to a solid's geometric surface
   // put back at that distance (kept within `wallClearance` of the tank's
-  // walls); those found inside it (SDF < 0) counted in
-  // counters[EDDY_SPH_CNT_PENETRATIONS].
+  // walls); those found inside it (SDF < 0; a primitive's exact SDF) counted
+  // in counters[EDDY_SPH_CNT_PENETRATIONS]. `clock` holds this step's dt
+  // (EDDY_SPH_CLOCK_DT): within the clearance of a primitive, a particle
+  // that would cross its surface within dt is put back too
+  // (sph_boundary_guard).
   void runGuard(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer& counters,
-                size_t n, double clearance, const std::array<double, 3>& tank,
-                double wallClearance);
+                const cl::Buffer& clock, size_t n, double clearance,
+                const std::array<double, 3>& tank, double wallClearance);
 
   SphBoundaryView view() const { return {&bspos_, &bsvel_, &bcells_, cl_uint(n_)}; }
   const cl::Buffer& positions() const { return bpos_; }
@@ -217,8 +224,8 @@ class SphBoundary {
                     cl_float, cl_float, cl_float>
       psi_{program_, "sph_boundary_psi"};
   KernelFunctorOf<SphBoundaryForceArgs> force_{program_, "sph_boundary_force"};
-  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_uint,
-                    cl_float, cl_float4>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint,
+                    cl_uint, cl_float, cl_float4>
       guard_{program_, "sph_boundary_guard"};
 };
 
