@@ -35,6 +35,30 @@ std::vector<T> readBuf(const cl::Buffer& b, size_t n) {
   return out;
 }
 
+// A primitive of `kind` and `size` at `position`, rotated by (10, 20, 30) degrees.
+ShapeSpec rotatedShape(ShapeKind kind, const Vec3d& size, const Vec3d& position) {
+  ShapeSpec s;
+  s.kind = kind;
+  s.size = size;
+  s.pose.position = position;
+  s.pose.rotationDeg = {10, 20, 30};
+  return s;
+}
+
+// A device position in the local frame of `pose`: R^T (x - c).
+Vec3d toLocalFrame(const Pose& pose, const cl_float4& p) {
+  const Mat3d R = rotationMatrix(pose.rotationDeg);
+  const Vec3d w{p.s[0] - pose.position[0], p.s[1] - pose.position[1], p.s[2] - pose.position[2]};
+  return Vec3d{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
+               R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};
+}
+
+// A local direction in the world: R l.
+Vec3d toWorldDir(const Mat3d& R, const Vec3d& l) {
+  return Vec3d{R[0] * l[0] + R[1] * l[1] + R[2] * l[2], R[3] * l[0] + R[4] * l[1] + R[5] * l[2],
+               R[6] * l[0] + R[7] * l[1] + R[8] * l[2]};
+}
+
 Params params() {
   Params p(sphParamDecl());
   p.set("viscosity", 0.3);
@@ -631,11 +655,7 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
     const auto cnt = readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS);
     // Local frame of the device's result: R^T (x - c).
     const Mat3d R = rotationMatrix(so.pose.rotationDeg);
-    auto toLocal = [&](const cl_float4& p) {
-      Vec3d w{p.s[0] - so.pose.position[0], p.s[1] - so.pose.position[1], p.s[2] - so.pose.position[2]};
-      return Vec3d{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
-                   R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};
-    };
+    auto toLocal = [&](const cl_float4& p) { return toLocalFrame(so.pose, p); };
     // The outward normal of the box (world) at a local point: its nearest face.
     auto normalAt = [&](const Vec3d& l) {
       int k = 0;
@@ -643,8 +663,7 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
         if (std::fabs(l[j]) > std::fabs(l[k])) k = j;
       Vec3d nl{0, 0, 0};
       nl[k] = l[k] < 0 ? -1 : 1;
-      return Vec3d{R[0] * nl[0] + R[1] * nl[1] + R[2] * nl[2], R[3] * nl[0] + R[4] * nl[1] + R[5] * nl[2],
-                   R[6] * nl[0] + R[7] * nl[1] + R[8] * nl[2]};
+      return toWorldDir(R, nl);
     };
     size_t inside = 0, band = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -705,14 +724,7 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
   std::uniform_real_distribution<double> u(0, 1);
   const double dx = 0.01, clearance = 0.25 * dx;
   const float dt = 0.006f;  // s: |v| up to ~0.9 m/s, so dt v_n reaches 0.5 dx
-  auto spec = [](ShapeKind kind, const Vec3d& size) {
-    ShapeSpec s;
-    s.kind = kind;
-    s.size = size;
-    s.pose.position = {0.3, 0.25, 0.25};
-    s.pose.rotationDeg = {10, 20, 30};
-    return s;
-  };
+  auto spec = [](ShapeKind kind, const Vec3d& size) { return rotatedShape(kind, size, {0.3, 0.25, 0.25}); };
   for (const ShapeSpec& sp : {spec(ShapeKind::Box, {0.12, 0.08, 0.1}), spec(ShapeKind::Sphere, {0.11, 0, 0}),
                               spec(ShapeKind::Cylinder, {0.09, 0.12, 0})}) {
     for (size_t n : {size_t(1), size_t(13), size_t(1009)}) {
@@ -724,11 +736,7 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
       setup.tank = {0.6, 0.5, 0.5};
       setup.expectedSpeed = 1;
       const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
-      auto toLocal = [&](const cl_float4& p) {
-        const Vec3d w{p.s[0] - sp.pose.position[0], p.s[1] - sp.pose.position[1], p.s[2] - sp.pose.position[2]};
-        return Vec3d{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
-                     R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};
-      };
+      auto toLocal = [&](const cl_float4& p) { return toLocalFrame(sp.pose, p); };
       // The exact SDF's outward normal (world) at a local point, by central
       // differences of the double SDF.
       auto normalAt = [&](const Vec3d& l) {
@@ -742,8 +750,7 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
         }
         const double gn = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
         for (double& x : g) x /= gn;
-        return Vec3d{R[0] * g[0] + R[1] * g[1] + R[2] * g[2], R[3] * g[0] + R[4] * g[1] + R[5] * g[2],
-                     R[6] * g[0] + R[7] * g[1] + R[8] * g[2]};
+        return toWorldDir(R, g);
       };
       const Aabb bb = shape->bounds();
       while (setup.particles.size() < n) {
@@ -880,14 +887,7 @@ TEST(SphBoundaryKernels, GuardKeepsAParticleCaughtUnderASolidInTheTank) {
 // geometric shape's, and a bad inset is refused.
 TEST(SphBoundary, SamplesLieTheInsetBelowTheGeometricSurface) {
   const double dx = 0.01, spacing = 0.5 * dx, inset = 0.5 * dx;
-  auto spec = [](ShapeKind kind, const Vec3d& size) {
-    ShapeSpec s;
-    s.kind = kind;
-    s.size = size;
-    s.pose.position = {0.3, 0.2, 0.1};
-    s.pose.rotationDeg = {10, 20, 30};
-    return s;
-  };
+  auto spec = [](ShapeKind kind, const Vec3d& size) { return rotatedShape(kind, size, {0.3, 0.2, 0.1}); };
   ShapeSpec mesh;
   mesh.kind = ShapeKind::Mesh;
   mesh.file = std::string(EDDY_TEST_DATA) + "/icosphere.stl";

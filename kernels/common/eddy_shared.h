@@ -151,8 +151,9 @@
 /* One solid on the device: EDDY_SOLID_STRIDE float4 (sim/sph/boundary.hpp):
  * world position of the local origin, the rows of R (x_world = c + R x_local),
  * linear and angular velocity (world), the SDF grid's origin (xyz) and cell
- * (w), its dims (xyz) and first value (w) as uint bits, and the shape whose
- * exact SDF replaces the grid's (sph_solid_sdf): xyz its sizes (box: half
+ * (w), its dims (xyz) and first value (w) as uint bits, and the primitive
+ * whose exact SDF the guard evaluates besides the grid's
+ * (sph_solid_exact_sdf, sph_boundary_guard): xyz its sizes (box: half
  * extents; sphere: x the radius; cylinder along local y: x the radius, y
  * the half height), w the kind (EDDY_SOLID_KIND_*) as uint bits. */
 #define EDDY_SOLID_STRIDE 9

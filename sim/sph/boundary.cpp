@@ -339,8 +339,8 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
 
 void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
                            const cl::Buffer& counters, const cl::Buffer& clock, size_t n,
-                           double clearance,
-                           const std::array<double, 3>& tank, double wallClearance) {
+                           double clearance, const std::array<double, 3>& tank,
+                           double wallClearance) {
   if (solids_.empty() || n == 0) return;
   try {
     prof_.run(

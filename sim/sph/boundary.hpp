@@ -55,8 +55,8 @@ struct SphSolidSamples {
   SdfGrid sdf;
   int body = -1;
   double inset = 0;  // m: the boundary_inset asked for (thin parts: less, boundaryInsetOf)
-  // The geometric shape for the kernels' exact SDF (sph_solid_sdf): a box,
-  // sphere or cylinder with its ShapeSpec size; Mesh: the grid `sdf` is used.
+  // The geometric shape for the guard's exact SDF (sph_solid_exact_sdf): a
+  // box, sphere or cylinder with its ShapeSpec size; Mesh: only the grid `sdf`.
   ShapeKind kind = ShapeKind::Mesh;
   Vec3d size{0, 0, 0};
 };
@@ -174,9 +174,9 @@ class SphBoundary {
   // put back at that distance (kept within `wallClearance` of the tank's
   // walls); those found inside it (SDF < 0; a primitive's exact SDF) counted
   // in counters[EDDY_SPH_CNT_PENETRATIONS]. `clock` holds this step's dt
-  // (EDDY_SPH_CLOCK_DT): within the clearance of a primitive, a particle
-  // that would cross its surface within dt is put back too
-  // (sph_boundary_guard).
+  // (EDDY_SPH_CLOCK_DT): a particle that would cross a surface within dt is
+  // put back (within the clearance) or slowed to arrive at the clearance
+  // (farther out; sph_guard_rule in sph_boundary.cl).
   void runGuard(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer& counters,
                 const cl::Buffer& clock, size_t n, double clearance,
                 const std::array<double, 3>& tank, double wallClearance);

@@ -720,8 +720,9 @@ void SphSim::step() {
   solver_->step(*particles_, phys_);
   // No fluid inside a solid (none: no launch).
   particles_->boundary().runGuard(particles_->positions(), particles_->velocities(),
-                                  particles_->counters(), particles_->clock(), n_, kSolidClearance * phys_.spacing,
-                                  particles_->tank(), solver_->wallClearance(phys_.spacing));
+                                  particles_->counters(), particles_->clock(), n_,
+                                  kSolidClearance * phys_.spacing, particles_->tank(),
+                                  solver_->wallClearance(phys_.spacing));
   // The bodies move on the fluid's force (bforce of this step) and carry
   // their boundary particles along (sim/sph/bodies.hpp).
   if (bodies_) bodies_->step(*particles_, phys_.gravity);
