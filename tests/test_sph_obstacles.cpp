@@ -86,7 +86,7 @@ TankResult submergedBox(Params p, double dx = kBoxTankDx) {
   }
   std::vector<double> faceP(faces.size(), 0);
   while (sim.syncTime() < 2.0) {
-    for (int k = 0; k < 20; ++k) sim.step();
+    sim.step();  // sampled every step (DFSPH pulses with a period of ~20 steps)
     if (sim.time() < 1.2) continue;
     const auto F = sim.boundary().readForces();  // of the last step
     double fy = 0;
@@ -320,6 +320,23 @@ void expectTank(const Params& p, double beside, double above, double face, doubl
 // the solve's own shortfall near the surface (-1 ... -2 % at depths of
 // 0.2 - 0.25 m), so 2 % is still missed, by 0.05 % at dx = 0.02 m. At the
 // default tolerance: layers within 4.1 %, faces -4.6 / -4.8 / -6.7 %, force -9.0 %.
+// Session 19 found that all of the above sampled the tank every 20 steps,
+// and that DFSPH's pressure pulses from step to step with a period of about
+// 20 steps at these tolerances (in the 25-layer hydrostatic tank of
+// test_sph_physics.cpp, -35 ... +200 % at 0.6 m depth): those figures held
+// one phase of the pulse. Now sampled after every step (PoCL, 2026-12-04):
+//
+//   | case                           | beside | above | faces (L / R / top)  | force on box |
+//   | wcsph (defaults)               | 4.4 %  | 9.1 % | +6.4 / +6.4 / +8.2 % | +0.1 %       |
+//   | wcsph, summation (delta 0)     | 6.9 %  | 6.7 % | worst 6.6 %          | -4.3 %       |
+//   | dfsph (defaults)               | 3.0 %  | 5.1 % | -2.8 / -2.9 / -5.4 % | -4.0 %       |
+//   | dfsph, density_tolerance 0.01 %| 3.4 %  | 3.3 % | -2.4 / -3.2 / -4.6 % | +0.3 %       |
+//
+// DFSPH's worst layers are now the upper ones (-2 ... -5 % at depths of
+// 0.2 - 0.25 m, 5 spacings, about 60 - 100 Pa: a centimetre of level in a
+// tank whose surface layer alone spans 4 cm), the bulk within 2 % at both
+// tolerances. The 2 % stays missed at this resolution, by 1 - 3 %.
+// Asserted: what is measured plus a margin of about 0.5 %.
 TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   ASSERT_GT(p.get("density_diffusion"), 0.0);  // the default: delta-SPH
@@ -329,20 +346,20 @@ TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
 TEST(SphObstacles, WcsphSummationSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   p.set("density_diffusion", 0.0);
-  expectTank(p, 0.07, 0.07, 0.07, 0.1);
+  expectTank(p, 0.075, 0.075, 0.075, 0.1);
 }
 
 TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
-  expectTank(p, 0.125, 0.125, 0.125, 0.2);
+  expectTank(p, 0.035, 0.06, 0.06, 0.06);
 }
 
 TEST(SphObstacles, DfsphSubmergedBoxPressureAtTheSensorTolerance) {
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
   p.set("density_tolerance", 0.01);
-  expectTank(p, 0.025, 0.025, 0.06, 0.05);
+  expectTank(p, 0.04, 0.04, 0.05, 0.02);
 }
 
 // WCSPH with delta-SPH (density_diffusion 0.1): with solids present the

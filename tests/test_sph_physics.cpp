@@ -141,12 +141,22 @@ std::vector<std::pair<double, double>> checkMartinMoyce(double n2, const std::st
 // 1 m of water (25 layers of dx = 0.04 m) in a 0.2 m x 4-layer tank, with
 // c0 = 10 sqrt(g H) as in the data file (fixed = true) or at p's settings.
 // Settles for 1.5 s; pressures are averaged over the last 0.3 s, per particle
-// layer. worst: the worst relative pressure error at heights yLo .. yHi m
+// layer, sampled after every step: DFSPH's pressure pulses from step to step
+// at the default tolerance (period ~20 steps, docs/USAGE.md), so a sample
+// every 20 steps held one phase of it (until session 19: the -5 ... +12 %
+// offsets that wandered with the rounding below). worst: the worst relative pressure error at heights yLo .. yHi m
 // above the floor; noise: the pressure noise there, sqrt of the mean over
 // those layers of the variance of p - rho0 g (H - y) over the layer's
 // particles and samples, relative to rho0 g H.
 struct TankResult {
   double worst = 0, noise = 0;
+  std::vector<std::pair<double, double>> errors;  // (height, relative error) printed
+  double worstBetween(double lo, double hi) const {
+    double w = 0;
+    for (const auto& [y, e] : errors)
+      if (y >= lo - 1e-9 && y <= hi + 1e-9) w = std::max(w, std::fabs(e));
+    return w;
+  }
 };
 TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
   const double dx = 0.04;
@@ -163,7 +173,7 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
   const double rgH = sim.physics().rho0 * sim.physics().gravity * 1.0;
   double K = 0;
   while (sim.syncTime() < 1.5) {
-    for (int k = 0; k < 20; ++k) sim.step();
+    sim.step();  // sampled every step (DFSPH pulses with a period of ~20 steps)
     if (sim.time() < 1.2) continue;
     const auto d = sim.diagnostics();  // refreshes density/pressure for these positions
     K = d.kinetic;
@@ -194,6 +204,7 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
     ++band;
   }
   const double noise = band ? std::sqrt(var / band) / rgH : 0.0;
+  std::vector<std::pair<double, double>> errors;
   std::printf("hydrostatic tank, %s, density_diffusion %g, c0 %.2f m/s, cfl %g, N = %zu, "
               "%llu steps, K at the end %.3e J, pressure noise %.3e rho0 g H:\n",
               p.getChoice("solver").c_str(), p.get("density_diffusion"), sim.physics().c0,
@@ -204,6 +215,7 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
     const double pSim = interpolate(profile, y);
     const double err = (pSim - pExact) / pExact;
     worst = std::max(worst, std::fabs(err));
+    errors.push_back({y, err});
     std::printf("  y = %.2f m  p = %8.1f Pa  rho g d = %8.1f Pa  error %+.2f%%\n", y, pSim,
                 pExact, 100 * err);
   }
@@ -211,7 +223,7 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
   EXPECT_EQ(sim.readCounters().outOfGrid, 0u);
   // At rest: kinetic energy tiny against the potential energy scale m g H.
   EXPECT_LT(K, 1e-4 * double(sim.size()) * sim.physics().mass * kG * 1.0);
-  return {worst, noise};
+  return {worst, noise, errors};
 }
 
 double hydrostaticTank(double yLo, double yHi, Params p = Params(sphParamDecl())) {
@@ -317,16 +329,18 @@ TEST(SphScenes, BadGeometryIsRejectedWithTheParameterName) {
 
 TEST(DfsphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
   // Depths 0.2 .. 0.8 of the 1 m column: heights 0.2 .. 0.8 m. The pressure
-  // is the one both solves apply, (k + kv/dt) rho^2. With 25 particles in a
-  // column the default density_tolerance (0.05 % average compression) leaves
-  // the pressure off by several % (next test); 0.001 % gives the hydrostatic
-  // profile (about 90 iterations per step).
+  // is the one both solves apply, (k + kv/dt) rho^2. At the default
+  // density_tolerance (0.05 % average compression) it pulses from step to
+  // step and only its time mean is hydrostatic (next test); 0.001 % holds
+  // the profile at every step (about 90 iterations per step).
   // With gradient_correction = lattice the bulk rests +1.9 .. +2.3 % high
   // (PoCL, 2026-12-01 and -02), as WCSPH's settled tank above (+2.0 % at
   // 0.2 m): the settled packing's kernel-gradient moment is not the cubic
   // lattice's that grad_scale corrects (s M measured 0.993 across and 0.978
   // along gravity). The default, packing, renormalises by the measured moment
-  // (sph_dfsph.cl, dfsph_gradient_measure): +0.62 .. +0.91 % (2026-12-02), so
+  // (sph_dfsph.cl, dfsph_gradient_measure): +0.62 .. +0.91 % (2026-12-02;
+  // sampled every step since session 19: -0.25 .. +0.17 %, lattice +1.9 ..
+  // +2.2 %), so
   // issue 11's 2 % holds; lattice is run too, and must stay the worse of the
   // two. Depths 0.1 .. 0.2 (2.5 .. 5 layers under the surface) are not
   // reproducible at this resolution: three runs that differ only in float
@@ -350,26 +364,29 @@ TEST(DfsphPhysics, HydrostaticTankMatchesTheAnalyticPressure) {
 
 TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
   // The same tank at the defaults, depths 0.1 .. 0.8 (heights 0.2 .. 0.9 m).
-  // The solve stops once the average compression is within 0.05 %: that
-  // bounds the density, not the pressure's long-wave part (a column-high
-  // pressure error changes the compression very little), and the warm start
-  // keeps half of the last step's pressure, so the settled profile wanders
-  // with the run. Issue 11's 2 % is not met at the defaults (the test above
-  // meets it at 0.001 %; docs/USAGE.md tells sensor users to tighten it).
-  // How far it wanders, worst error over heights 0.2 .. 0.9 m in runs that
-  // differ only in float rounding (relaxation 0.4999 / 0.5 / 0.5001, PoCL,
-  // 2026-12-02, chebyshev_rho 0.95 then 0):
-  //   gradient_correction packing: 12.7 / 5.5 / 7.2 %, plain 3.7 / 7.9 / 11.5 %
-  //   gradient_correction lattice:  3.1 / 3.7 / 13.5 %, plain 1.8 / 4.1 / 4.7 %
-  // (each run's whole profile is shifted: e.g. packing 0.4999 is +12 % at
-  // 0.2 m and +9 % at 0.8 m). Until session 11 this bound was 6 %, set from
-  // the 0.5 rounding alone. Asserted: 15 %, with the solves accelerated
-  // (chebyshev_rho 0.95, the default) and plain (0).
+  // The solve stops once the average compression is within 0.05 %, and a
+  // column's weight compresses only its bottom layers in one step: the
+  // average stays within the tolerance for several steps while the column
+  // sinks, until one solve catches it with a pressure impulse. So the
+  // pressure pulses with a period of about 20 steps (at 0.6 m depth from
+  // -35 to +200 % of rho g d; PoCL, 2026-12-04), and only its time mean is
+  // the hydrostatic pressure. Until session 18 this test sampled every 20
+  // steps, held one phase of the pulse and found profiles shifted by -5 ...
+  // +12 % that wandered with the rounding (bound 15 %). Sampled every step
+  // (hydrostaticTankRun), measured: depths 0.2 .. 0.8 within 0.58 % (chebyshev_rho
+  // 0.95) and 0.46 % (plain); depths 0.1 .. 0.15 (2.5 - 3.75 layers under
+  // the surface) -2.07 / -1.74 % and +0.86 / -2.09 %: issue 11's 2 % is met
+  // in the bulk and missed by 0.1 % next to the surface. Asserted: 1 % for
+  // depths 0.2 .. 0.8 and 2.5 % for 0.1 .. 0.8, both solves' settings.
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
-  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.15);
-  p.set("chebyshev_rho", 0.0);
-  EXPECT_LT(hydrostaticTank(0.2, 0.9, p), 0.15);
+  for (double rho : {0.95, 0.0}) {
+    SCOPED_TRACE("chebyshev_rho " + std::to_string(rho));
+    p.set("chebyshev_rho", rho);
+    const TankResult r = hydrostaticTankRun(0.2, 0.9, p, true);
+    EXPECT_LT(r.worstBetween(0.2, 0.8), 0.01);
+    EXPECT_LT(r.worstBetween(0.2, 0.9), 0.025);
+  }
 }
 
 TEST(DfsphPhysics, StillColumnHoldsWhateverMaxDtAllows) {

@@ -325,6 +325,90 @@ TEST(SphProbeDelivery, DeliverEveryHandsSamplesOverWithinAFewSteps) {
   }
 }
 
+// The sampling window (sph_probes.cl): a pressure probe's row is the
+// dt-weighted mean of its per-step values since the previous row, the row's
+// own step included; a level probe's row is the state at its step. Two runs
+// of the same still DFSPH tank (probes do not change a run): one sampled
+// every step (each row the step's own value), one every K steps (K = 7, 10:
+// the default, 1) or every T seconds; each row of the second against the
+// mean of the first's rows in its window, weighted by their steps' dt (the
+// clock's, from the rows' times). Then what the window is for: DFSPH's
+// pressure pulses from step to step at the default tolerance, so a probe
+// read every 10 steps without it held one phase of the pulse.
+TEST(SphProbeDelivery, PressureRowsAreTheMeanOverTheSamplingWindow) {
+  StillTank t("dfsph");
+  const std::vector<ProbeSpec> probes = {{ProbeSpec::Kind::Pressure, "deep", 0.05, 0.02, 0.01},
+                                         {ProbeSpec::Kind::Level, "h", 0.05, 0, 0.01},
+                                         {ProbeSpec::Kind::Pressure, "wall", 0.0, 0.05, 0.01},
+                                         {ProbeSpec::Kind::Pressure, "air", 0.05, 0.14, 0.01}};
+  const int kSteps = 160;
+  std::vector<ProbeRow> every;  // every step
+  {
+    SphSim a(test::context(), t.params, t.setup);
+    ProbeCadence c;
+    c.every = 1;
+    a.startProbes(probes, c, [&every](const ProbeRow& r) { every.push_back(r); });
+    for (int k = 0; k < kSteps; ++k) a.step();
+    a.flushProbes();
+  }
+  ASSERT_EQ(every.size(), size_t(kSteps + 1));
+  double pmax = 1;
+  for (const auto& r : every) pmax = std::max(pmax, std::fabs(r.values[0]));
+  std::vector<ProbeCadence> cadences(4);
+  cadences[0].every = 7;
+  cadences[1].every = 10;
+  cadences[2].every = 1;
+  cadences[3].dt = 0.0123;
+  for (const ProbeCadence& c : cadences) {
+    SCOPED_TRACE("every " + std::to_string(c.every) + ", dt " + std::to_string(c.dt));
+    std::vector<ProbeRow> rows;
+    SphSim b(test::context(), t.params, t.setup);
+    b.startProbes(probes, c, [&rows](const ProbeRow& r) { rows.push_back(r); });
+    for (int k = 0; k < kSteps; ++k) b.step();
+    b.flushProbes();
+    ASSERT_GE(rows.size(), 5u);
+    EXPECT_EQ(rows[0].step, 0u);
+    EXPECT_EQ(rows[0].values, every[0].values) << "the first row: the starting state";
+    for (size_t m = 1; m < rows.size(); ++m) {
+      const uint64_t s0 = rows[m - 1].step, s1 = rows[m].step;
+      ASSERT_LT(s0, s1);
+      ASSERT_LE(s1, uint64_t(kSteps));
+      EXPECT_EQ(rows[m].time, every[s1].time);
+      EXPECT_EQ(rows[m].values[1], every[s1].values[1]) << "level: the state at the row's step";
+      if (s1 == s0 + 1) {  // a window of one step: that step's value, bit for bit
+        EXPECT_EQ(rows[m].values, every[s1].values);
+        continue;
+      }
+      for (size_t q : {size_t(0), size_t(2), size_t(3)}) {
+        double num = 0, den = 0;
+        for (uint64_t s = s0 + 1; s <= s1; ++s) {
+          const double dt = every[s].time - every[s - 1].time;
+          num += every[s].values[q] * dt;
+          den += dt;
+        }
+        EXPECT_NEAR(rows[m].values[q], num / den, 1e-5 * pmax)
+            << probes[q].name << ", row at step " << s1;
+      }
+      EXPECT_EQ(rows[m].values[3], 0.0) << "a probe in the air stays dry";
+    }
+  }
+  // The pulse, and the window against it: depth 8 cm, over the last 100 steps.
+  double lo = 1e30, hi = 0, mean = 0, dts = 0;
+  for (int s = kSteps - 99; s <= kSteps; ++s) {
+    const double v = every[s].values[0], dt = every[s].time - every[s - 1].time;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    mean += v * dt;
+    dts += dt;
+  }
+  mean /= dts;
+  const double rgd = 1000 * 9.81 * 0.08;
+  std::printf("dfsph still tank, depth 8 cm: per-step pressure %.0f .. %.0f Pa, mean %.0f Pa, "
+              "rho g d %.0f Pa\n",
+              lo, hi, mean, rgd);
+  EXPECT_NEAR(mean, rgd, 0.03 * rgd);
+}
+
 // CSV through eddy-cli: the header, one column per probe (the scene's first,
 // then the config's, then --probe's), a row at step 0 and every K steps;
 // with --probe-dt a row at the first step at or after each multiple of T.

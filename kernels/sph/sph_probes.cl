@@ -34,9 +34,22 @@
  *
  * Cadence: with every_dt > 0 (--probe-dt) a sample is due when the device
  * clock reached next * every_dt (next from the state); otherwise (every K
- * steps, the host launches only then) every launch samples. The state has
- * two copies: each launch reads copy `parity` and work-group 0 writes the
- * other one, so all groups see the same row index and nothing races.
+ * steps) the host says so (`emit`). The state has two copies: each launch
+ * reads copy `parity` and work-group 0 writes the other one, so all groups
+ * see the same row index and nothing races.
+ *
+ * Window mean (pressure): the kernel runs after every step. A pressure probe
+ * adds its value times the step's dt (the clock's) to its accumulator
+ * acc[g] = (sum p dt, sum dt) at every launch, and a due sample writes the
+ * dt-weighted mean over the steps since the previous sample, its own step
+ * included, then empties the accumulator: what a sensor sampled with an
+ * integration window of the sampling interval reads. Without it, DFSPH's
+ * pressure, which pulses from step to step at the default tolerance (in a
+ * still tank by +-40 % with a period of ~20 steps, docs/USAGE.md), aliases
+ * into a sample every K steps as a steady offset. A window of one step (the
+ * accumulator empty) writes the step's value itself, bit for bit. Level
+ * probes sample the state at the due step only (a water height does not
+ * pulse; the level costs a column of samples).
  */
 
 /* Sum of W(x - x_j) / rho_j and W p_j / rho_j over particle j and its images
@@ -106,8 +119,9 @@ void sph_probes(__global const float4* restrict pos,
                 __global const float* restrict clock,
                 __global uint* restrict state,
                 __global float* restrict ring,
+                __global float2* restrict acc,
                 const uint nprobes, const uint ring_rows, const uint parity, const uint step,
-                const float every_dt, const int4 dims, const float inv_cell, const float4 tank,
+                const uint emit, const float every_dt, const int4 dims, const float inv_cell, const float4 tank,
                 const float h, const float scale, const float dy, const uint samples,
                 const uint nsolids, const float solid_margin)
 {
@@ -121,7 +135,7 @@ void sph_probes(__global const float4* restrict pos,
     const uint next = state[in + EDDY_PROBE_ST_NEXT];
     const float t_hi = clock[EDDY_SPH_CLOCK_T_HI], t_lo = clock[EDDY_SPH_CLOCK_T_LO];
     const float t = t_hi + t_lo;
-    uint due = 1u, next_out = next;
+    uint due = emit ? 1u : 0u, next_out = next;
     if (every_dt > 0.0f) {
         due = (t_hi - (float)next * every_dt) + t_lo >= 0.0f ? 1u : 0u;
         if (due) next_out = max(next + 1u, convert_uint(floor(t / every_dt)) + 1u);
@@ -129,7 +143,7 @@ void sph_probes(__global const float4* restrict pos,
     const float4 pr = probes[min(g, nprobes - 1u)];
     const float3 x = pr.xyz;
     const uint level = (g < nprobes && pr.w > 0.5f) ? 1u : 0u;
-    const uint work = (due && g < nprobes) ? 1u : 0u;
+    const uint work = (g < nprobes && (due || !level)) ? 1u : 0u;
 
     /* Pressure probe: the work-group's items share the candidates. */
     float den = 0.0f, num = 0.0f;
@@ -170,8 +184,8 @@ void sph_probes(__global const float4* restrict pos,
             state[out + EDDY_PROBE_ST_ROWS] = rows + due;
             state[out + EDDY_PROBE_ST_NEXT] = next_out;
         }
+        float value = 0.0f;
         if (work) {
-            float value = 0.0f;
             if (level) {
                 /* best[0] = the lowest air sample; k = the highest sample below
                  * it that is not in a solid (water, or none: dry). */
@@ -196,7 +210,17 @@ void sph_probes(__global const float4* restrict pos,
             } else {
                 const float2 s = red[0];
                 value = s.x * scale >= EDDY_PROBE_DRY_SUM ? s.y / s.x : 0.0f;
+                const float dt = clock[EDDY_SPH_CLOCK_DT];
+                const float2 a = acc[g];
+                if (due) {
+                    if (a.y > 0.0f) value = (a.x + value * dt) / (a.y + dt);
+                    acc[g] = (float2)(0.0f, 0.0f);
+                } else {
+                    acc[g] = a + (float2)(value * dt, dt);
+                }
             }
+        }
+        if (work && due) {
             const size_t stride = EDDY_PROBE_ROW_HEAD + nprobes;
             const size_t row = (size_t)(rows % ring_rows) * stride;
             ring[row + EDDY_PROBE_ROW_HEAD + g] = value;

@@ -36,10 +36,13 @@ SphProbes::SphProbes(Context& ctx, const SphKernelConfig& cfg, std::vector<Probe
     probeBuf_ = ctx.createBuffer(CL_MEM_READ_ONLY, pb.size() * sizeof(cl_float4), "SPH probes");
     state_ = ctx.createBuffer(CL_MEM_READ_WRITE, st.size() * sizeof(cl_uint), "SPH probe state");
     ring_ = ctx.createBuffer(CL_MEM_READ_WRITE, ring.size() * sizeof(cl_float), "SPH probe ring");
+    const std::vector<cl_float2> acc(probes_.size(), cl_float2{{0.0f, 0.0f}});
+    acc_ = ctx.createBuffer(CL_MEM_READ_WRITE, acc.size() * sizeof(cl_float2), "SPH probe windows");
     auto& q = ctx.queue();
     q.enqueueWriteBuffer(probeBuf_, CL_TRUE, 0, pb.size() * sizeof(cl_float4), pb.data());
     q.enqueueWriteBuffer(state_, CL_TRUE, 0, st.size() * sizeof(cl_uint), st.data());
     q.enqueueWriteBuffer(ring_, CL_TRUE, 0, ring.size() * sizeof(cl_float), ring.data());
+    q.enqueueWriteBuffer(acc_, CL_TRUE, 0, acc.size() * sizeof(cl_float2), acc.data());
   } catch (const cl::Error& e) {
     throw Error("SPH probes setup: " + describe(e));
   }
@@ -55,8 +58,9 @@ SphProbes::~SphProbes() {
 
 void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, double mass,
                           uint64_t step, bool force) {
-  const bool due = force || cadence_.dt > 0 || step % cadence_.every == 0;
-  if (due) {
+  // Every step (the pressure windows); `emit`: a row is due (--probe-every).
+  const bool emit = force || (cadence_.dt <= 0 && step % cadence_.every == 0);
+  {
     const SphProbeArgs a{.pos = p.positions(),
                          .rhop = rhop,
                          .cells = p.cells(),
@@ -66,10 +70,12 @@ void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, dou
                          .clock = p.clock(),
                          .state = state_,
                          .ring = ring_,
+                         .acc = acc_,
                          .nprobes = cl_uint(probes_.size()),
                          .ringRows = kRingRows,
                          .parity = cl_uint(launches_ % 2),
                          .step = cl_uint(step),
+                         .emit = cl_uint(emit ? 1 : 0),
                          .everyDt = cl_float(cadence_.dt),
                          .dims = p.dims4(),
                          .invCell = p.invCell(),

@@ -24,9 +24,12 @@
 // read, so none is overwritten unread) and hands the rows of a read
 // to the sink once the read has completed, checked at the next step without
 // waiting; flush() reads what is left and waits (end of a run).
-// With --probe-dt the kernel runs every step and decides on the device
-// whether the clock has reached the next sample time; with --probe-every K
-// it runs every K steps only.
+// The kernel runs after every step: a pressure probe's row is the
+// dt-weighted mean of its value over the steps since the previous row (the
+// sampling interval as the sensor's integration window, sph_probes.cl); a
+// level probe's is the state at the row's step. With --probe-dt the device
+// decides whether the clock has reached the next sample time; with
+// --probe-every K the host marks every K-th launch.
 #pragma once
 
 #include "kernel_args.hpp"
@@ -41,8 +44,8 @@ namespace eddy {
 
 // Arguments of kernels/sph/sph_probes.cl, in its order (kernel_args.hpp).
 struct SphProbeArgs {
-  const cl::Buffer &pos, &rhop, &cells, &probes, &solids, &sdf, &clock, &state, &ring;
-  cl_uint nprobes, ringRows, parity, step;
+  const cl::Buffer &pos, &rhop, &cells, &probes, &solids, &sdf, &clock, &state, &ring, &acc;
+  cl_uint nprobes, ringRows, parity, step, emit;
   cl_float everyDt;
   cl_int4 dims;
   cl_float invCell;
@@ -51,8 +54,8 @@ struct SphProbeArgs {
   cl_uint samples, nsolids;
   cl_float solidMargin;
   auto args() const {
-    return std::tie(pos, rhop, cells, probes, solids, sdf, clock, state, ring, nprobes, ringRows,
-                    parity, step, everyDt, dims, invCell, tank, h, scale, dy, samples, nsolids,
+    return std::tie(pos, rhop, cells, probes, solids, sdf, clock, state, ring, acc, nprobes,
+                    ringRows, parity, step, emit, everyDt, dims, invCell, tank, h, scale, dy, samples, nsolids,
                     solidMargin);
   }
 };
@@ -99,7 +102,7 @@ class SphProbes {
   cl_uint samples_ = 0;
   double dy_ = 0;
   cl::Program program_;
-  cl::Buffer probeBuf_, state_, ring_;
+  cl::Buffer probeBuf_, state_, ring_, acc_;
   uint64_t launches_ = 0, sinceRead_ = 0, consumed_ = 0, lastStep_ = 0;
   uint64_t readEvery_ = kRingRows / 2;  // launches between reads (cadence.deliverEvery)
   std::deque<Read> reads_;
