@@ -46,11 +46,14 @@ ShapeSpec rotatedShape(ShapeKind kind, const Vec3d& size, const Vec3d& position)
 }
 
 // A device position in the local frame of `pose`: R^T (x - c).
-Vec3d toLocalFrame(const Pose& pose, const cl_float4& p) {
+Vec3d toLocalFrame(const Pose& pose, const Vec3d& p) {
   const Mat3d R = rotationMatrix(pose.rotationDeg);
-  const Vec3d w{p.s[0] - pose.position[0], p.s[1] - pose.position[1], p.s[2] - pose.position[2]};
+  const Vec3d w{p[0] - pose.position[0], p[1] - pose.position[1], p[2] - pose.position[2]};
   return Vec3d{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
                R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};
+}
+Vec3d toLocalFrame(const Pose& pose, const cl_float4& p) {
+  return toLocalFrame(pose, Vec3d{p.s[0], p.s[1], p.s[2]});
 }
 
 // A local direction in the world: R l.
@@ -833,6 +836,139 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
       std::printf("guard, %s, n=%zu: %zu inside, %zu about to cross, %zu in the band left to the grid, "
                   "%zu farther slowed; |sdf - clearance| <= %.1e m after\n",
                   shapeKindName(sp.kind).c_str(), n, inside, crossing, band, slowed, worst);
+    }
+  }
+}
+
+// The contact before the move (sph_boundary_contact) against a rotated box
+// (particles near its edges and corners too), sphere and cylinder, N = 1,
+// 13, 1009, fresh seeds, checked against the double SDF: a particle that
+// would cross the surface within dt (d + dt v_n < 0, v_n along the exact
+// outward normal) gets v_n = (min(d, clearance) - d) / dt and keeps its
+// tangential velocity; every other particle is bit-untouched; positions
+// never change. After the move x + dt v every particle is at least
+// min(d, clearance) outside (the solids are convex). Both forms: the
+// velocity changed (DFSPH), and the change put into the acceleration that
+// v += dt a will apply (WCSPH), seen through v + dt a.
+TEST(SphBoundaryKernels, ContactSlowsParticlesAboutToCrossASolid) {
+  const unsigned seed = test::freshSeed();
+  Context& ctx = test::context();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double dx = 0.01, clearance = 0.25 * dx;
+  const float dt = 0.006f;
+  auto spec = [](ShapeKind kind, const Vec3d& size) { return rotatedShape(kind, size, {0.3, 0.25, 0.25}); };
+  for (const ShapeSpec& sp : {spec(ShapeKind::Box, {0.12, 0.08, 0.1}), spec(ShapeKind::Sphere, {0.11, 0, 0}),
+                              spec(ShapeKind::Cylinder, {0.09, 0.12, 0})}) {
+    for (size_t n : {size_t(1), size_t(13), size_t(1009)}) {
+      for (bool withAcc : {false, true}) {
+        SCOPED_TRACE(shapeKindName(sp.kind) + " n " + std::to_string(n) + (withAcc ? " acc" : " vel") +
+                     " seed " + std::to_string(seed));
+        const auto shape = makeShape(sp);
+        const SphSolidSamples so = sampleSolid({sp, -1}, 0.5 * dx, dx, 0.7 * dx);
+        SphSetup setup;
+        setup.spacing = dx;
+        setup.tank = {0.6, 0.5, 0.5};
+        setup.expectedSpeed = 1;
+        const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
+        auto toLocal = [&](const Vec3d& w) { return toLocalFrame(sp.pose, w); };
+        auto sdfAt = [&](const Vec3d& w) { return shape->sdf(toLocal(w)); };
+        auto normalAt = [&](const Vec3d& l) {
+          Vec3d g{0, 0, 0};
+          const double e = 1e-7;
+          for (int k = 0; k < 3; ++k) {
+            Vec3d a = l, b = l;
+            a[k] += e;
+            b[k] -= e;
+            g[k] = (shape->sdf(a) - shape->sdf(b)) / (2 * e);
+          }
+          const double gn = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+          for (double& x : g) x /= gn;
+          return toWorldDir(R, g);
+        };
+        const Aabb bb = shape->bounds();
+        while (setup.particles.size() < n) {
+          Vec3d l;
+          for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
+          if (sp.kind == ShapeKind::Box && setup.particles.size() % 3 == 0)  // near an edge or corner
+            for (int k = 0; k < 3; ++k)
+              if (u(rng) < 0.7) l[k] = (u(rng) < 0.5 ? bb.lo[k] : bb.hi[k]) + (2 * u(rng) - 1) * 0.6 * dx;
+          const double d = shape->sdf(l);
+          // outside (the guard leaves none inside), a few exactly in the band
+          if (d > 0.6 * dx || d < 1e-5 || std::fabs(d - clearance) < 1e-6) continue;
+          const Vec3d w = poseApply(sp.pose, l);
+          const double vscale = setup.particles.size() % 5 == 1 ? 3 : 1;  // some impacts
+          setup.particles.push_back(
+              {w[0], w[1], w[2], vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5)});
+        }
+        SphKernelConfig cfg;
+        Profiler prof;
+        SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
+        auto& q = ctx.queue();
+        q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+        std::vector<cl_float4> a0(n);
+        for (auto& a : a0)
+          a = cl_float4{{float(20 * (u(rng) - 0.5)), float(20 * (u(rng) - 0.5)), float(20 * (u(rng) - 0.5)), 0.0f}};
+        cl::Buffer acc = ctx.createBuffer(CL_MEM_READ_WRITE, n * sizeof(cl_float4), "test acc");
+        q.enqueueWriteBuffer(acc, CL_TRUE, 0, n * sizeof(cl_float4), a0.data());
+        const auto p0 = readBuf<cl_float4>(parts.positions(), n);
+        const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
+        parts.boundary().runContact(parts.positions(), parts.velocities(), withAcc ? &acc : nullptr,
+                                    parts.clock(), n, clearance);
+        const auto p1 = readBuf<cl_float4>(parts.positions(), n);
+        const auto v1 = readBuf<cl_float4>(parts.velocities(), n);
+        const auto a1 = readBuf<cl_float4>(acc, n);
+        size_t slowed = 0, band = 0;
+        double closest = 1;
+        for (size_t i = 0; i < n; ++i) {
+          for (int k = 0; k < 3; ++k) EXPECT_EQ(p1[i].s[k], p0[i].s[k]) << "particle " << i;
+          const Vec3d x{p0[i].s[0], p0[i].s[1], p0[i].s[2]};
+          const Vec3d l0 = toLocal(x);
+          const double d0 = sdfAt(x);
+          const Vec3d nw = normalAt(l0);
+          // the velocity the move will use, before and after
+          Vec3d vin, vout;
+          for (int k = 0; k < 3; ++k) {
+            vin[k] = double(v0[i].s[k]) + (withAcc ? double(dt) * a0[i].s[k] : 0.0);
+            vout[k] = withAcc ? double(v1[i].s[k]) + double(dt) * a1[i].s[k] : double(v1[i].s[k]);
+          }
+          double vn0 = 0, vn1 = 0;
+          for (int k = 0; k < 3; ++k) {
+            vn0 += vin[k] * nw[k];
+            vn1 += vout[k] * nw[k];
+          }
+          const double reach = d0 + dt * vn0;
+          if (std::fabs(reach) < 1e-5) continue;  // on the rule's edge: either is right
+          if (reach < 0) {
+            ++slowed;
+            band += d0 < clearance;
+            const double target = std::min(d0, clearance);
+            EXPECT_NEAR(vn1, (target - d0) / dt, 2e-4) << "particle " << i;
+            for (int k = 0; k < 3; ++k)
+              EXPECT_NEAR(vout[k] - vn1 * nw[k], vin[k] - vn0 * nw[k], 2e-5) << "particle " << i;
+            // after the move: outside by at least the target (convex solids)
+            Vec3d x1;
+            for (int k = 0; k < 3; ++k) x1[k] = x[k] + double(dt) * vout[k];
+            const double d1 = sdfAt(x1);
+            EXPECT_GE(d1, target - 2e-6) << "particle " << i << " from " << d0;
+            closest = std::min(closest, d1);
+          } else {
+            for (int k = 0; k < 3; ++k) {
+              EXPECT_EQ(v1[i].s[k], v0[i].s[k]) << "particle " << i;
+              EXPECT_EQ(a1[i].s[k], a0[i].s[k]) << "particle " << i;
+            }
+          }
+          if (!withAcc)
+            for (int k = 0; k < 3; ++k) EXPECT_EQ(a1[i].s[k], a0[i].s[k]) << "particle " << i;
+        }
+        if (n > 100) {
+          EXPECT_GT(slowed, n / 20);
+          EXPECT_GT(band, n / 100);
+        }
+        std::printf("contact, %s, n=%zu, %s: %zu about to cross slowed (%zu of them in the band), "
+                    "closest after the move %.2e m\n",
+                    shapeKindName(sp.kind).c_str(), n, withAcc ? "acc" : "vel", slowed, band, closest);
+      }
     }
   }
 }

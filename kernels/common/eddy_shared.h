@@ -156,6 +156,15 @@
  * (sph_solid_exact_sdf, sph_boundary_guard): xyz its sizes (box: half
  * extents; sphere: x the radius; cylinder along local y: x the radius, y
  * the half height), w the kind (EDDY_SOLID_KIND_*) as uint bits. */
+/* The fluid keeps this many spacings outside a solid's geometric surface
+ * (sph_boundary_guard puts a particle found closer back at that distance,
+ * sph_boundary_contact slows one about to cross the surface so that it
+ * arrives there). The same 0.25 dx as DFSPH's tank walls
+ * (EDDY_DFSPH_WALL_CLEARANCE); a settled fluid's first layer rests about
+ * 1.1 dx off the boundary particles, 0.4 dx off the surface at
+ * boundary_inset 0.7, so the band only acts on fluid pressed against the
+ * solid. */
+#define EDDY_SOLID_CLEARANCE 0.25
 #define EDDY_SOLID_STRIDE 9
 #define EDDY_SOLID_POS 0
 #define EDDY_SOLID_ROT 1

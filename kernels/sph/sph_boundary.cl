@@ -162,6 +162,82 @@ inline bool sph_guard_rule(float3* p, float3* v, const float dist, const float3 
     return true;
 }
 
+/* The contact rule before a move (sph_boundary_contact): the particle at p
+ * with velocity v, at distance dist from the solid's surface along the unit
+ * outward normal nw (world), would cross the surface within dt at its
+ * velocity relative to the solid's surface point there:
+ * dist + dt v_n < 0, v_n = (v - v_s) . nw. Then v_n becomes
+ * (min(dist, clearance) - dist) / dt: from farther out than the clearance it
+ * arrives at the clearance; from within it (the band) it does not move
+ * further in (v_n = 0); nothing is ever pushed out (the guard does that).
+ * The tangential velocity is kept. For a convex solid's exact SDF the
+ * distance along the straight move is a convex function of time, so it
+ * stays >= its tangent dist + t v_n: after x += dt v the particle is at
+ * least min(dist, clearance) outside, up to rounding. Whether it changed v. */
+inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const float3 nw,
+                             __global const float4* restrict solid, const float clearance,
+                             const float dt)
+{
+    const float3 c = solid[EDDY_SOLID_POS].xyz;
+    const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, p - c);
+    const float vn = dot(*v - vs, nw);
+    if (!(dist + dt * vn < 0.0f)) return false;
+    *v += ((fmin(dist, clearance) - dist) / dt - vn) * nw;
+    return true;
+}
+
+/* Phase "boundary_contact" (before the move, after the last velocity
+ * change of the step; the clock holds this step's dt): the speculative
+ * contact of sph_contact_rule against every solid, by a box's, sphere's or
+ * cylinder's exact SDF (sph_solid_exact_sdf), a mesh's trilinear grid.
+ * with_acc = 0 (DFSPH: the velocities are final, x += dt v follows):
+ * changes vel. with_acc = 1 (WCSPH: v += dt a; x += dt v follows): the
+ * rule sees v + dt a and its change goes into acc (divided by dt), so the
+ * integration reaches the same velocity. Without it the guard after the
+ * move could only catch a particle already inside (and count it): the
+ * step's pressure solve may still push a particle that the guard slowed
+ * the step before. Only a particle about to cross a surface within the
+ * step is touched; fluid at rest or moving along a surface is not. */
+__kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
+void sph_boundary_contact(__global const float4* restrict pos,
+                          __global float4* restrict vel,
+                          __global float4* restrict acc,
+                          __global const float4* restrict solids,
+                          __global const float* restrict sdf,
+                          __global const float* restrict clock,
+                          const uint nsolids, const uint n, const float clearance,
+                          const uint with_acc)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const float dt = clock[EDDY_SPH_CLOCK_DT];
+    if (!(dt > 0.0f)) return;
+    const float3 p = pos[i].xyz;
+    const float3 v0 = with_acc ? vel[i].xyz + dt * acc[i].xyz : vel[i].xyz;
+    float3 v = v0;
+    bool changed = false;
+    for (uint s = 0; s < nsolids; ++s) {
+        __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
+        const float3 l = sph_solid_local(solid, p);
+        float dist;
+        float3 gl;
+        if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
+            continue;
+        const float gn = length(gl);
+        if (!(gn > 0.0f)) continue;
+        gl /= gn;
+        const float3 nw = (float3)(dot(solid[EDDY_SOLID_ROT].xyz, gl),
+                                   dot(solid[EDDY_SOLID_ROT + 1].xyz, gl),
+                                   dot(solid[EDDY_SOLID_ROT + 2].xyz, gl)); /* R n_local */
+        changed |= sph_contact_rule(p, &v, dist, nw, solid, clearance, dt);
+    }
+    if (!changed) return;
+    if (with_acc)
+        acc[i].xyz += (v - v0) / dt;
+    else
+        vel[i].xyz = v;
+}
+
 /* Phase "boundary_guard" (after integration): keeps the fluid outside every
  * solid's geometric surface, in the solid's local frame at its current
  * pose, by sph_guard_rule with two distances:

@@ -353,6 +353,20 @@ void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
   }
 }
 
+void SphBoundary::runContact(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer* acc,
+                             const cl::Buffer& clock, size_t n, double clearance) {
+  if (solids_.empty() || n == 0) return;
+  try {
+    prof_.run("boundary_contact", contact_,
+              EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
+                          cl::NDRange(EDDY_SPH_WG)),
+              pos, vel, acc ? *acc : vel, solidBuf_, sdf_, clock, cl_uint(solids_.size()),
+              cl_uint(n), cl_float(clearance), cl_uint(acc ? 1 : 0));
+  } catch (const cl::Error& e) {
+    throw Error("SPH boundary contact kernel: " + describe(e));
+  }
+}
+
 std::vector<cl_float4> SphBoundary::readPositions() { return readBuf<cl_float4>(ctx_.queue(), bpos_, n_); }
 std::vector<cl_float4> SphBoundary::readForces() { return readBuf<cl_float4>(ctx_.queue(), bforce_, n_); }
 std::vector<cl_float4> SphBoundary::readSortedPositions() { return readBuf<cl_float4>(ctx_.queue(), bspos_, n_); }

@@ -181,6 +181,15 @@ class SphBoundary {
                 const cl::Buffer& clock, size_t n, double clearance,
                 const std::array<double, 3>& tank, double wallClearance);
 
+  // Before the move (after the step's last velocity change; `clock` holds
+  // this step's dt): a fluid particle that would cross a solid's surface
+  // within dt is slowed along the surface normal so that it arrives at
+  // `clearance` (or, within it, moves no further in): sph_contact_rule in
+  // sph_boundary.cl. acc null: changes vel (the move is x += dt v); else
+  // the change goes into acc (the move is v += dt acc; x += dt v).
+  void runContact(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer* acc,
+                  const cl::Buffer& clock, size_t n, double clearance);
+
   SphBoundaryView view() const { return {&bspos_, &bsvel_, &bcells_, cl_uint(n_)}; }
   const cl::Buffer& positions() const { return bpos_; }
   const cl::Buffer& velocities() const { return bvel_; }
@@ -227,6 +236,9 @@ class SphBoundary {
   KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint,
                     cl_uint, cl_float, cl_float4>
       guard_{program_, "sph_boundary_guard"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint,
+                    cl_uint, cl_float, cl_uint>
+      contact_{program_, "sph_boundary_contact"};
 };
 
 }  // namespace eddy

@@ -578,6 +578,10 @@ void DfsphKernels::finishStep(const DfsphBuffers& b, const DfsphParams& p) {
   runPredict(b, p);
   runDensitySolve(b, p);
   runBoundaryForce(b, p);
+  // The velocities are final: none may carry a particle through a solid.
+  if (b.boundary)
+    b.boundary->runContact(*b.pos, *b.vel, nullptr, *b.clock, b.n,
+                           EDDY_SOLID_CLEARANCE * p.spacing);
   runIntegrate(b, p);
   // The state of this step, read without waiting (the batches two steps on,
   // stats). reads_[next_] was taken by beginStep.

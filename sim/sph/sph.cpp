@@ -203,14 +203,9 @@ namespace {
 cl_float4 f4(double x, double y, double z, double w = 0) { return makeFloat4(x, y, z, w); }
 double fl(double x) { return double(float(x)); }  // the value the device sees
 
-// The fluid keeps this many spacings outside a solid's geometric surface:
-// a particle found closer is put back at that distance, one found inside is
-// also counted as a penetration (sph_boundary_guard). The same 0.25 dx as
-// DFSPH's tank walls (EDDY_DFSPH_WALL_CLEARANCE); a settled fluid's first
-// layer rests about 1.1 dx off the boundary particles, 0.4 dx off the
-// surface at boundary_inset 0.7, so the band only acts on fluid pressed
-// against the solid.
-constexpr double kSolidClearance = 0.25;
+// The fluid keeps EDDY_SOLID_CLEARANCE spacings outside a solid's geometric
+// surface (eddy_shared.h): the guard after the move, the contact before it.
+constexpr double kSolidClearance = EDDY_SOLID_CLEARANCE;
 
 
 // Every size of a simulation of n particles, checked against the limits in

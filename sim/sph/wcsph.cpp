@@ -134,6 +134,9 @@ void WcsphSolver::step(SphParticles& p, const SphPhysics& phys) {
   f.gradScale = phys.gradScale;
   p.boundary().runForce(f);
   p.runDt(phys);
+  // v + dt a may not carry a particle through a solid (the change into acc_).
+  p.boundary().runContact(p.positions(), p.velocities(), &acc_, p.clock(), p.size(),
+                          EDDY_SOLID_CLEARANCE * phys.spacing);
   p.runIntegrate(acc_, phys);
   continuity_.stepped();  // delta > 0: the next continuity phase advances rho by this dt
 }
