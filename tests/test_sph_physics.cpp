@@ -158,8 +158,7 @@ struct TankResult {
     return w;
   }
 };
-TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
-  const double dx = 0.04;
+TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, double dx = 0.04) {
   test::stillTank(p, dx, 0.2, 1.0, 1.2);
   if (fixed) {
     p.set("speed_of_sound", 31.320920);
@@ -167,7 +166,7 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed) {
   }
   const SphSetup setup = makeSphScene("dam_break", p);
   SphSim sim(test::context(), p, setup);
-  const int layers = 25;
+  const int layers = int(std::lround(1.0 / dx));
   std::vector<double> pSum(layers, 0), ySum(layers, 0), cnt(layers, 0);
   std::vector<double> eSum(layers, 0), e2Sum(layers, 0);
   const double rgH = sim.physics().rho0 * sim.physics().gravity * 1.0;
@@ -379,8 +378,9 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
   // day; its rounding settles the column differently): within 1.10 % and
   // 0.60 % at depths 0.2 .. 0.8, -4.01 % and -1.29 % at 0.1 .. 0.15. So
   // issue 11's 2 % is met in the bulk on both devices and missed next to
-  // the surface (by up to 2 %). Asserted: 1.5 % for depths 0.2 .. 0.8 and
-  // 5 % for 0.1 .. 0.8, with both solves' settings.
+  // the surface (by up to 2 %) at this resolution; at 50 layers it holds
+  // there too (next test). Asserted: 1.5 % for depths 0.2 .. 0.8 and 5 %
+  // for 0.1 .. 0.8, with both solves' settings.
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
   for (double rho : {0.95, 0.0}) {
@@ -390,6 +390,21 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
     EXPECT_LT(r.worstBetween(0.2, 0.8), 0.015);
     EXPECT_LT(r.worstBetween(0.2, 0.9), 0.05);
   }
+}
+
+// The same column at twice the resolution (dx = 0.02 m, 50 layers, 2 000
+// particles), the defaults: depth 0.1 now lies 5 layers under the surface.
+// Measured (PoCL, 2026-12-04), worst error over depths 0.1 .. 0.8: 1.87 %
+// (chebyshev_rho 0.95), 1.58 % (plain); with the relaxation moved by
+// -+1e-4 (rounding only) 1.55 / 1.82 % and 1.22 / 2.09 %, always at depth
+// 0.1; within 1.2 % at depths 0.2 .. 0.8. So issue 11's 2 % holds at this
+// resolution up to the rounding spread. Asserted: 2.5 % and 1.5 % (bulk).
+TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettingsFiftyLayers) {
+  Params p(sphParamDecl());
+  p.setAssignment("solver=dfsph");
+  const TankResult r = hydrostaticTankRun(0.2, 0.9, p, true, 0.02);
+  EXPECT_LT(r.worstBetween(0.2, 0.8), 0.015);
+  EXPECT_LT(r.worstBetween(0.2, 0.9), 0.025);
 }
 
 TEST(DfsphPhysics, StillColumnHoldsWhateverMaxDtAllows) {
