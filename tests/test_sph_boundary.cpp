@@ -62,6 +62,46 @@ Vec3d toWorldDir(const Mat3d& R, const Vec3d& l) {
                R[6] * l[0] + R[7] * l[1] + R[8] * l[2]};
 }
 
+// The exact SDF's outward normal (world) of `shape` posed by rotation R at
+// the local point l, by central differences of the double SDF.
+Vec3d exactNormalWorld(const Shape& shape, const Mat3d& R, const Vec3d& l) {
+  Vec3d g{0, 0, 0};
+  const double e = 1e-7;
+  for (int k = 0; k < 3; ++k) {
+    Vec3d a = l, b = l;
+    a[k] += e;
+    b[k] -= e;
+    g[k] = (shape.sdf(a) - shape.sdf(b)) / (2 * e);
+  }
+  const double gn = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+  for (double& x : g) x /= gn;
+  return toWorldDir(R, g);
+}
+
+// n fluid particles within 0.6 dx of the surface of `shape` (posed by
+// sp.pose), SDF in [dMin, 0.6 dx] and not within 1e-6 m of 0 or of the
+// clearance (where a rule's threshold could round either way); a box gets a
+// third of them near its edges and corners. Velocities random in
+// [-0.5, 0.5] m/s per axis, every fifth 3x faster (impacts).
+void nearSurfaceParticles(SphSetup& setup, const Shape& shape, const ShapeSpec& sp, size_t n,
+                          double dx, double clearance, double dMin, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  const Aabb bb = shape.bounds();
+  while (setup.particles.size() < n) {
+    Vec3d l;
+    for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
+    if (sp.kind == ShapeKind::Box && setup.particles.size() % 3 == 0)  // near an edge or corner
+      for (int k = 0; k < 3; ++k)
+        if (u(rng) < 0.7) l[k] = (u(rng) < 0.5 ? bb.lo[k] : bb.hi[k]) + (2 * u(rng) - 1) * 0.6 * dx;
+    const double d = shape.sdf(l);
+    if (d > 0.6 * dx || d < dMin || std::fabs(d) < 1e-6 || std::fabs(d - clearance) < 1e-6) continue;
+    const Vec3d w = poseApply(sp.pose, l);
+    const double vscale = setup.particles.size() % 5 == 1 ? 3 : 1;
+    setup.particles.push_back(
+        {w[0], w[1], w[2], vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5)});
+  }
+}
+
 Params params() {
   Params p(sphParamDecl());
   p.set("viscosity", 0.3);
@@ -724,7 +764,6 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
   const unsigned seed = test::freshSeed();
   Context& ctx = test::context();
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
   const double dx = 0.01, clearance = 0.25 * dx;
   const float dt = 0.006f;  // s: |v| up to ~0.9 m/s, so dt v_n reaches 0.5 dx
   auto spec = [](ShapeKind kind, const Vec3d& size) { return rotatedShape(kind, size, {0.3, 0.25, 0.25}); };
@@ -740,35 +779,8 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
       setup.expectedSpeed = 1;
       const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
       auto toLocal = [&](const cl_float4& p) { return toLocalFrame(sp.pose, p); };
-      // The exact SDF's outward normal (world) at a local point, by central
-      // differences of the double SDF.
-      auto normalAt = [&](const Vec3d& l) {
-        Vec3d g{0, 0, 0};
-        const double e = 1e-7;
-        for (int k = 0; k < 3; ++k) {
-          Vec3d a = l, b = l;
-          a[k] += e;
-          b[k] -= e;
-          g[k] = (shape->sdf(a) - shape->sdf(b)) / (2 * e);
-        }
-        const double gn = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
-        for (double& x : g) x /= gn;
-        return toWorldDir(R, g);
-      };
-      const Aabb bb = shape->bounds();
-      while (setup.particles.size() < n) {
-        Vec3d l;
-        for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
-        if (sp.kind == ShapeKind::Box && setup.particles.size() % 3 == 0)  // near an edge or corner
-          for (int k = 0; k < 3; ++k)
-            if (u(rng) < 0.7) l[k] = (u(rng) < 0.5 ? bb.lo[k] : bb.hi[k]) + (2 * u(rng) - 1) * 0.6 * dx;
-        const double d = shape->sdf(l);
-        if (std::fabs(d) > 0.6 * dx || std::fabs(d) < 1e-6 || std::fabs(d - clearance) < 1e-6) continue;
-        const Vec3d w = poseApply(sp.pose, l);
-        const double vscale = setup.particles.size() % 5 == 1 ? 3 : 1;  // some impacts
-        setup.particles.push_back(
-            {w[0], w[1], w[2], vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5)});
-      }
+      auto normalAt = [&](const Vec3d& l) { return exactNormalWorld(*shape, R, l); };
+      nearSurfaceParticles(setup, *shape, sp, n, dx, clearance, -0.6 * dx, rng);
       SphKernelConfig cfg;
       Profiler prof;
       SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
@@ -873,34 +885,9 @@ TEST(SphBoundaryKernels, ContactSlowsParticlesAboutToCrossASolid) {
         const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
         auto toLocal = [&](const Vec3d& w) { return toLocalFrame(sp.pose, w); };
         auto sdfAt = [&](const Vec3d& w) { return shape->sdf(toLocal(w)); };
-        auto normalAt = [&](const Vec3d& l) {
-          Vec3d g{0, 0, 0};
-          const double e = 1e-7;
-          for (int k = 0; k < 3; ++k) {
-            Vec3d a = l, b = l;
-            a[k] += e;
-            b[k] -= e;
-            g[k] = (shape->sdf(a) - shape->sdf(b)) / (2 * e);
-          }
-          const double gn = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
-          for (double& x : g) x /= gn;
-          return toWorldDir(R, g);
-        };
-        const Aabb bb = shape->bounds();
-        while (setup.particles.size() < n) {
-          Vec3d l;
-          for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
-          if (sp.kind == ShapeKind::Box && setup.particles.size() % 3 == 0)  // near an edge or corner
-            for (int k = 0; k < 3; ++k)
-              if (u(rng) < 0.7) l[k] = (u(rng) < 0.5 ? bb.lo[k] : bb.hi[k]) + (2 * u(rng) - 1) * 0.6 * dx;
-          const double d = shape->sdf(l);
-          // outside (the guard leaves none inside), a few exactly in the band
-          if (d > 0.6 * dx || d < 1e-5 || std::fabs(d - clearance) < 1e-6) continue;
-          const Vec3d w = poseApply(sp.pose, l);
-          const double vscale = setup.particles.size() % 5 == 1 ? 3 : 1;  // some impacts
-          setup.particles.push_back(
-              {w[0], w[1], w[2], vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5), vscale * (u(rng) - 0.5)});
-        }
+        auto normalAt = [&](const Vec3d& l) { return exactNormalWorld(*shape, R, l); };
+        // outside only (the guard leaves none inside), some in the band
+        nearSurfaceParticles(setup, *shape, sp, n, dx, clearance, 1e-5, rng);
         SphKernelConfig cfg;
         Profiler prof;
         SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
@@ -958,8 +945,9 @@ TEST(SphBoundaryKernels, ContactSlowsParticlesAboutToCrossASolid) {
               EXPECT_EQ(a1[i].s[k], a0[i].s[k]) << "particle " << i;
             }
           }
-          if (!withAcc)
+          if (!withAcc) {
             for (int k = 0; k < 3; ++k) EXPECT_EQ(a1[i].s[k], a0[i].s[k]) << "particle " << i;
+          }
         }
         if (n > 100) {
           EXPECT_GT(slowed, n / 20);

@@ -396,7 +396,7 @@ namespace {
 //   - boundary particles on the surface (no inset), 0.5 dx: the last fluid
 //     layer under the sinking box was squeezed into a gap thinner than the
 //     particles and threw the box out of the water at 10 m/s;
-//   - inset 0.7, 0.5 dx: the two guard bands (kSolidClearance, the wall
+//   - inset 0.7, 0.5 dx: the two guard bands (EDDY_SOLID_CLEARANCE, the wall
 //     clearance, 0.25 dx each) met in a plane at the floor's clearance, where
 //     a particle's own wall image adds ~30 % to its density; the next solve
 //     shot it up into the box at 0.5-1 m/s and the guard put it back there:
