@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 using namespace eddy;
 
@@ -54,6 +55,9 @@ ShapeSpec submergedBoxTank(Params& p, double dx = kBoxTankDx) {
 }
 
 TankResult submergedBox(Params p, double dx = kBoxTankDx) {
+  // Developer aid: EDDY_BOX_TANK_DX runs the default-spacing tank at another
+  // spacing (the bounds are the default spacing's; read the printout).
+  if (const char* e = std::getenv("EDDY_BOX_TANK_DX"); e && *e && dx == kBoxTankDx) dx = std::atof(e);
   const double D = 4 * dx, h = p.get("smoothing_ratio") * dx;
   const ShapeSpec b = submergedBoxTank(p, dx);
   const SphSetup setup = makeSphScene("dam_break", p, {b});
