@@ -815,7 +815,8 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
             EXPECT_NEAR(vn1, (clearance - d0) / dt, 1e-4) << "particle " << i;
             for (int k = 0; k < 3; ++k) {
               EXPECT_EQ(p1[i].s[k], p0[i].s[k]) << "particle " << i;
-              EXPECT_NEAR(v1[i].s[k] - vn1 * nw[k], v0[i].s[k] - vn0 * nw[k], 1e-5) << "particle " << i;
+              EXPECT_NEAR(v1[i].s[k] - vn1 * nw[k], v0[i].s[k] - vn0 * nw[k], 1e-5 + 1e-4 * std::fabs(vn1 - vn0))
+                  << "particle " << i;
             }
           } else {
             for (int k = 0; k < 3; ++k) {
@@ -931,8 +932,12 @@ TEST(SphBoundaryKernels, ContactSlowsParticlesAboutToCrossASolid) {
             band += d0 < clearance;
             const double target = std::min(d0, clearance);
             EXPECT_NEAR(vn1, (target - d0) / dt, 2e-4) << "particle " << i;
+            // Tangential velocity kept: to the float normal's precision, which
+            // near a box edge (the outward offset o tiny against the local
+            // coordinates) is ~1e-4 in direction, times the normal change.
+            const double tangential = 2e-5 + 1e-4 * std::fabs(vn1 - vn0);
             for (int k = 0; k < 3; ++k)
-              EXPECT_NEAR(vout[k] - vn1 * nw[k], vin[k] - vn0 * nw[k], 2e-5) << "particle " << i;
+              EXPECT_NEAR(vout[k] - vn1 * nw[k], vin[k] - vn0 * nw[k], tangential) << "particle " << i;
             // after the move: outside by at least the target (convex solids)
             Vec3d x1;
             for (int k = 0; k < 3; ++k) x1[k] = x[k] + double(dt) * vout[k];
@@ -1069,7 +1074,8 @@ TEST(SphBoundaryKernels, MeshContactFollowsItsSdfGrid) {
           ++slowed;
           EXPECT_NEAR(vn1, (std::min(d, clearance) - d) / dt, 2e-4) << "particle " << i << " d " << d;
           for (int k = 0; k < 3; ++k)
-            EXPECT_NEAR(v1[i].s[k] - vn1 * nw[k], v0[i].s[k] - vn0 * nw[k], 2e-5) << "particle " << i;
+            EXPECT_NEAR(v1[i].s[k] - vn1 * nw[k], v0[i].s[k] - vn0 * nw[k], 2e-5 + 1e-4 * std::fabs(vn1 - vn0))
+                << "particle " << i;
         } else {
           for (int k = 0; k < 3; ++k) EXPECT_EQ(v1[i].s[k], v0[i].s[k]) << "particle " << i;
         }
