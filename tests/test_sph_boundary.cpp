@@ -78,6 +78,30 @@ Vec3d exactNormalWorld(const Shape& shape, const Mat3d& R, const Vec3d& l) {
   return toWorldDir(R, g);
 }
 
+// The fluid of a solid-kernel test: an empty 0.6 x 0.5 x 0.5 m tank at
+// spacing dx (nearSurfaceParticles fills it), and those particles on the
+// device with the solid `so` (h = 0.022 m), the counters zeroed and the
+// clock's dt set to dt.
+SphSetup solidTestSetup(double dx) {
+  SphSetup setup;
+  setup.spacing = dx;
+  setup.tank = {0.6, 0.5, 0.5};
+  setup.expectedSpeed = 1;
+  return setup;
+}
+std::unique_ptr<SphParticles> solidTestParticles(Profiler& prof, const SphSetup& setup,
+                                                 const SphSolidSamples& so, float dt) {
+  Context& ctx = test::context();
+  auto parts = std::make_unique<SphParticles>(ctx, prof, setup, SphKernelConfig{},
+                                              setup.particles.size(), 0.022,
+                                              std::vector<SphSolidSamples>{so});
+  auto& q = ctx.queue();
+  const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
+  q.enqueueWriteBuffer(parts->counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
+  q.enqueueWriteBuffer(parts->clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+  return parts;
+}
+
 // n fluid particles within 0.6 dx of the surface of `shape` (posed by
 // sp.pose), SDF in [dMin, 0.6 dx] and not within 1e-6 m of 0 or of the
 // clearance (where a rule's threshold could round either way); a box gets a
@@ -762,7 +786,6 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
 // half of the band is about to cross.
 TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
   const unsigned seed = test::freshSeed();
-  Context& ctx = test::context();
   std::mt19937_64 rng(seed);
   const double dx = 0.01, clearance = 0.25 * dx;
   const float dt = 0.006f;  // s: |v| up to ~0.9 m/s, so dt v_n reaches 0.5 dx
@@ -773,21 +796,14 @@ TEST(SphBoundaryKernels, GuardUsesThePrimitivesExactSdf) {
       SCOPED_TRACE(shapeKindName(sp.kind) + " n " + std::to_string(n) + " seed " + std::to_string(seed));
       const auto shape = makeShape(sp);
       const SphSolidSamples so = sampleSolid({sp, -1}, 0.5 * dx, dx, 0.7 * dx);
-      SphSetup setup;
-      setup.spacing = dx;
-      setup.tank = {0.6, 0.5, 0.5};
-      setup.expectedSpeed = 1;
+      SphSetup setup = solidTestSetup(dx);
       const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
       auto toLocal = [&](const cl_float4& p) { return toLocalFrame(sp.pose, p); };
       auto normalAt = [&](const Vec3d& l) { return exactNormalWorld(*shape, R, l); };
       nearSurfaceParticles(setup, *shape, sp, n, dx, clearance, -0.6 * dx, rng);
-      SphKernelConfig cfg;
       Profiler prof;
-      SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
-      auto& q = ctx.queue();
-      const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
-      q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
-      q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+      const auto device = solidTestParticles(prof, setup, so, dt);
+      SphParticles& parts = *device;
       const auto p0 = readBuf<cl_float4>(parts.positions(), n);
       const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
       parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), parts.clock(), n,
@@ -879,21 +895,17 @@ TEST(SphBoundaryKernels, ContactSlowsParticlesAboutToCrossASolid) {
                      " seed " + std::to_string(seed));
         const auto shape = makeShape(sp);
         const SphSolidSamples so = sampleSolid({sp, -1}, 0.5 * dx, dx, 0.7 * dx);
-        SphSetup setup;
-        setup.spacing = dx;
-        setup.tank = {0.6, 0.5, 0.5};
-        setup.expectedSpeed = 1;
+        SphSetup setup = solidTestSetup(dx);
         const Mat3d R = rotationMatrix(sp.pose.rotationDeg);
         auto toLocal = [&](const Vec3d& w) { return toLocalFrame(sp.pose, w); };
         auto sdfAt = [&](const Vec3d& w) { return shape->sdf(toLocal(w)); };
         auto normalAt = [&](const Vec3d& l) { return exactNormalWorld(*shape, R, l); };
         // outside only (the guard leaves none inside), some in the band
         nearSurfaceParticles(setup, *shape, sp, n, dx, clearance, 1e-5, rng);
-        SphKernelConfig cfg;
         Profiler prof;
-        SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
+        const auto device = solidTestParticles(prof, setup, so, dt);
+        SphParticles& parts = *device;
         auto& q = ctx.queue();
-        q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
         std::vector<cl_float4> a0(n);
         for (auto& a : a0)
           a = cl_float4{{float(20 * (u(rng) - 0.5)), float(20 * (u(rng) - 0.5)), float(20 * (u(rng) - 0.5)), 0.0f}};
@@ -979,7 +991,6 @@ TEST(SphBoundaryKernels, ContactSlowsParticlesAboutToCrossASolid) {
 // trilinear gradient jumps) and rule thresholds within 1e-5 m are skipped.
 TEST(SphBoundaryKernels, MeshContactFollowsItsSdfGrid) {
   const unsigned seed = test::freshSeed();
-  Context& ctx = test::context();
   std::mt19937_64 rng(seed);
   const double dx = 0.01, clearance = 0.25 * dx;
   const float dt = 0.006f;
@@ -1032,19 +1043,12 @@ TEST(SphBoundaryKernels, MeshContactFollowsItsSdfGrid) {
     for (bool guard : {false, true}) {
       SCOPED_TRACE(std::string(guard ? "guard" : "contact") + " n " + std::to_string(n) + " seed " +
                    std::to_string(seed));
-      SphSetup setup;
-      setup.spacing = dx;
-      setup.tank = {0.6, 0.5, 0.5};
-      setup.expectedSpeed = 1;
+      SphSetup setup = solidTestSetup(dx);
       // outside: the guard's speculative rule acts beyond the clearance
       nearSurfaceParticles(setup, *shape, sp, n, dx, clearance, guard ? clearance + 1e-5 : 1e-5, rng);
-      SphKernelConfig cfg;
       Profiler prof;
-      SphParticles parts(ctx, prof, setup, cfg, n, 0.022, {so});
-      auto& q = ctx.queue();
-      const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
-      q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
-      q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+      const auto device = solidTestParticles(prof, setup, so, dt);
+      SphParticles& parts = *device;
       const auto p0 = readBuf<cl_float4>(parts.positions(), n);
       const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
       if (guard)

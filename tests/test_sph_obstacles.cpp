@@ -327,7 +327,7 @@ void expectTank(const Params& p, double beside, double above, double face, doubl
 // Session 19 found that all of the above sampled the tank every 20 steps,
 // and that DFSPH's pressure pulses from step to step with a period of about
 // 20 steps at these tolerances (in the 25-layer hydrostatic tank of
-// test_sph_physics.cpp, -35 ... +200 % at 0.6 m depth): those figures held
+// test_sph_physics.cpp, -39 ... +198 % at 0.6 m depth): those figures held
 // one phase of the pulse. Now sampled after every step (PoCL, 2026-12-04):
 //
 //   | case                           | beside | above | faces (L / R / top)  | force on box |

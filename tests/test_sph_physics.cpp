@@ -368,7 +368,7 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettings) {
   // average stays within the tolerance for several steps while the column
   // sinks, until one solve catches it with a pressure impulse. So the
   // pressure pulses with a period of about 20 steps (at 0.6 m depth from
-  // -35 to +200 % of rho g d; PoCL, 2026-12-04), and only its time mean is
+  // -39 to +198 % of rho g d; PoCL, 2026-12-04), and only its time mean is
   // the hydrostatic pressure. Until session 18 this test sampled every 20
   // steps, held one phase of the pulse and found profiles shifted by -5 ...
   // +12 % that wandered with the rounding (bound 15 %). Sampled every step

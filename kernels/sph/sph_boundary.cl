@@ -127,6 +127,28 @@ void sph_boundary_force(__global const float4* restrict bpos,
     bforce[b] = (float4)((mass * bp.w * sph_gradw_coef(h)) * f, 0.0f);
 }
 
+/* The unit outward normal in the world of a solid's local SDF gradient gl
+ * (R gl / |gl|; the record holds R's rows); false where gl vanishes. */
+inline bool sph_solid_normal(__global const float4* restrict solid, float3 gl, float3* nw)
+{
+    const float gn = length(gl);
+    if (!(gn > 0.0f)) return false;
+    gl /= gn;
+    *nw = (float3)(dot(solid[EDDY_SOLID_ROT].xyz, gl), dot(solid[EDDY_SOLID_ROT + 1].xyz, gl),
+                   dot(solid[EDDY_SOLID_ROT + 2].xyz, gl));
+    return true;
+}
+
+/* The normal component (along nw) of velocity v at p relative to the solid's
+ * surface there (v_s + omega x r). */
+inline float sph_solid_normal_speed(__global const float4* restrict solid, const float3 p,
+                                    const float3 v, const float3 nw)
+{
+    const float3 vs = solid[EDDY_SOLID_VEL].xyz +
+                      cross(solid[EDDY_SOLID_OMEGA].xyz, p - solid[EDDY_SOLID_POS].xyz);
+    return dot(v - vs, nw);
+}
+
 /* The guard's rule for one solid, given the particle's distance `dist` to
  * its surface and the outward unit normal nw (world) there: with v_n the
  * particle's normal velocity relative to the solid (v_s + omega x r),
@@ -145,15 +167,12 @@ inline bool sph_guard_rule(float3* p, float3* v, const float dist, const float3 
                            __global const float4* restrict solid, const float clearance,
                            const float dt, const bool band, const bool speculative)
 {
-    const float3 c = solid[EDDY_SOLID_POS].xyz;
-    const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, *p - c);
-    const float vn = dot(*v - vs, nw);
+    const float vn = sph_solid_normal_speed(solid, *p, *v, nw);
     const bool crossing = dist + dt * vn < 0.0f;
     if (dist < clearance) {
         if (!(band || dist < 0.0f || crossing)) return false;
         *p += (clearance - dist) * nw;
-        const float3 vs1 = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, *p - c);
-        const float vn1 = dot(*v - vs1, nw);
+        const float vn1 = sph_solid_normal_speed(solid, *p, *v, nw); /* at the new point */
         if (vn1 < 0.0f) *v -= vn1 * nw;
         return true;
     }
@@ -178,9 +197,7 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
                              __global const float4* restrict solid, const float clearance,
                              const float dt)
 {
-    const float3 c = solid[EDDY_SOLID_POS].xyz;
-    const float3 vs = solid[EDDY_SOLID_VEL].xyz + cross(solid[EDDY_SOLID_OMEGA].xyz, p - c);
-    const float vn = dot(*v - vs, nw);
+    const float vn = sph_solid_normal_speed(solid, p, *v, nw);
     if (!(dist + dt * vn < 0.0f)) return false;
     *v += ((fmin(dist, clearance) - dist) / dt - vn) * nw;
     return true;
@@ -220,15 +237,10 @@ void sph_boundary_contact(__global const float4* restrict pos,
         __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
         const float3 l = sph_solid_local(solid, p);
         float dist;
-        float3 gl;
+        float3 gl, nw;
         if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
             continue;
-        const float gn = length(gl);
-        if (!(gn > 0.0f)) continue;
-        gl /= gn;
-        const float3 nw = (float3)(dot(solid[EDDY_SOLID_ROT].xyz, gl),
-                                   dot(solid[EDDY_SOLID_ROT + 1].xyz, gl),
-                                   dot(solid[EDDY_SOLID_ROT + 2].xyz, gl)); /* R n_local */
+        if (!sph_solid_normal(solid, gl, &nw)) continue;
         changed |= sph_contact_rule(p, &v, dist, nw, solid, clearance, dt);
     }
     if (!changed) return;
@@ -284,26 +296,17 @@ void sph_boundary_guard(__global float4* restrict pos,
     bool moved = false, inside = false;
     for (uint s = 0; s < nsolids; ++s) {
         __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        const float3 r0 = solid[EDDY_SOLID_ROT].xyz, r1 = solid[EDDY_SOLID_ROT + 1].xyz,
-                     r2 = solid[EDDY_SOLID_ROT + 2].xyz;
         float dist;
-        float3 gl;
+        float3 gl, nw;
         const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
         if (exact) {
             if (dist < 0.0f) inside = true;
-            const float gn = length(gl);
-            if (gn > 0.0f) {
-                gl /= gn;
-                const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl)); /* R n_local */
+            if (sph_solid_normal(solid, gl, &nw))
                 moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, false, true);
-            }
         }
         if (!sph_solid_sdf(solid, sdf, sph_solid_local(solid, p), &dist, &gl)) continue;
-        const float gn = length(gl);
-        if (!(gn > 0.0f)) continue;
-        gl /= gn;
+        if (!sph_solid_normal(solid, gl, &nw)) continue;
         if (!exact && dist < 0.0f) inside = true;
-        const float3 nw = (float3)(dot(r0, gl), dot(r1, gl), dot(r2, gl));
         moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, true, !exact);
     }
     if (inside) atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);

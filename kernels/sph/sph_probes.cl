@@ -45,7 +45,7 @@
  * included, then empties the accumulator: what a sensor sampled with an
  * integration window of the sampling interval reads. Without it, DFSPH's
  * pressure, which pulses from step to step at the default tolerance (in a
- * still 1 m column from -35 to +200 % of rho g d at 0.6 m depth, with a
+ * still 1 m column from -39 to +198 % of rho g d at 0.6 m depth, with a
  * period of ~20 steps; docs/USAGE.md), aliases
  * into a sample every K steps as a steady offset. A window of one step (the
  * accumulator empty) writes the step's value itself, bit for bit. Level

@@ -43,8 +43,8 @@ void checkProbesInside(const std::vector<ProbeSpec>& probes, const double tank[3
 
 // When probes are sampled: every `every` steps, or (dt > 0) at the first
 // step whose simulated time reaches each multiple of dt. A sample of the
-// starting state is always taken first. `deliverEvery`: probe launches
-// between two (non-blocking) read-backs of the samples; 0 = the simulation's
+// starting state is always taken first. `deliverEvery`: samples (with dt
+// > 0: steps) between two (non-blocking) read-backs of the samples; 0 = the simulation's
 // own choice (SPH: half its device ring, 128: files); a live plot (the app)
 // asks for a few, so that it lags by a few samples.
 struct ProbeCadence {

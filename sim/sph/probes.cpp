@@ -26,9 +26,11 @@ SphProbes::SphProbes(Context& ctx, const SphKernelConfig& cfg, std::vector<Probe
   samples_ = cl_uint(std::max(2.0, s + 1.0));
   dy_ = tankHeight / double(samples_ - 1);
   std::vector<cl_float4> pb;
-  for (const auto& p : probes_)
+  for (const auto& p : probes_) {
+    hasPressure_ |= p.kind == ProbeSpec::Kind::Pressure;
     pb.push_back(makeFloat4(p.x, p.y, p.z, p.kind == ProbeSpec::Kind::Level ? EDDY_PROBE_LEVEL
                                                                             : EDDY_PROBE_PRESSURE));
+  }
   const std::vector<cl_uint> st(2 * EDDY_PROBE_STATE_SIZE, 0u);
   const size_t rowWords = EDDY_PROBE_ROW_HEAD + probes_.size();
   const std::vector<cl_float> ring(kRingRows * rowWords, 0.0f);
@@ -58,45 +60,50 @@ SphProbes::~SphProbes() {
 
 void SphProbes::afterStep(SphParticles& p, const cl::Buffer& rhop, double h, double mass,
                           uint64_t step, bool force) {
-  // Every step (the pressure windows); `emit`: a row is due (--probe-every).
+  // `emit`: a row is due (--probe-every K; with --probe-dt the device
+  // decides). Between rows only the pressure probes' windows need the
+  // kernel (sph_probes.cl): without pressure probes it runs for rows only.
   const bool emit = force || (cadence_.dt <= 0 && step % cadence_.every == 0);
-  {
-    const SphProbeArgs a{.pos = p.positions(),
-                         .rhop = rhop,
-                         .cells = p.cells(),
-                         .probes = probeBuf_,
-                         .solids = p.boundary().solidRecords(),
-                         .sdf = p.boundary().sdfValues(),
-                         .clock = p.clock(),
-                         .state = state_,
-                         .ring = ring_,
-                         .acc = acc_,
-                         .nprobes = cl_uint(probes_.size()),
-                         .ringRows = kRingRows,
-                         .parity = cl_uint(launches_ % 2),
-                         .step = cl_uint(step),
-                         .emit = cl_uint(emit ? 1 : 0),
-                         .everyDt = cl_float(cadence_.dt),
-                         .dims = p.dims4(),
-                         .invCell = p.invCell(),
-                         .tank = p.tank4(),
-                         .h = cl_float(h),
-                         .scale = cl_float(mass * sph_w_sigma(h)),
-                         .dy = cl_float(dy_),
-                         .samples = samples_,
-                         .nsolids = cl_uint(p.boundary().solidCount()),
-                         .solidMargin = cl_float(0.5 * h)};
-    try {
-      const EnqueueArgs range(ctx_.queue(), cl::NDRange(probes_.size() * EDDY_PROBE_WG),
-                              cl::NDRange(EDDY_PROBE_WG));
-      p.profiler().launch("probes", kernel_, range, a);
-    } catch (const cl::Error& e) {
-      throw Error("SPH probes kernel: " + describe(e));
-    }
-    ++launches_;
-    lastStep_ = step;
-    if (++sinceRead_ >= readEvery_) enqueueRead();
+  if (!emit && cadence_.dt <= 0 && !hasPressure_) {
+    deliver(false);
+    return;
   }
+  const SphProbeArgs a{.pos = p.positions(),
+                       .rhop = rhop,
+                       .cells = p.cells(),
+                       .probes = probeBuf_,
+                       .solids = p.boundary().solidRecords(),
+                       .sdf = p.boundary().sdfValues(),
+                       .clock = p.clock(),
+                       .state = state_,
+                       .ring = ring_,
+                       .acc = acc_,
+                       .nprobes = cl_uint(probes_.size()),
+                       .ringRows = kRingRows,
+                       .parity = cl_uint(launches_ % 2),
+                       .step = cl_uint(step),
+                       .emit = cl_uint(emit ? 1 : 0),
+                       .everyDt = cl_float(cadence_.dt),
+                       .dims = p.dims4(),
+                       .invCell = p.invCell(),
+                       .tank = p.tank4(),
+                       .h = cl_float(h),
+                       .scale = cl_float(mass * sph_w_sigma(h)),
+                       .dy = cl_float(dy_),
+                       .samples = samples_,
+                       .nsolids = cl_uint(p.boundary().solidCount()),
+                       .solidMargin = cl_float(0.5 * h)};
+  try {
+    const EnqueueArgs range(ctx_.queue(), cl::NDRange(probes_.size() * EDDY_PROBE_WG),
+                            cl::NDRange(EDDY_PROBE_WG));
+    p.profiler().launch("probes", kernel_, range, a);
+  } catch (const cl::Error& e) {
+    throw Error("SPH probes kernel: " + describe(e));
+  }
+  ++launches_;
+  lastStep_ = step;
+  // Rows since the last read (a launch between rows writes none).
+  if ((emit || cadence_.dt > 0) && ++sinceRead_ >= readEvery_) enqueueRead();
   deliver(false);
 }
 

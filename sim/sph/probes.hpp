@@ -19,7 +19,8 @@
 // Read-back (no blocking read per sample): each sample is one row of a
 // device ring of kRingRows rows [step, time hi, time lo, values...]. The
 // host enqueues a non-blocking read of the ring and the row counter every
-// kRingRows/2 launches, or every ProbeCadence::deliverEvery (fewer) for a
+// kRingRows/2 rows (with --probe-dt: launches, each of which may write
+// one), or every ProbeCadence::deliverEvery (fewer) for a
 // live plot (at most kRingRows/2 rows can have been written since the last
 // read, so none is overwritten unread) and hands the rows of a read
 // to the sink once the read has completed, checked at the next step without
@@ -29,7 +30,8 @@
 // sampling interval as the sensor's integration window, sph_probes.cl); a
 // level probe's is the state at the row's step. With --probe-dt the device
 // decides whether the clock has reached the next sample time; with
-// --probe-every K the host marks every K-th launch.
+// --probe-every K the host marks every K-th launch (and, without pressure
+// probes, launches only then).
 #pragma once
 
 #include "kernel_args.hpp"
@@ -73,9 +75,10 @@ class SphProbes {
   SphProbes(const SphProbes&) = delete;
   SphProbes& operator=(const SphProbes&) = delete;
 
-  // After step `step`: launches the probe kernel where the cadence wants
-  // (every K steps; every step with --probe-dt, the device decides) and
-  // `force` (the first sample). Delivers the rows of completed reads.
+  // After step `step`: launches the probe kernel (every step with a pressure
+  // probe or --probe-dt, else every K steps), a row where the cadence wants
+  // it (every K steps; with --probe-dt the device decides) and at `force`
+  // (the first sample). Delivers the rows of completed reads.
   void afterStep(SphParticles& p, const cl::Buffer& rhop, double h, double mass, uint64_t step,
                  bool force = false);
   // Reads back every row still on the device, waits, delivers them.
@@ -101,10 +104,11 @@ class SphProbes {
   ProbeSink sink_;
   cl_uint samples_ = 0;
   double dy_ = 0;
+  bool hasPressure_ = false;  // a pressure probe: the kernel runs every step (its window)
   cl::Program program_;
   cl::Buffer probeBuf_, state_, ring_, acc_;
   uint64_t launches_ = 0, sinceRead_ = 0, consumed_ = 0, lastStep_ = 0;
-  uint64_t readEvery_ = kRingRows / 2;  // launches between reads (cadence.deliverEvery)
+  uint64_t readEvery_ = kRingRows / 2;  // rows between reads (cadence.deliverEvery)
   std::deque<Read> reads_;
   ProbeRow last_;
   KernelFunctorOf<SphProbeArgs> kernel_{program_, "sph_probes"};
