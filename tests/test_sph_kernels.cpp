@@ -456,6 +456,35 @@ TEST(SphKernels, TimeStepAndIntegrateMatchTheReference) {
   }
 }
 
+// The device clock adds each step's dt to the time as a compensated float sum
+// hi + lo (sph_integrate.cl, sph_clock_advance). With a dt that float cannot
+// hold exactly, 20 000 steps to t = 2.5 s: hi alone drifts by up to an ulp of
+// t (2.4e-7 s) and hi + lo must stay on the exact sum (a float emulation of
+// the sum gives 0 error; the remainder stored with the wrong sign, as until
+// 2026-12-04, gave 2.4e-7 s, and time could step backwards).
+TEST(SphKernels, ClockIsTheCompensatedSumOfTheSteps) {
+  const SphSetup s = randomSetup(5, test::freshSeed());
+  Params params = physicsParams();
+  params.set("max_dt", 1.234567e-4);
+  SphSim sim(test::context(), params, s);
+  const double t0 = sim.readClock()[0];
+  double dt = 0, last = t0;
+  for (int k = 1; k <= 20000; ++k) {
+    sim.runDt();  // the counters' maxima are reset by each: dt = max_dt every time
+    if (k == 1) {
+      dt = sim.readClock()[1];
+      ASSERT_EQ(float(dt), float(1.234567e-4));
+    }
+    if (k % 2500 == 0) {
+      const auto c = sim.readClock();
+      ASSERT_EQ(c[1], dt);
+      EXPECT_NEAR(c[0] - t0, k * dt, 1e-9) << "after " << k << " steps";
+      EXPECT_GT(c[0], last);
+      last = c[0];
+    }
+  }
+}
+
 TEST(SphKernels, CellsAndListModesAgree) {
   const SphSetup s = randomSetup(1500, test::freshSeed());
   SphKernelConfig cl;
