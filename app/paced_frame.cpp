@@ -8,10 +8,13 @@ PacedFrame planPacedFrame(RealtimePacer& pacer, Session& session, Simulation& si
   const Session::TimeEstimate now = session.estimateTime();
   sim.profiler().collect(false);  // completed events only: never waits
   const double cost = sim.profiler().meanStepMs() * 1e-3;
-  // A cost still unknown before this session's first step, or while events
-  // are outstanding, will be known soon; a simulation that has stepped and
+  // A cost still unknown before this session's first step, while events are
+  // outstanding, or before a timed step (one in profile_every) has ended
+  // since the profiler's statistics were reset (--stats, bench frame), will be
+  // known soon: one step a frame meanwhile. A simulation that has stepped and
   // records no device time at all is paced without a cap.
-  const bool costComing = session.stepsRun() == 0 || sim.profiler().pending() > 0;
+  const bool costComing = session.stepsRun() == 0 || sim.profiler().pending() > 0 ||
+                          sim.profiler().sampledSteps() == 0;
   if (!(now.dt > 0) || (!(cost > 0) && costComing)) {
     f.probe = true;
     f.steps = 1;

@@ -31,8 +31,8 @@ void RealtimePacer::reset() {
   corrected_ = 0;
   anchored_ = false;
   factor_ = 0;
+  recent_.clear();
   behind_ = false;
-  primed_ = false;
   elapsed_ = 0;
 }
 
@@ -74,13 +74,19 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
   // Behind: carry the shortfall up to the catch-up window (at least a step),
   // drop the rest, so a device that stays behind never owes more and more.
   if (p.limited) debt_ = std::min(debt_, std::max(dt, speed_ * catchUpWindow_));
-  // Smooth the factor over about a second of wall time: what the steps really
+  // The factor over about the last second of wall time: what the steps really
   // advanced as far as observe() has told (planned plus its corrections).
-  const double rate = std::max(0.0, p.planned + corrected_) / wall;
+  recent_.emplace_back(wall, std::max(0.0, p.planned + corrected_));
   corrected_ = 0;
-  const double a = primed_ ? std::min(1.0, wall / 1.0) : 1.0;
-  factor_ += a * (rate - factor_);
-  primed_ = true;
+  double w = 0, advanced = 0;
+  for (const auto& f : recent_) w += f.first;
+  while (recent_.size() > 1 && w - recent_.front().first >= kFactorWindow) {
+    w -= recent_.front().first;
+    recent_.pop_front();
+  }
+  w = 0;
+  for (const auto& f : recent_) w += f.first, advanced += f.second;
+  factor_ = w > 0 ? advanced / w : 0.0;
   elapsed_ += wall;
   // Behind when the budget capped this frame, or (once the average covers a
   // second) the smoothed rate is under 95 % of the speed asked for.
