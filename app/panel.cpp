@@ -222,10 +222,17 @@ void Panel::drawStatus(Controller& c) {
     ImGui::PopStyleColor();
     if (nl != std::string::npos) {
       const std::string rest = e.substr(nl + 1);
-      const int lines = 1 + int(std::count(rest.begin(), rest.end(), '\n'));
-      const float h = std::min(220.f, ImGui::GetTextLineHeightWithSpacing() * float(lines) + 12.f);
-      ImGui::BeginChild("##errorlog", ImVec2(0, h), true, ImGuiWindowFlags_HorizontalScrollbar);
+      // Wrapped to the box (a horizontal scrollbar covered the last line of
+      // a one-line message); the height fits the wrapped text, up to 220 px.
+      const ImGuiStyle& st = ImGui::GetStyle();
+      const float wrap = std::max(ImGui::GetContentRegionAvail().x - 2 * st.WindowPadding.x -
+                                      st.ScrollbarSize, 50.f);
+      const ImVec2 size = ImGui::CalcTextSize(rest.c_str(), nullptr, false, wrap);
+      const float h = std::min(220.f, size.y + 2 * st.WindowPadding.y + 4.f);
+      ImGui::BeginChild("##errorlog", ImVec2(0, h), true);
+      ImGui::PushTextWrapPos(0.f);
       ImGui::TextUnformatted(rest.c_str());
+      ImGui::PopTextWrapPos();
       ImGui::EndChild();
     }
     if (!c.hasSim()) {
@@ -301,13 +308,43 @@ void Panel::drawStepping(Controller& c) {
   if (c.paused) {
     ImGui::TextDisabled("real time: paused");
   } else if (p.keepingUp()) {
-    ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.5f, 1.f), "%.2fx real time", p.realtimeFactor());
+    ImGui::TextColored(ImVec4(0.5f, 0.9f, 0.5f, 1.f), "%.3gx real time", p.realtimeFactor());
   } else {
-    ImGui::TextColored(ImVec4(1.f, 0.65f, 0.2f, 1.f), "behind: %.2fx real time (asked %.2fx)",
+    ImGui::TextColored(ImVec4(1.f, 0.65f, 0.2f, 1.f), "behind: %.3gx real time (asked %.3gx)",
                        p.realtimeFactor(), p.speed());
     helpMarker("The device cannot run the steps that real time needs within the compute budget "
                "per frame; the simulation runs slower than asked, at the factor shown. Fewer "
                "particles, a larger time step or a faster device help.");
+  }
+}
+
+void Panel::drawSolverStatus(Simulation& sim) {
+  // DFSPH: every frame from the newest step state that has arrived (never
+  // waits); an explicit solver's density error needs a read of the
+  // densities: twice a second.
+  try {
+    auto lines = sim.solverStatus(false);
+    const double now = ImGui::GetTime();
+    if (!lines.empty()) {
+      solverLines_ = std::move(lines);
+    } else if (now - solverReadAt_ >= 0.5) {
+      solverLines_ = sim.solverStatus(true);
+      solverReadAt_ = now;
+    }
+  } catch (const cl::Error&) {
+    solverLines_.clear();  // a failing device is reported by the step that meets it
+  } catch (const Error&) {
+    solverLines_.clear();
+  }
+  for (const auto& l : solverLines_) {
+    ImGui::TextWrapped("%s", l.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s", "The pressure solve of the last step whose state has arrived: DFSPH's iterations "
+               "and average errors of its density and divergence solves (stopping at "
+               "density_tolerance / divergence_tolerance, Solver section); WCSPH has no "
+               "iterations: its measured average compression. The same figures as the "
+               "diagnostics CSV columns density_iterations, divergence_iterations, "
+               "density_error, divergence_error.");
   }
 }
 
@@ -369,6 +406,7 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     drawStepping(c);
     ImGui::Text("N = %zu   step %llu   t = %.5g", sim.size(),
                 static_cast<unsigned long long>(sim.steps()), sim.time());
+    drawSolverStatus(sim);
   }
 
   drawSolids(c);
@@ -675,8 +713,13 @@ void Panel::drawProbes(Controller& c) {
   for (size_t i = 0; i < h.probes().size(); ++i) {
     const ProbeSpec& p = h.probes()[i];
     const std::vector<float> v = h.series(i);
-    char value[96];
-    if (h.hasValue())
+    char value[160];
+    if (h.hasValue() && !v.empty()) {
+      // The plot's own scale (each probe's range differs): its min and max.
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      std::snprintf(value, sizeof value, "%s  %.4g %s   (%.3g .. %.3g)", p.name.c_str(), h.latest(i),
+                    ProbeHistory::unit(p), double(*lo), double(*hi));
+    } else if (h.hasValue())
       std::snprintf(value, sizeof value, "%s  %.4g %s", p.name.c_str(), h.latest(i), ProbeHistory::unit(p));
     else
       std::snprintf(value, sizeof value, "%s  (no sample yet)", p.name.c_str());

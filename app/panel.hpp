@@ -58,6 +58,10 @@ class Panel {
   // Solids section's obstacle rows as "solid:0", "solid:1", ...
   std::optional<std::array<float, 4>> widgetRect(const std::string& name) const;
 
+  // The solver's state shown under the step counter in the last draw(): DFSPH's
+  // iterations and errors of each solve, WCSPH's density error.
+  const std::vector<std::string>& solverLines() const { return solverLines_; }
+
   // The body that "Drop body" and shift + double-click drop (Solids section).
   bool bodyBall() const { return bodyKind_ == 1; }
   double bodySize() const { return double(bodySize_); }
@@ -78,6 +82,7 @@ class Panel {
   void drawStepping(Controller& c);
   void drawSolids(Controller& c);
   void drawProbes(Controller& c);
+  void drawSolverStatus(Simulation& sim);
   void solidDefaults(const Simulation& sim);
 
   std::map<std::string, std::array<float, 4>> rects_;
@@ -96,6 +101,10 @@ class Panel {
   float bodySize_ = 0.f, bodyDensity_ = 500.f;
   std::array<float, 3> defaultsFor_{};  // the tank the defaults were made for
   int countInput_ = 0;
+  // The solver's lines (Simulation::solverStatus) last shown, and when a
+  // blocking read last refreshed them (WCSPH's density error: twice a second).
+  std::vector<std::string> solverLines_;
+  double solverReadAt_ = -1e9;
   int runN_ = 1000;
 };
 

@@ -257,4 +257,56 @@ TEST(ControllerRealtime, PanelSwitchesTheModeAndSaysHowFastItRuns) {
   EXPECT_LE(c->speed(), Controller::kMaxSpeed);
 }
 
+// Issue 11: the iterations and final errors of each solve are in the panel
+// (as in the diagnostics CSV and --json): DFSPH's two solves from the newest
+// step state that has arrived, WCSPH's measured density error with 0
+// iterations. Checked against the diagnostics row of the same state.
+TEST(PanelSolverStatus, ShowsEachSolvesIterationsAndErrors) {
+  if (!hasSph()) GTEST_SKIP() << "no SPH simulation built in";
+  for (const char* solver : {"dfsph", "wcsph"}) {
+    SCOPED_TRACE(solver);
+    SceneSpec spec;
+    spec.sim = "sph";
+    spec.scene = "dam_break";
+    Params p = defaultAppParams("sph");
+    p.set("spacing", 0.008);
+    p.set("depth", 0.016);
+    p.setAssignment(std::string("solver=") + solver);
+    Controller c(test::context(), spec, p);
+    ASSERT_TRUE(c.hasSim()) << c.error();
+    c.substeps = 5;
+    Profiler fp;
+    for (int f = 0; f < 6; ++f) frameAndWait(c, fp, kFrame);
+    test::HeadlessImGui ui(2400);
+    Panel panel;
+    ViewSettings v;
+    ui.frame(panel, c, v, -1, -1, false);
+    const auto& lines = panel.solverLines();
+    const auto cols = c.sim().diagColumns();
+    const auto row = c.sim().diagRow();
+    auto col = [&](const std::string& name) {
+      const auto it = std::find(cols.begin(), cols.end(), name);
+      EXPECT_NE(it, cols.end()) << name;
+      return it == cols.end() ? 0.0 : row[size_t(it - cols.begin())];
+    };
+    char want[160];
+    if (std::string(solver) == "dfsph") {
+      ASSERT_EQ(lines.size(), 2u);
+      EXPECT_GE(col("density_iterations"), 2.0) << "min_iterations";
+      std::snprintf(want, sizeof want, "density solve: %u iterations, error %.3f %%",
+                    unsigned(col("density_iterations")), col("density_error"));
+      EXPECT_EQ(lines[0].rfind(want, 0), 0u) << lines[0] << " | expected " << want;
+      std::snprintf(want, sizeof want, "divergence solve: %u iterations, error %.3f %%",
+                    unsigned(col("divergence_iterations")), col("divergence_error"));
+      EXPECT_EQ(lines[1].rfind(want, 0), 0u) << lines[1] << " | expected " << want;
+    } else {
+      ASSERT_EQ(lines.size(), 1u);
+      EXPECT_EQ(col("density_iterations"), 0.0);
+      std::snprintf(want, sizeof want, "explicit (0 iterations), density error %.3f %%",
+                    col("density_error"));
+      EXPECT_EQ(lines[0], want);
+    }
+  }
+}
+
 }  // namespace

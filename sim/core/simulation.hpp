@@ -148,6 +148,15 @@ class Simulation {
   // Extra counts for the run summary (eddy-cli run --json), e.g. SPH's
   // boundary_particles; none by default.
   virtual std::vector<std::pair<std::string, double>> summaryValues() const { return {}; }
+  // Lines on the solver's state for a live display (the app's panel): SPH's
+  // DFSPH gives its solves' iterations and errors from the newest step state
+  // that has arrived (never waits); a solver whose figures need a blocking
+  // read (WCSPH's density error) gives them only with mayRead (the panel asks
+  // so twice a second) and otherwise nothing. Empty: nothing to show.
+  virtual std::vector<std::string> solverStatus(bool mayRead) {
+    (void)mayRead;
+    return {};
+  }
   // A simulation split over several devices: each device's part, in the
   // order the devices were given. nullptr: one device.
   virtual const std::vector<DeviceShare>* deviceShares() const { return nullptr; }

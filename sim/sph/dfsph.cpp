@@ -825,6 +825,11 @@ bool DfsphSolver::solveStats(SphSolveStats& out) {
   return true;
 }
 
+bool DfsphSolver::polledSolveStats(SphSolveStats& out) {
+  out = kernels_.polledStats();
+  return true;
+}
+
 void DfsphSolver::saveState(SnapshotWriter& out, size_t n) {
   out.addArray("sph/dfsph_kdiv", kernels_.readDivergencePressure(n));
   out.addArray("sph/dfsph_kden", kernels_.readDensityPressure(n));

@@ -429,6 +429,7 @@ class DfsphSolver : public SphSolver {
   void reordered(SphParticles& p, bool stepStart) override;
   double wallClearance(double spacing) const override { return EDDY_DFSPH_WALL_CLEARANCE * spacing; }
   bool solveStats(SphSolveStats& out) override;
+  bool polledSolveStats(SphSolveStats& out) override;
   void settingsChanged(const SphPhysics& phys) override {
     if (phys.densityRelaxation < 1.0) kernels_.relaxedRate();
   }

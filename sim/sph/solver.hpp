@@ -99,6 +99,9 @@ class SphSolver {
   virtual void settingsChanged(const SphPhysics&) {}
   // The last step's pressure solves; false: none (an explicit solver).
   virtual bool solveStats(SphSolveStats&) { return false; }
+  // The same from the newest state that has arrived, without waiting (a live
+  // display); false: none (an explicit solver).
+  virtual bool polledSolveStats(SphSolveStats&) { return false; }
   // Snapshot of the carried state (n particles, slot order) and its restore.
   virtual void saveState(SnapshotWriter&, size_t) {}
   virtual void restoreState(const SphState&) {}

@@ -841,12 +841,35 @@ SphDiagnostics SphSim::diagnostics() {
   d.meanNeighbours = nbSum / double(n_);
   if (!solver_->solveStats(d.solve)) {
     // An explicit solver: the measured average compression, as DFSPH's error.
-    double e = 0;
-    for (size_t i = 0; i < n_; ++i) e += std::max(0.0, double(rp[i].s[0]) - phys_.rho0);
-    d.solve.densityError = 100.0 * e / (double(n_) * phys_.rho0);
+    d.solve.densityError = measuredDensityError(rp);
     d.solve.densityResidual = d.solve.densityError;
   }
   return d;
+}
+
+double SphSim::measuredDensityError(const std::vector<cl_float2>& rp) const {
+  double e = 0;
+  for (size_t i = 0; i < n_ && i < rp.size(); ++i) e += std::max(0.0, double(rp[i].s[0]) - phys_.rho0);
+  return n_ ? 100.0 * e / (double(n_) * phys_.rho0) : 0.0;
+}
+
+std::vector<std::string> SphSim::solverStatus(bool mayRead) {
+  char line[160];
+  std::vector<std::string> out;
+  SphSolveStats s;
+  if (solver_->polledSolveStats(s)) {
+    std::snprintf(line, sizeof line, "density solve: %u iterations, error %.3f %% (tol. %g)",
+                  s.densityIterations, s.densityError, params_.get("density_tolerance"));
+    out.emplace_back(line);
+    std::snprintf(line, sizeof line, "divergence solve: %u iterations, error %.3f %% (tol. %g)",
+                  s.divergenceIterations, s.divergenceError, params_.get("divergence_tolerance"));
+    out.emplace_back(line);
+  } else if (mayRead) {
+    std::snprintf(line, sizeof line, "explicit (0 iterations), density error %.3f %%",
+                  measuredDensityError(readDensityPressure()));
+    out.emplace_back(line);
+  }
+  return out;
 }
 
 std::vector<std::string> SphSim::diagColumns() const {

@@ -255,6 +255,7 @@ class SphSim : public Simulation {
   void writeDt(float dt);
 
   SphDiagnostics diagnostics();
+  std::vector<std::string> solverStatus(bool mayRead) override;
   const SphPhysics& physics() const { return phys_; }
   const SphKernelConfig& kernelConfig() const { return cfg_; }
   std::array<int, 3> gridDims() const { return particles_->gridDims(); }
@@ -273,6 +274,8 @@ class SphSim : public Simulation {
   std::vector<std::vector<double>> objectRows() override;
 
  private:
+  // Mean max(rho - rho0, 0) / rho0 in percent over the densities rp (slot order).
+  double measuredDensityError(const std::vector<cl_float2>& rp) const;
   void syncParams();
   InteractKernels& interact();
   void waitUploads();
