@@ -624,6 +624,9 @@ void Panel::drawSolids(Controller& c) {
     ImGui::PushID(i);
     const std::string label = std::to_string(i + 1) + "  " + solidLabel(obs[size_t(i)]);
     const bool clicked = ImGui::Selectable(label.c_str(), selected_ == i);
+    // A long spec (a mesh's path, three sizes and a position) runs past the
+    // panel's edge: the whole of it on hover.
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", label.c_str());
     const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
     rects_["solid:" + std::to_string(i)] = {a.x, a.y, b.x, b.y};
     if (clicked) {
