@@ -437,3 +437,34 @@ TEST(ExportFolder, ANonEmptyFolderNeedsOverwrite) {
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--overwrite needs --export DIR")) << r.err;
 }
+
+// ---- fix-run: bad input refused with exit 2 -----------------------------------
+
+namespace {
+const std::string kTinySph = "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                             "--set column_width=0.1 --set column_height=0.15 --quiet ";
+}
+
+// ---- fix-run: failures while stepping keep the rows so far ---------------------
+
+TEST(RunFailure, ATimeStepCollapseKeepsTheDiagAndProbeRows) {
+  // A body of 1e-20 kg goes non-finite at step 10 and the time step to 0;
+  // without --bodies-out nothing reads the bodies until the collapse guard
+  // stops the --until run (a plain error, not a blow-up) at step ~1350.
+  const std::string dir = freshDir("collapse");
+  test::writeFile(dir + "/s.snap", "an earlier good file\n");
+  const auto r = test::run(kCli, kTinySph + "--until 0.02 --body box:size=0.05:pos=0.12,0.1,0.1:mass=1e-20 "
+                                 "--diag " + dir + "/d.csv --probe pressure:P:0.05,0.02,0.1 --probe-out " +
+                                 dir + "/p.csv --save " + dir + "/s.snap");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "time step collapsed")) << r.err;
+  EXPECT_TRUE(contains(r.err, "wrote " + dir + "/d.csv")) << r.err;
+  EXPECT_TRUE(contains(r.err, "not written: --save")) << r.err;
+  const auto d = lines(test::slurp(dir + "/d.csv")), p = lines(test::slurp(dir + "/p.csv"));
+  ASSERT_GE(d.size(), 100u);
+  EXPECT_EQ(d[0].rfind("step,time,", 0), 0u);
+  ASSERT_GE(p.size(), 100u);
+  EXPECT_EQ(p[0], "step,time,P");
+  EXPECT_EQ(test::slurp(dir + "/s.snap"), "an earlier good file\n");
+  EXPECT_TRUE(temporaries(dir).empty());
+}

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -617,14 +618,31 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   SessionEnd ended;
   try {
     ended = session.run([&] { return signals.received() != 0; }, progress);
-  } catch (const BlowUpError&) {
-    // Keep what was recorded up to the blow-up; write no final state over good files.
-    if (diag) diag->commit();
-    if (probeFile) {
-      sim->flushProbes();
-      probeFile->commit();
-    }
-    if (bodiesOut) bodiesOut->commit();
+  } catch (...) {
+    // Any failure while stepping (a blow-up, a collapsed time step, a device
+    // error): keep what was recorded up to it, and write no final state
+    // (--out, --save) over good files. A file that cannot be finished does not
+    // hide the failure that stopped the run (that one is rethrown).
+    auto keep = [&](const char* flag, const std::string& path, const std::function<void()>& f) {
+      try {
+        f();
+        err << "eddy: wrote " << path << " (" << flag << ", the rows up to the failure)\n";
+      } catch (const std::exception& e) {
+        err << "eddy: " << flag << " " << path << ": not kept: " << e.what() << '\n';
+      }
+    };
+    if (diag) keep("--diag", *c.diag, [&] { diag->commit(); });
+    if (probeFile)
+      keep("--probe-out", *c.probeOut, [&] {
+        try {
+          sim->flushProbes();  // the samples the device holds; may fail on a broken device
+        } catch (const std::exception&) {
+        }
+        probeFile->commit();
+      });
+    if (bodiesOut) keep("--bodies-out", *o.bodiesOut, [&] { bodiesOut->commit(); });
+    if (c.out) err << "eddy: not written: --out " << *c.out << " (the run failed)\n";
+    if (c.save) err << "eddy: not written: --save " << *c.save << " (the run failed)\n";
     throw;
   }
   const double wall = ended.wallSeconds;
