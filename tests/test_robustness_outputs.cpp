@@ -445,6 +445,23 @@ const std::string kTinySph = "run --device cpu --sim sph --scene dam_break --set
                              "--set column_width=0.1 --set column_height=0.15 --quiet ";
 }
 
+TEST(BadInput, ABodyMassOrDensityBeyondTheFloatRangeIsRefused) {
+  const std::string dir = freshDir("bodymass");
+  for (const std::string v : {"mass=1e39", "mass=1e300", "density=1e25", "mass=1e-30"}) {
+    const auto r = test::run(kCli, kTinySph + "--steps 2 --body box:size=0.05:pos=0.25,0.1,0.1:" + v +
+                                       " --save " + dir + "/n.snap");
+    EXPECT_EQ(r.code, 2) << v << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, v.substr(0, v.find('=')))) << r.err;
+    EXPECT_TRUE(contains(r.err, "out of range")) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/n.snap"));
+  }
+  // A config file's body the same way (its key named).
+  test::writeFile(dir + "/c.json", R"({"sim": "sph", "bodies": [{"shape": "box", "size": [0.05, 0.05, 0.05], "position": [0.25, 0.1, 0.1], "mass": 1e39}]})");
+  const auto r = test::run(kCli, "run --device cpu --steps 2 --quiet --config " + dir + "/c.json");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "mass")) << r.err;
+}
+
 // ---- fix-run: failures while stepping keep the rows so far ---------------------
 
 TEST(RunFailure, ATimeStepCollapseKeepsTheDiagAndProbeRows) {
@@ -466,5 +483,24 @@ TEST(RunFailure, ATimeStepCollapseKeepsTheDiagAndProbeRows) {
   ASSERT_GE(p.size(), 100u);
   EXPECT_EQ(p[0], "step,time,P");
   EXPECT_EQ(test::slurp(dir + "/s.snap"), "an earlier good file\n");
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+TEST(RunFailure, ANonFiniteBodyIsABlowUpWithoutASnapshot) {
+  const std::string dir = freshDir("nanbody");
+  for (const bool rows : {true, false}) {
+    fs::remove(dir + "/b.csv");
+    const auto r = test::run(kCli, kTinySph + "--steps 60 --body box:size=0.05:pos=0.12,0.1,0.1:mass=1e-20 " +
+                                       (rows ? "--bodies-out " + dir + "/b.csv " : std::string()) +
+                                       "--save " + dir + "/n.snap");
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "blew up: 1 of 1 rigid bodies have a non-finite")) << r.err;
+    EXPECT_FALSE(fs::exists(dir + "/n.snap"));
+    if (rows) {  // the rows before it, none with a NaN
+      const std::string b = test::slurp(dir + "/b.csv");
+      EXPECT_EQ(b.rfind("step,time,body", 0), 0u) << b;
+      EXPECT_FALSE(contains(b, "nan")) << b;
+    }
+  }
   EXPECT_TRUE(temporaries(dir).empty());
 }

@@ -21,6 +21,9 @@ using json = nlohmann::json;
 const std::vector<std::string> kExtraKeys = {"density", "mass",  "motion", "amplitude", "period",
                                              "phase",   "axis",  "speed",  "point"};
 
+// The range of a body's density (kg/m^3) or mass (kg): see check().
+constexpr double kBodyMassMin = 1e-20, kBodyMassMax = 1e20;
+
 std::string fmt(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -49,6 +52,14 @@ template <class Fail>
 void check(const BodySpec& b, Fail&& fail) {
   if (b.density < 0 || b.mass < 0) fail(b.density < 0 ? "density" : "mass", "must be > 0");
   if (b.density > 0 && b.mass > 0) fail("mass", "give density or mass, not both");
+  // The device integrates a body in float (its mass, 1/mass, mass x size^2):
+  // beyond this range that arithmetic overflows and the body's state becomes
+  // NaN or infinite. No real body comes near these bounds.
+  for (const auto& [key, v] : {std::pair<const char*, double>{"density", b.density}, {"mass", b.mass}})
+    if (v != 0 && !(v >= kBodyMassMin && v <= kBodyMassMax))
+      fail(key, fmt(v) + " is out of range: allowed [" + fmt(kBodyMassMin) + ", " +
+                    fmt(kBodyMassMax) + "] (" + (key == std::string("mass") ? "kg" : "kg/m^3") +
+                    "; the device computes the body in float)");
   if (b.motion == BodyMotion::Floating && !(b.density > 0) && !(b.mass > 0))
     fail("density", "a floating body needs a density (kg/m^3) or a mass (kg)");
   auto nonzero = [&](const Vec3d& a, const char* key) {

@@ -9,6 +9,29 @@
 
 namespace eddy {
 
+BodyBlowUpError::BodyBlowUpError(const BlowUp& b, std::string_view sim, size_t badBodies,
+                                 size_t bodies)
+    : BlowUpError(b, sim) {
+  std::ostringstream o;
+  o << "the " << sim << " simulation blew up: " << badBodies << " of " << bodies
+    << " rigid bodies have a non-finite (NaN or infinite) position, orientation or velocity at "
+    << "step " << b.step << " (t = " << b.time << "); check the bodies' mass or density, or try "
+    << "a smaller time step";
+  message_ = o.str();
+}
+
+void Session::checkObjects(const std::vector<std::vector<double>>& rows) {
+  size_t bad = 0;
+  for (const auto& r : rows)
+    if (std::any_of(r.begin(), r.end(), [](double v) { return !std::isfinite(v); })) ++bad;
+  if (!bad) return;
+  BlowUp b;
+  b.step = sim_.steps();
+  b.time = sim_.syncTime();
+  b.n = sim_.size();
+  throw BodyBlowUpError(b, sim_.kind(), bad, rows.size());
+}
+
 Session::Session(Simulation& sim, SessionSettings settings)
     : sim_(sim), s_(settings), startStep_(sim.steps()) {}
 
@@ -29,6 +52,7 @@ void Session::begin() {
   lastTime_ = sim_.syncTime();
   peakDt_ = 0;
   if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
+  if (!objects_ && sim_.bodyCount()) checkObjects(sim_.objectRows());
   t0_ = Clock::now();
   sim_.profiler().reset();
 }
@@ -82,6 +106,9 @@ SessionEnd Session::run(const std::function<bool()>& stop,
   sim_.finish();
   // Once at the end whatever checkEvery is: a blow-up never ends in success.
   if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
+  // The rigid bodies too (a body can go non-finite while every particle stays
+  // finite, its time step 0): one small read of their state.
+  if (sim_.bodyCount()) checkObjects(sim_.objectRows());
   e.stopped = stop && stop();
   e.wallSeconds = std::chrono::duration<double>(Clock::now() - t0_).count();
   return e;
@@ -143,7 +170,9 @@ Session::TimeEstimate Session::estimateTime() {
 
 void Session::writeObjects() {
   const double step = double(sim_.steps()), time = sim_.syncTime();
-  for (auto row : sim_.objectRows()) {
+  const auto rows = sim_.objectRows();
+  checkObjects(rows);  // no row of a non-finite body: the run fails instead
+  for (auto row : rows) {
     row.insert(row.begin(), {step, time});
     *objects_ << joinCsv(row) << '\n';
   }

@@ -19,6 +19,19 @@ namespace eddy {
 
 class VtkSeries;
 
+// A rigid body's state (position, orientation or velocity) went non-finite
+// (e.g. a body so heavy that its float arithmetic overflowed) while the fluid
+// particles may still be finite. A BlowUpError (the run fails the same way,
+// exit 1, no final state written) with a message about the bodies.
+class BodyBlowUpError : public BlowUpError {
+ public:
+  BodyBlowUpError(const BlowUp& b, std::string_view sim, size_t badBodies, size_t bodies);
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
 struct SessionSettings {
   static constexpr uint64_t kUnbounded = UINT64_MAX;  // steps of a run that never finishes (the app)
   uint64_t steps = 1000;         // this run's steps (counted from the current step)
@@ -50,7 +63,7 @@ class Session {
   void setObjects(std::ostream* objects) { objects_ = objects; }
 
   // Writes the diag header and the first row and the first export frame,
-  // checks the state before the first step (this also builds the check's
+  // checks the state (particles, and rigid bodies) before the first step (this also builds the check's
   // kernel before the loop, so that no kernel is compiled once steps run),
   // resets the profiler and starts the wall clock. Throws BlowUpError.
   void begin();
@@ -126,6 +139,8 @@ class Session {
   VtkSeries* series_ = nullptr;
   std::ostream* objects_ = nullptr;
   void writeObjects();
+  // Throws BodyBlowUpError if a rigid body's row has a NaN or infinity.
+  void checkObjects(const std::vector<std::vector<double>>& rows);
   uint64_t startStep_ = 0;
   uint64_t nextCheck_ = 0, lastSteps_ = 0;
   double lastTime_ = 0;
