@@ -38,7 +38,7 @@ void writePng(const std::string& path, int w, int h, const unsigned char* rgb) {
   try {
     AtomicFile file(path, true);
     auto sink = [](void* ctx, void* data, int size) {
-      static_cast<std::ofstream*>(ctx)->write(static_cast<const char*>(data), size);
+      static_cast<std::ostream*>(ctx)->write(static_cast<const char*>(data), size);
     };
     if (!stbi_write_png_to_func(sink, &file.stream(), w, h, 3, rgb, w * 3))
       throw Error("PNG encoding failed");

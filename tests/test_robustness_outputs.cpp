@@ -438,6 +438,67 @@ TEST(ExportFolder, ANonEmptyFolderNeedsOverwrite) {
   EXPECT_TRUE(contains(r.err, "--overwrite needs --export DIR")) << r.err;
 }
 
+// ---- fix-run: outputs through symbolic links and descriptors -----------------
+
+TEST(OutputLinks, ASymbolicLinkIsWrittenThroughToItsTarget) {
+  const std::string dir = freshDir("symlink");
+  fs::create_directories(dir + "/real");
+  test::writeFile(dir + "/real/target.csv", "old\n");
+  fs::create_symlink("real/target.csv", dir + "/link.csv");  // relative, as ln -s makes it
+  {
+    AtomicFile f(dir + "/link.csv");
+    EXPECT_FALSE(f.inPlace());  // still atomic: the temporary goes next to the target
+    f.stream() << "a,b\n1,2\n";
+    f.commit();
+  }
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.csv")) << "the link was replaced by a regular file";
+  EXPECT_EQ(test::slurp(dir + "/real/target.csv"), "a,b\n1,2\n");
+  EXPECT_TRUE(temporaries(dir).empty());
+  // The run's outputs too (a link to a file that does not exist yet as well).
+  fs::create_symlink(dir + "/real/probes.csv", dir + "/plink.csv");
+  fs::create_symlink(dir + "/real/diag.csv", dir + "/dlink.csv");
+  const auto r = test::run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 "
+                                 "--set depth=0.2 --set column_width=0.1 --set column_height=0.15 "
+                                 "--steps 4 --quiet --probe pressure:P:0.05,0.02,0.1 --probe-every 2 "
+                                 "--probe-out " + dir + "/plink.csv --diag " + dir + "/dlink.csv "
+                                 "--diag-every 2 --out " + dir + "/link.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto* l : {"/plink.csv", "/dlink.csv", "/link.csv"})
+    EXPECT_TRUE(fs::is_symlink(dir + l)) << l << " was replaced";
+  EXPECT_EQ(test::slurp(dir + "/real/probes.csv").rfind("step,time,P", 0), 0u);
+  EXPECT_EQ(test::slurp(dir + "/real/diag.csv").rfind("step,time,", 0), 0u);
+  EXPECT_NE(test::slurp(dir + "/real/target.csv"), "a,b\n1,2\n");
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
+TEST(OutputLinks, ADescriptorPathIsWrittenThroughTheDescriptor) {
+  // /proc/self/fd/N (what /dev/stdout links to) open on a regular file: the
+  // rows go through that descriptor, at its offset, and nothing is renamed.
+  const std::string dir = freshDir("fdpath");
+  const std::string file = dir + "/log.txt";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "before\n", 7), 7);
+  {
+    AtomicFile f("/proc/self/fd/" + std::to_string(fd));
+    EXPECT_TRUE(f.inPlace());
+    f.stream() << "a,b\n1,2\n";
+    f.commit();
+  }
+  ASSERT_EQ(::write(fd, "after\n", 6), 6);  // the shared offset: after the rows
+  ::close(fd);
+  EXPECT_EQ(test::slurp(file), "before\na,b\n1,2\nafter\n");
+  EXPECT_TRUE(temporaries(dir).empty());
+  // eddy-cli with its stdout on a file: --diag /proc/self/fd/1 puts the rows
+  // there, before the summary, and both survive.
+  const auto r = test::run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 "
+                                 "--set depth=0.2 --set column_width=0.1 --set column_height=0.15 "
+                                 "--steps 4 --diag-every 2 --quiet --diag /proc/self/fd/1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("step,time,", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "eddy sph scene dam_break")) << r.out;
+}
+
 // ---- fix-run: bad input refused with exit 2 -----------------------------------
 
 namespace {

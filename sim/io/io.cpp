@@ -2,11 +2,13 @@
 
 #include "cl.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,15 +36,62 @@ std::string probeTemporary(const std::string& path) {
   return "";
 }
 
+// "/proc/self/fd/N", "/proc/thread-self/fd/N", "/proc/<this pid>/fd/N" or
+// "/dev/fd/N": N, else -1. Such a path names this process's open descriptor
+// (/dev/stdout is a symbolic link to /proc/self/fd/1).
+int descriptorOf(const std::string& path) {
+  std::string rest;
+  for (const std::string& prefix : {std::string("/proc/self/fd/"), std::string("/proc/thread-self/fd/"),
+                                   "/proc/" + std::to_string(::getpid()) + "/fd/", std::string("/dev/fd/")})
+    if (path.rfind(prefix, 0) == 0) {
+      rest = path.substr(prefix.size());
+      if (rest.empty() || rest.size() > 9 ||
+          !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return -1;
+      return std::stoi(rest);
+    }
+  return -1;
+}
+
 }  // namespace
+
+OutputTarget resolveOutput(const std::string& path) {
+  OutputTarget t{path, -1};
+  for (int hops = 0; hops < 40; ++hops) {
+    if ((t.fd = descriptorOf(t.path)) >= 0) return t;
+    struct stat st{};
+    if (::lstat(t.path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return t;
+    std::vector<char> buf(4096);
+    const ssize_t n = ::readlink(t.path.c_str(), buf.data(), buf.size() - 1);
+    if (n <= 0) return t;
+    const std::string target(buf.data(), size_t(n));
+    if (target[0] == '/') {
+      t.path = target;
+    } else {
+      const size_t slash = t.path.rfind('/');
+      t.path = slash == std::string::npos ? target : t.path.substr(0, slash + 1) + target;
+    }
+  }
+  return t;  // a loop of links: opening it reports ELOOP
+}
 
 bool isSpecialFile(const std::string& path) {
   struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-std::string outputFileProblem(const std::string& path) {
-  if (path.empty()) return "the path is empty";
+std::string outputFileProblem(const std::string& given) {
+  if (given.empty()) return "the path is empty";
+  // A symbolic link is written through: its target is what must work.
+  const OutputTarget t = resolveOutput(given);
+  if (t.fd >= 0) {
+    const int flags = ::fcntl(t.fd, F_GETFL);
+    if (flags < 0) return std::string(std::strerror(EBADF)) + " (descriptor " + std::to_string(t.fd) + " is not open)";
+    if ((flags & O_ACCMODE) == O_RDONLY)
+      return std::string(std::strerror(EBADF)) + " (descriptor " + std::to_string(t.fd) + " is open read-only)";
+    return "";
+  }
+  const std::string& path = t.path;
   struct stat st{};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return std::string(std::strerror(EISDIR)) + " (a folder, not a file)";
@@ -83,37 +132,58 @@ std::string outputFolderProblem(const std::string& path) {
 
 AtomicFile::AtomicFile(std::string path, bool binary) : path_(std::move(path)) {
   const auto mode = binary ? std::ios::binary | std::ios::trunc : std::ios::trunc;
-  if (isSpecialFile(path_)) {
-    // A device node, FIFO or socket: written in place (a rename would replace it).
-    out_.open(path_, mode | std::ios::out);
-    if (!out_) throw Error(path_ + ": cannot open for writing: " + std::strerror(errno));
+  const OutputTarget t = resolveOutput(path_);
+  if (t.fd >= 0) {
+    // This process's own descriptor (/dev/stdout, /proc/self/fd/N): written
+    // through a duplicate of it, sharing its file offset (reopening the path
+    // would start a second offset at 0, or truncate the file behind it).
+    const int fd = ::fcntl(t.fd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) throw Error(path_ + ": cannot write to descriptor " + std::to_string(t.fd) + ": " + std::strerror(errno));
+    fdBuf_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out | (binary ? std::ios::binary : std::ios::openmode{}));
+    if (!fdBuf_->is_open()) {
+      ::close(fd);
+      throw Error(path_ + ": cannot write to descriptor " + std::to_string(t.fd));
+    }
+    out_.rdbuf(fdBuf_.get());
     return;
   }
-  tmp_ = tempName(path_);
-  out_.open(tmp_, mode);
-  if (!out_)
+  target_ = t.path;  // a symbolic link is written through to the file it names
+  out_.rdbuf(&file_);
+  if (isSpecialFile(target_)) {
+    // A device node, FIFO or socket: written in place (a rename would replace it).
+    if (!file_.open(target_, mode | std::ios::out))
+      throw Error(path_ + ": cannot open for writing: " + std::strerror(errno));
+    return;
+  }
+  tmp_ = tempName(target_);
+  if (!file_.open(tmp_, mode | std::ios::out))
     throw Error(path_ + ": cannot open for writing (temporary " + tmp_ + "): " + std::strerror(errno));
 }
 
 AtomicFile::~AtomicFile() {
   if (!committed_) {
-    out_.close();
+    closeBuffer();
     if (!tmp_.empty()) std::remove(tmp_.c_str());
   }
 }
 
+bool AtomicFile::closeBuffer() {
+  if (fdBuf_) return fdBuf_->close() != nullptr;
+  return file_.close() != nullptr;
+}
+
 void AtomicFile::commit() {
   out_.flush();
-  const bool ok = static_cast<bool>(out_);
-  out_.close();
-  if (!ok || out_.fail()) {
+  bool ok = static_cast<bool>(out_);
+  if (!closeBuffer()) ok = false;
+  if (!ok) {
     if (!tmp_.empty()) std::remove(tmp_.c_str());
     committed_ = true;
     throw Error(path_ + (tmp_.empty() ? ": write failed"
                                       : ": write failed (disk full?); the previous file, if any, "
                                         "is untouched"));
   }
-  if (!tmp_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp_.c_str());
     committed_ = true;

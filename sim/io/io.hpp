@@ -1,11 +1,19 @@
 // io.hpp: files eddy writes. Every regular file is written to
 // "<path>.tmp.<pid>" and renamed over <path> on commit(), so a crash mid-write
-// never destroys the previous file. A path that is a device node, a FIFO or a
-// socket (/dev/null, /dev/stdout, a named pipe) is written in place instead:
-// renaming over it would replace the node with a regular file.
+// never destroys the previous file. A symbolic link is followed first: its
+// target is written (the temporary goes next to the target) and the link
+// stays. A path that is a device node, a FIFO or a socket (/dev/null, a named
+// pipe) is written in place instead: renaming over it would replace the node
+// with a regular file. A path naming one of this process's descriptors
+// (/dev/stdout, /dev/stderr, /proc/self/fd/N, /dev/fd/N) is written through
+// that descriptor, whatever it is open on (a terminal, a pipe, a file).
 #pragma once
 
+#include <ext/stdio_filebuf.h>  // libstdc++: a stream over a file descriptor
+
 #include <fstream>
+#include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,18 +27,31 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  std::ofstream& stream() { return out_; }
+  std::ostream& stream() { return out_; }
   // Flushes, checks for write errors and renames into place. Throws eddy::Error.
   void commit();
   const std::string& path() const { return path_; }
-  // True where the path is a device node, FIFO or socket written in place.
+  // True where the path is a device node, FIFO, socket or descriptor written in place.
   bool inPlace() const { return tmp_.empty(); }
 
  private:
-  std::string path_, tmp_;  // tmp_ empty: written in place
-  std::ofstream out_;
+  bool closeBuffer();  // false on a write error
+  std::string path_;    // as given
+  std::string target_;  // path_ with its symbolic links followed
+  std::string tmp_;     // empty: written in place
+  std::filebuf file_;
+  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> fdBuf_;  // a descriptor of this process
+  std::ostream out_{nullptr};
   bool committed_ = false;
 };
+
+// Where writing `path` goes: symbolic links followed (at most 40), stopping
+// at a path that names one of this process's descriptors (fd >= 0 then).
+struct OutputTarget {
+  std::string path;
+  int fd = -1;
+};
+OutputTarget resolveOutput(const std::string& path);
 
 // True if `path` exists and is neither a regular file nor a folder (a device
 // node such as /dev/null, a FIFO, a socket); follows symbolic links.
