@@ -523,6 +523,15 @@ TEST(BadInput, ABodyMassOrDensityBeyondTheFloatRangeIsRefused) {
   EXPECT_TRUE(contains(r.err, "mass")) << r.err;
 }
 
+TEST(BadInput, EmptyLoadConfigPathsAreRefused) {
+  for (const std::string a : {"--load ''", "--config ''"}) {
+    const auto r = test::run(kCli, "run --n 64 --steps 2 --quiet " + a);
+    EXPECT_EQ(r.code, 2) << a << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "empty")) << a << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << a << ": a run started\n" << r.out;
+  }
+}
+
 // ---- fix-run: failures while stepping keep the rows so far ---------------------
 
 TEST(RunFailure, ATimeStepCollapseKeepsTheDiagAndProbeRows) {

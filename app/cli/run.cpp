@@ -47,11 +47,18 @@ struct RunOptions : RunArgs {
   RunConfig cfg;  // the config file with the command line's flags on top
 };
 
+// An input file's path as given; "" is refused (it would silently mean "none").
+std::string nonEmptyPath(const std::string& flag, const std::string& v) {
+  if (v.empty()) throw UsageError(flag + " '': the path is empty; give a file (or leave " + flag + " out)");
+  return v;
+}
+
 void addRunOptions(Options& o, RunArgs& a) {
   RunConfig& cli = a.cli;
-  o.text("--config", a.configPath, "FILE.json",
-         "read the run from a config file; flags given with it\noverride the file's values (see "
-         "docs/USAGE.md)");
+  o.custom("--config", "FILE.json",
+           "read the run from a config file; flags given with it\noverride the file's values (see "
+           "docs/USAGE.md)",
+           [&a](const std::string& v) { a.configPath = nonEmptyPath("--config", v); });
   addSimOption(o, cli.sim);
   addSceneOption(o, cli.scene);
   o.count("--n", cli.n, kLimitN, "N",
@@ -85,7 +92,8 @@ void addRunOptions(Options& o, RunArgs& a) {
          "with --export: first remove an earlier export's\nstep_*.vtp and eddy.pvd from DIR "
          "(nothing else)");
   o.text("--save", cli.save, "FILE.snap", "restart snapshot of the final state");
-  o.text("--load", a.loadPath, "FILE.snap", "continue a run from a snapshot (bit-identical)");
+  o.custom("--load", "FILE.snap", "continue a run from a snapshot (bit-identical)",
+           [&a](const std::string& v) { a.loadPath = nonEmptyPath("--load", v); });
   o.count("--check-every", cli.checkEvery, kLimitCheckEvery, "K",
           "blow-up check (NaN/inf on the device) every K steps\n(default 100, 0 = only once at "
           "the end)");
