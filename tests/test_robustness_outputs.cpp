@@ -523,13 +523,30 @@ TEST(BadInput, ABodyMassOrDensityBeyondTheFloatRangeIsRefused) {
   EXPECT_TRUE(contains(r.err, "mass")) << r.err;
 }
 
-TEST(BadInput, EmptyLoadConfigPathsAreRefused) {
-  for (const std::string a : {"--load ''", "--config ''"}) {
+TEST(BadInput, EmptyLoadConfigAndDevicePathsAreRefused) {
+  for (const std::string a : {"--load ''", "--config ''", "--device ''"}) {
     const auto r = test::run(kCli, "run --n 64 --steps 2 --quiet " + a);
     EXPECT_EQ(r.code, 2) << a << "\n" << r.err;
     EXPECT_TRUE(contains(r.err, "empty")) << a << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << a << ": a run started\n" << r.out;
   }
+}
+
+TEST(BadInput, BenchRealtimeArgumentsAreUsageErrors) {
+  for (const std::string a : {"--device foo", "--device ''", "--solver dfsph,", "--solver ,wcsph"}) {
+    const auto r = test::run(kCli, "bench realtime --n 500 --until 0.001 --json " + a);
+    EXPECT_EQ(r.code, 2) << a << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << a << "\n" << r.out;
+  }
+  // Every N against the limits before the first run: nothing runs, the
+  // message names the N.
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = test::run(kCli, "bench realtime --device cpu --n 500,268435456 --until 0.01 --json");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "--n 268435456")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_LT(secs, 20.0) << "the N = 500 run ran before the limit check";
 }
 
 // ---- fix-run: failures while stepping keep the rows so far ---------------------
@@ -573,4 +590,21 @@ TEST(RunFailure, ANonFiniteBodyIsABlowUpWithoutASnapshot) {
     }
   }
   EXPECT_TRUE(temporaries(dir).empty());
+}
+
+// ---- fix-run: bench realtime ----------------------------------------------------
+
+TEST(BenchRealtime, EachRunStopsAtUntilForBothSolvers) {
+  const double until = 0.001;
+  const auto r = test::run(kCli, "bench realtime --device cpu --n 500 --until 0.001 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["realtime"].size(), 2u);
+  for (const auto& row : j["realtime"]) {
+    const double t = row["simulated_s"], steps = row["steps"];
+    ASSERT_GT(steps, 0);
+    // The first step at or past --until: less than one (largest) step beyond it.
+    EXPECT_GE(t, until - 1e-9) << row.dump();
+    EXPECT_LT(t, until + 3 * t / steps) << row.dump();
+  }
 }

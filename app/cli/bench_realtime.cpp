@@ -1,5 +1,6 @@
 // bench realtime: eddy's headline SPH benchmark (issue 11).
 #include "cli_common.hpp"
+#include "session.hpp"
 #include "sph.hpp"
 
 #include <nlohmann/json.hpp>
@@ -34,7 +35,7 @@ void addRealtimeOptions(Options& o, RealtimeArgs& a) {
            });
   o.real("--until", a.until, 1e-6, 100.0, "S", "simulated seconds per run (default 0.3)");
   addSetOption(o, a.sets);
-  addDeviceOption(o, a.device, false);
+  addDeviceOption(o, a.device);
   addJsonOption(o, a.asJson);
 }
 
@@ -70,30 +71,63 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{6612, 51984, 207936, 1044240}
                            : std::vector<unsigned long long>{6612};
+  const double L = 0.146;
+  auto caseParams = [&](const std::string& solver, unsigned long long target) {
+    Params p = base;
+    p.setAssignment("solver=" + solver);
+    const double dx = L / std::max(1.0, std::round(std::cbrt(double(target) / 2.0)));
+    p.set("spacing", dx);
+    p.set("column_width", L);
+    p.set("column_height", 2 * L);
+    p.set("depth", L);
+    p.set("tank_length", 4 * L);
+    p.set("tank_height", 0.4);
+    return p;
+  };
+  // Every case against the limits (particle count, the device's memory)
+  // before the first run: a list that cannot finish fails before any time is
+  // spent, not after the runs before it (whose rows would be lost).
+  for (const auto& solver : solvers)
+    for (const auto target : ns) {
+      const Params p = caseParams(solver, target);
+      try {
+        const SphSceneSize size = sphSceneSize("dam_break", p);
+        SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, p);
+      } catch (const Error& e) {
+        throw Error("bench realtime: --n " + std::to_string(target) + " (--solver " + solver +
+                    "): " + e.what());
+      }
+    }
   json rows = json::array();
   if (!asJson)
     out << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n"
         << "solver          N  realtime  steps/s   mean_dt   density_it  divergence_it  "
            "density_err%\n";
-  const double L = 0.146;
   for (const auto& solver : solvers)
     for (const auto target : ns) {
-      Params p = base;
-      p.setAssignment("solver=" + solver);
-      const double dx = L / std::max(1.0, std::round(std::cbrt(double(target) / 2.0)));
-      p.set("spacing", dx);
-      p.set("column_width", L);
-      p.set("column_height", 2 * L);
-      p.set("depth", L);
-      p.set("tank_length", 4 * L);
-      p.set("tank_height", 0.4);
+      const Params p = caseParams(solver, target);
       const SphSetup setup = makeSphScene("dam_break", p);
       SphSim sim(ctx, p, setup);
-      ctx.queue().finish();
-      const auto t0 = Clock::now();
-      while (sim.time() < until) sim.step();
-      const double t = sim.syncTime();  // drains the queue
-      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      // The run loop of `eddy-cli run --until`: the device's time read back
+      // only now and then (after half the steps the mean dt says are left),
+      // so the run stops at the first step that reaches --until, the blow-up
+      // check every 100 steps and at the end, and a collapsed time step
+      // (an unstable case) ends the run with an error instead of a hang.
+      SessionSettings settings;
+      settings.until = until;
+      Session session(sim, settings);
+      double t = 0, wall = 0;
+      try {
+        session.begin();
+        ctx.queue().finish();
+        const auto t0 = Clock::now();
+        session.run();
+        t = sim.syncTime();  // drains the queue
+        wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      } catch (const Error& e) {
+        throw Error("bench realtime: --solver " + solver + " at N = " + std::to_string(sim.size()) +
+                    ": " + e.what());
+      }
       sim.profiler().collect(true);
       double total = 0;
       for (const auto& st : sim.profiler().stats()) total += st.totalMs;

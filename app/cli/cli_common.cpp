@@ -44,6 +44,10 @@ json profileJson(const Profiler& p) {
 
 // Syntax of a --device value (whether the device exists is found out later).
 std::string deviceSpec(const std::string& flag, const std::string& v) {
+  // "" would silently pick the default device: leave the flag out for that.
+  if (v.empty())
+    throw UsageError(flag + " '': the device is empty; expected gpu, cpu or P:D (leave " + flag +
+                     " out for the default device)");
   if (!isDeviceSpec(v)) throw UsageError(flag + " " + deviceSpecError(v));
   return v;
 }

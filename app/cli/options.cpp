@@ -70,6 +70,8 @@ std::vector<std::string> parseChoices(const std::string& flag, const std::string
                                       const std::vector<std::string>& known,
                                       const std::string& what) {
   std::vector<std::string> out;
+  if (!v.empty() && v.back() == ',')  // getline would drop the empty last item
+    throw UsageError(flag + ": empty item in '" + v + "'");
   std::stringstream ss(v);
   std::string m;
   while (std::getline(ss, m, ',')) {
