@@ -499,6 +499,13 @@ TEST(OutputLinks, ADescriptorPathIsWrittenThroughTheDescriptor) {
   EXPECT_TRUE(contains(r.out, "eddy sph scene dam_break")) << r.out;
 }
 
+TEST(OutputLinks, ProcIsNotAMissingFolder) {
+  const auto r = test::run(kCli, "run --device cpu --n 64 --steps 2 --quiet --diag /proc/x.csv");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "no new file can be created in '/proc'")) << r.err;
+  EXPECT_FALSE(contains(r.err, "its folder does not exist")) << r.err;
+}
+
 // ---- fix-run: bad input refused with exit 2 -----------------------------------
 
 namespace {
@@ -547,6 +554,25 @@ TEST(BadInput, BenchRealtimeArgumentsAreUsageErrors) {
   EXPECT_TRUE(contains(r.err, "--n 268435456")) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_LT(secs, 20.0) << "the N = 500 run ran before the limit check";
+}
+
+TEST(BadInput, MessagesNameTheRealProblem) {
+  const std::string dir = freshDir("messages");
+  const auto s = test::run(kCli, "run --device cpu --n 64 --steps 2 --quiet --save " + dir + "/s1.snap");
+  ASSERT_EQ(s.code, 0) << s.err;
+  auto r = test::run(kCli, "run --load " + dir + "/s1.snap --obstacle box:size=0.05");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "do not combine --obstacle with --load")) << r.err;
+  r = test::run(kCli, "run --load " + dir + "/s1.snap --scene dam_break");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_FALSE(contains(r.err, "unknown nbody scene")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--load restores the simulation and its scene")) << r.err;
+  // A config file's probe is blamed on the file and its key, not on --probe.
+  test::writeFile(dir + "/c.json", R"({"sim": "sph", "probes": ["pressure:P:0.05,0.02,0.1"]})");
+  r = test::run(kCli, "run --device cpu --steps 2 --quiet --config " + dir + "/c.json");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--config " + dir + "/c.json: key 'probes'")) << r.err;
+  EXPECT_FALSE(contains(r.err, "--probe pressure")) << r.err;
 }
 
 // ---- fix-run: failures while stepping keep the rows so far ---------------------

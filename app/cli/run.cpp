@@ -45,6 +45,7 @@ struct RunArgs {
 // The command line with the config file merged in.
 struct RunOptions : RunArgs {
   RunConfig cfg;  // the config file with the command line's flags on top
+  std::string probeOrigin = "--probe";  // "--config FILE: key 'probes'" where they came from it
 };
 
 // An input file's path as given; "" is refused (it would silently mean "none").
@@ -168,6 +169,11 @@ RunOptions resolveRun(const RunArgs& a) {
   // The config file's bodies, then --body's.
   c.bodies.insert(c.bodies.end(), o.bodies.begin(), o.bodies.end());
   o.cfg = c;
+  // Where the probes came from, for messages about them.
+  const bool fileProbes = c.probes.size() > cli.probes.size();
+  o.probeOrigin = !fileProbes ? "--probe"
+                  : cli.probes.empty() ? "--config " + o.configPath + ": key 'probes'"
+                                       : "--probe (or --config " + o.configPath + ": key 'probes')";
 
   // A value's origin in messages: the flag, or the config file and its key.
   auto origin = [&](bool fromFlag, const std::string& flag, const std::string& key) {
@@ -177,12 +183,17 @@ RunOptions resolveRun(const RunArgs& a) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
     throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
+  // --load first: the simulation is then the snapshot's, not the default one
+  // (whose scenes and obstacles would be the wrong ones to name).
+  if (!cli.obstacles.empty() && !o.loadPath.empty())
+    throw UsageError("--obstacle: a loaded snapshot keeps its own obstacles; do not combine "
+                     "--obstacle with --load");
+  if (!o.loadPath.empty() && (c.sim || c.scene || c.n || c.ic))
+    throw UsageError("--load restores the simulation and its scene: do not combine it with "
+                     "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (!cli.obstacles.empty()) {
     const SimulationType* type = findSimulationType(sim);
     if (!type || !type->takesObstacles) throw UsageError("--obstacle: " + sim + " has no obstacles");
-    if (!o.loadPath.empty())
-      throw UsageError("--obstacle: a loaded snapshot keeps its own obstacles; do not combine "
-                       "--obstacle with --load");
   }
   if (c.scene) {
     const auto names = sceneNames(sim);
@@ -203,9 +214,6 @@ RunOptions resolveRun(const RunArgs& a) {
     throw UsageError("--devices: only --sim " + multiDeviceTypeNames() + " runs on several devices");
   if (!o.devices.empty() && !o.loadPath.empty())
     throw UsageError("--load restores onto one device: do not combine it with --devices");
-  if (!o.loadPath.empty() && (c.sim || c.scene || c.n || c.ic))
-    throw UsageError("--load restores the simulation and its scene: do not combine it with "
-                     "--sim, --scene, --n or --ic (nor a config that sets them)");
   if (c.exportEvery && !c.exportDir) throw UsageError("--export-every needs --export DIR");
   if (!o.loadPath.empty() && !c.bodies.empty())
     throw UsageError("--load restores the simulation with its bodies: do not combine it with "
@@ -216,12 +224,14 @@ RunOptions resolveRun(const RunArgs& a) {
   if ((c.probeEvery || c.probeDt) && !c.probeOut)
     throw UsageError(std::string(c.probeDt ? "--probe-dt" : "--probe-every") + " needs --probe-out FILE.csv");
   if (!c.probes.empty() && !c.probeOut)
-    throw UsageError("--probe " + probeSpecText(c.probes.front()) +
+    throw UsageError((cli.probes.empty() ? origin(false, "", "probes") + ": "
+                                         : std::string("--probe ")) +
+                     probeSpecText(c.probes.front()) +
                      ": probes need --probe-out FILE.csv (where their samples go)");
   try {
     checkProbeNames(c.probes);
   } catch (const Error& e) {
-    throw UsageError(std::string("--probe: ") + e.what());
+    throw UsageError(o.probeOrigin + ": " + e.what());
   }
   return o;
 }
@@ -590,7 +600,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     try {
       probes = probesToSample(*sim, c.probes);
     } catch (const Error& e) {
-      throw UsageError(std::string("--probe: ") + e.what());
+      throw UsageError(o.probeOrigin + ": " + e.what());
     }
     if (probes.empty())
       throw UsageError("--probe-out " + *c.probeOut + ": there are no probes: give --probe "

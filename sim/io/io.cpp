@@ -27,8 +27,16 @@ std::string probeTemporary(const std::string& path) {
   if (!f) {
     const int e = errno;
     std::string why = std::strerror(e);
-    if (e == ENOENT) why += " (its folder does not exist)";
-    else if (e == ENOTDIR) why += " (a part of the path is not a folder)";
+    if (e == ENOENT) {
+      // A folder that exists but takes no new files (/proc) also answers ENOENT.
+      std::error_code ec;
+      const auto folder = std::filesystem::absolute(path, ec).parent_path();
+      why += !ec && std::filesystem::is_directory(folder, ec)
+                 ? " (no new file can be created in '" + folder.string() + "')"
+                 : " (its folder does not exist)";
+    } else if (e == ENOTDIR) {
+      why += " (a part of the path is not a folder)";
+    }
     return why;
   }
   std::fclose(f);
