@@ -634,3 +634,18 @@ TEST(BenchRealtime, EachRunStopsAtUntilForBothSolvers) {
     EXPECT_LT(t, until + 3 * t / steps) << row.dump();
   }
 }
+
+// ---- fix-run: a snapshot finds its command-line mesh from any folder ------------
+
+TEST(SnapshotMesh, ACommandLineMeshPathIsStoredAbsolute) {
+  const std::string dir = freshDir("snapmesh");
+  fs::create_directories(dir + "/a");
+  fs::create_directories(dir + "/b");
+  fs::copy_file(std::string(EDDY_TEST_DATA) + "/cube.stl", dir + "/a/m.stl");
+  const auto s = test::run("cd " + dir + "/a && " + kCli,
+                           kTinySph + "--steps 2 --obstacle mesh:file=m.stl:scale=0.05:pos=0.3,0.03,0.1 "
+                                      "--save s.snap");
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto r = test::run("cd " + dir + "/b && " + kCli, "run --device cpu --load ../a/s.snap --steps 2 --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
