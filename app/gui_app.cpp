@@ -659,11 +659,18 @@ int App::run() {
     if (live && surface && dom && !passAlone) renderer_->drawTank(*dom, view, proj);
     const glm::vec4 boxColor(0.75f, 0.8f, 0.9f, 0.55f);
     if (live && view_.showBox && dom && !surface) renderer_->drawBox(*dom, proj * view, boxColor);
-    if (live) renderer_->drawParticles(d, view, proj, fbh, view_);
     // Solids: grey boundary particles (a third of the fluid's spacing apart).
-    if (live && !passAlone)
+    auto drawSolids = [&](const char* pass) {
       renderer_->drawSolidPoints(solidVbo_, solidCount_, 0.45f * autoRadius_, glm::vec3(0.62f, 0.62f, 0.6f),
-                                 view, proj, fbh);
+                                 view, proj, fbh, pass);
+    };
+    // Surface style: the solids are part of the scene the water refracts
+    // (drawn before it, like the tank), so a submerged solid shows through the
+    // water; drawn again after the water, depth-tested against its surface,
+    // for the parts in front of the water (which would otherwise be tinted).
+    if (live && surface && !passAlone) drawSolids("solids");
+    if (live) renderer_->drawParticles(d, view, proj, fbh, view_);
+    if (live && !passAlone) drawSolids(surface ? "solids (front)" : "solids");
     // The surface writes the water's depth: the box's edges behind it are hidden.
     if (live && view_.showBox && dom && surface && !passAlone) renderer_->drawBox(*dom, proj * view, boxColor);
     if (live && !passAlone) renderer_->drawLines(probeMarkers(), proj * view, glm::vec4(1.f, 0.75f, 0.2f, 0.95f));

@@ -215,9 +215,10 @@ void Renderer::drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4&
 }
 
 void Renderer::drawSolidPoints(GLuint vbo, size_t count, float radius, const glm::vec3& color,
-                               const glm::mat4& view, const glm::mat4& proj, int fbHeight) {
+                               const glm::mat4& view, const glm::mat4& proj, int fbHeight,
+                               const char* passName) {
   if (count == 0 || vbo == 0) return;
-  GpuPass pass(timer_, "solids");
+  GpuPass pass(timer_, passName);
   PointLook look;
   look.posVbo = vbo;
   look.radius = radius;

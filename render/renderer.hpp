@@ -41,9 +41,11 @@ class Renderer {
   // Surface style: the tank's floor and inner walls, drawn before the particles.
   void drawTank(const Box& b, const glm::mat4& view, const glm::mat4& proj);
   // Solids (issue 12): their surface points (float4 xyz per point in `vbo`)
-  // as shaded spheres of one colour and world radius `radius`, depth-tested.
+  // as shaded spheres of one colour and world radius `radius`, depth-tested;
+  // timed as the render pass `pass`.
   void drawSolidPoints(GLuint vbo, size_t count, float radius, const glm::vec3& color,
-                       const glm::mat4& view, const glm::mat4& proj, int fbHeight);
+                       const glm::mat4& view, const glm::mat4& proj, int fbHeight,
+                       const char* pass = "solids");
   // Line segments (pairs of points) of one colour over everything (probe markers).
   void drawLines(const std::vector<glm::vec3>& segments, const glm::mat4& viewProj,
                  const glm::vec4& color);

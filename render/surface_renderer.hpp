@@ -4,7 +4,8 @@
 // Truong & Yuksel 2018. Passes (each timed as one row of the render profiler):
 //
 //   tank       floor + inner walls (pool tiles) into the window, over the background
-//   copy       the window's colour so far -> sceneTex (what refraction shows)
+//   copy       the window's colour so far (tank, and the solids the app drew
+//              after it) -> sceneTex (what refraction shows)
 //   depth      sphere sprites -> depthTex (R32F eye depth) + depthRb (depth test)
 //   smooth     narrow-range filter, x then y, `iterations` times: smoothTex[0] <-> [1]
 //   normals    smoothed depth -> normalTex (RGBA16F view-space normal)

@@ -1,13 +1,13 @@
 #version 330 core
 // Surface pass 5 (shading), into the window: Fresnel (Schlick) mix of the
 // reflected environment (sky gradient above the horizon, the floor's tone
-// below) and the refracted scene (the background, floor and walls, offset by
-// the normal) attenuated by Beer-Lambert absorption along the thickness, plus
-// a Blinn-Phong highlight. Writes the fluid's window depth, so the box lines
+// below) and the refracted scene (the background, floor, walls and solids,
+// offset by the normal) attenuated by Beer-Lambert absorption along the
+// thickness, plus a Blinn-Phong highlight. Writes the fluid's window depth, so the box lines
 // drawn afterwards are hidden behind the water. uMode shows one pass alone.
 in vec2 vUv;
 
-uniform sampler2D uScene;      // background + floor + walls (RGBA8)
+uniform sampler2D uScene;      // background + floor + walls + solids (RGBA8)
 uniform sampler2D uDepth;      // smoothed eye depth
 uniform sampler2D uNormals;    // view-space normals
 uniform sampler2D uThickness;  // summed chord lengths
