@@ -659,10 +659,11 @@ int App::run() {
     if (live && surface && dom && !passAlone) renderer_->drawTank(*dom, view, proj);
     const glm::vec4 boxColor(0.75f, 0.8f, 0.9f, 0.55f);
     if (live && view_.showBox && dom && !surface) renderer_->drawBox(*dom, proj * view, boxColor);
-    // Solids: grey boundary particles (a third of the fluid's spacing apart).
+    // Solids: grey boundary particles (a third of the fluid's spacing apart),
+    // those inside the tank (not the ones continuing a solid through its walls).
     auto drawSolids = [&](const char* pass) {
       renderer_->drawSolidPoints(solidVbo_, solidCount_, 0.45f * autoRadius_, glm::vec3(0.62f, 0.62f, 0.6f),
-                                 view, proj, fbh, pass);
+                                 view, proj, fbh, pass, dom ? &*dom : nullptr);
     };
     // Surface style: the solids are part of the scene the water refracts
     // (drawn before it, like the tank), so a submerged solid shows through the

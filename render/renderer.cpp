@@ -216,7 +216,7 @@ void Renderer::drawBox(const Box& b, const glm::mat4& viewProj, const glm::vec4&
 
 void Renderer::drawSolidPoints(GLuint vbo, size_t count, float radius, const glm::vec3& color,
                                const glm::mat4& view, const glm::mat4& proj, int fbHeight,
-                               const char* passName) {
+                               const char* passName, const Box* clip) {
   if (count == 0 || vbo == 0) return;
   GpuPass pass(timer_, passName);
   PointLook look;
@@ -224,10 +224,18 @@ void Renderer::drawSolidPoints(GLuint vbo, size_t count, float radius, const glm
   look.radius = radius;
   look.color = color;
   bindPoints(sphere_, look, view, proj, fbHeight);
+  if (clip) {
+    const glm::mat4 viewToWorld = glm::inverse(view);
+    glUniformMatrix4fv(sphere_.loc("uViewToWorld"), 1, GL_FALSE, glm::value_ptr(viewToWorld));
+    glUniform3f(sphere_.loc("uClipLo"), clip->lo[0], clip->lo[1], clip->lo[2]);
+    glUniform3f(sphere_.loc("uClipHi"), clip->hi[0], clip->hi[1], clip->hi[2]);
+    glUniform1i(sphere_.loc("uClip"), 1);
+  }
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LESS);
   glDisable(GL_BLEND);
   glDrawArrays(GL_POINTS, 0, GLsizei(count));
+  glUniform1i(sphere_.loc("uClip"), 0);  // the fluid's spheres share the program
   glBindVertexArray(0);
 }
 

@@ -42,10 +42,12 @@ class Renderer {
   void drawTank(const Box& b, const glm::mat4& view, const glm::mat4& proj);
   // Solids (issue 12): their surface points (float4 xyz per point in `vbo`)
   // as shaded spheres of one colour and world radius `radius`, depth-tested;
-  // timed as the render pass `pass`.
+  // timed as the render pass `pass`. With `clip` (the tank) only what lies
+  // inside that box is drawn: the boundary particles that continue a solid
+  // through the wall it rests on (there for the physics) are not.
   void drawSolidPoints(GLuint vbo, size_t count, float radius, const glm::vec3& color,
                        const glm::mat4& view, const glm::mat4& proj, int fbHeight,
-                       const char* pass = "solids");
+                       const char* pass = "solids", const Box* clip = nullptr);
   // Line segments (pairs of points) of one colour over everything (probe markers).
   void drawLines(const std::vector<glm::vec3>& segments, const glm::mat4& viewProj,
                  const glm::vec4& color);

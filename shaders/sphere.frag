@@ -6,6 +6,12 @@ in float vRadius;
 
 uniform mat4 uProj;
 uniform vec3 uLightDir;  // view space, unit, towards the light
+// uClip != 0: only the part of the sphere inside the world box [uClipLo,
+// uClipHi] is drawn (the solids' boundary particles that continue a solid
+// through the tank's wall it rests on lie outside the tank).
+uniform int uClip;
+uniform mat4 uViewToWorld;
+uniform vec3 uClipLo, uClipHi;
 
 out vec4 fragColor;
 
@@ -16,6 +22,10 @@ void main() {
     if (r2 > 1.0) discard;
     vec3 n = vec3(p, sqrt(1.0 - r2));
     vec3 posView = vCenter + n * vRadius;
+    if (uClip != 0) {
+        vec3 w = (uViewToWorld * vec4(posView, 1.0)).xyz;
+        if (any(lessThan(w, uClipLo)) || any(greaterThan(w, uClipHi))) discard;
+    }
     vec4 clip = uProj * vec4(posView, 1.0);
     float ndcZ = clip.z / clip.w;
     gl_FragDepth = 0.5 * (gl_DepthRange.diff * ndcZ + gl_DepthRange.near + gl_DepthRange.far);

@@ -196,6 +196,40 @@ TEST_F(GuiTest, ObstaclesBodiesAndProbesAreDrawn) {
   EXPECT_NE(r.err.find("far"), std::string::npos) << r.err;
 }
 
+// The boundary particles that continue a solid through the tank's wall it
+// rests on (there for the physics) are not drawn outside the tank: seen from
+// the side, the SPHERIC box obstacle ends at the tank's floor, no grey
+// spheres below the box's bottom edge (they showed as legs).
+TEST_F(GuiTest, SolidsAreNotDrawnBelowTheTanksFloor) {
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no sph";
+  test::Result r;
+  const Image im = shoot("solids_side", "--sim sph --scene spheric_dam_break --set spacing=0.05 --frames 2 "
+                                        "--paused --style spheres --color none --camera 0,0", &r);
+  ASSERT_FALSE(im.rgb.empty()) << r.err;
+  // The lowest row of the box's edges (light blue-grey lines across most of
+  // the tank's width): the front bottom edge, the floor seen from above it.
+  int bottom = -1;
+  for (int y = 0; y < im.h; ++y) {
+    int line = 0;
+    for (int x = 0; x < im.w; ++x) {
+      const unsigned char* p = im.at(x, y);
+      const int lo = std::min({p[0], p[1], p[2]}), hi = std::max({p[0], p[1], p[2]});
+      line += p[2] > 80 && p[2] < 220 && p[2] - p[0] >= 8 && p[2] - p[0] <= 45 && hi - lo < 50;
+    }
+    if (line > im.w / 4) bottom = y;
+  }
+  ASSERT_GT(bottom, im.h / 2) << "the tank's bottom edge was not found";
+  size_t below = 0;  // grey (solid) pixels more than a pixel below that edge
+  for (int y = bottom + 2; y < im.h; ++y)
+    for (int x = 0; x < im.w; ++x) {
+      const unsigned char* p = im.at(x, y);
+      const int lo = std::min({p[0], p[1], p[2]}), hi = std::max({p[0], p[1], p[2]});
+      below += hi > 90 && hi - lo < 14;
+    }
+  EXPECT_LE(below, 3u) << "solid drawn below the tank's floor (bottom edge at row " << bottom << ")";
+}
+
 TEST_F(GuiTest, BadArgumentsAndNoDisplay) {
   test::Result r = test::run(EDDY_APP, "--frames 0");
   EXPECT_EQ(r.code, 2);
