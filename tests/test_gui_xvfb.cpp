@@ -196,6 +196,32 @@ TEST_F(GuiTest, ObstaclesBodiesAndProbesAreDrawn) {
   EXPECT_NE(r.err.find("far"), std::string::npos) << r.err;
 }
 
+// In the surface style a solid under water shows through it, refracted and
+// tinted as the floor is (it is drawn into the scene the water refracts): a
+// box body resting in the SPHERIC water column (its top 0.1 m below the
+// surface) changes the picture against the same scene without it. (While the
+// solids were drawn after the water and depth-tested against it, the body
+// was hidden: no pixel differed by more than 40, only the water it displaces
+// showed, faintly.)
+TEST_F(GuiTest, SubmergedSolidShowsThroughTheWater) {
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no sph";
+  const std::string base = "--sim sph --scene spheric_dam_break --set spacing=0.05 --frames 2 --paused "
+                           "--style surface";
+  test::Result r;
+  const Image with = shoot("submerged", base + " --body box:size=0.4,0.4,0.4:pos=2.6,0.25,0.5:density=500", &r);
+  ASSERT_FALSE(with.rgb.empty()) << r.err;
+  const Image without = shoot("submerged_nobody", base);
+  ASSERT_EQ(with.rgb.size(), without.rgb.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < with.rgb.size(); i += 3) {
+    int d = 0;
+    for (size_t c = 0; c < 3; ++c) d = std::max(d, std::abs(int(with.rgb[i + c]) - int(without.rgb[i + c])));
+    differ += d > 40;
+  }
+  EXPECT_GT(differ, 150u) << "the submerged body is not seen through the water";
+}
+
 // The boundary particles that continue a solid through the tank's wall it
 // rests on (there for the physics) are not drawn outside the tank: seen from
 // the side, the SPHERIC box obstacle ends at the tank's floor, no grey
