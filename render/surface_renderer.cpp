@@ -93,6 +93,7 @@ void SurfaceRenderer::releaseTargets() {
   delFbo(normalFbo_);
   delFbo(thickFbo_);
   delTex(sceneTex_);
+  delTex(sceneDepthTex_);
   delTex(depthTex_);
   delTex(smoothTex_[0]);
   delTex(smoothTex_[1]);
@@ -112,6 +113,8 @@ void SurfaceRenderer::ensureTargets(int w, int h) {
   GLint prevFbo = 0;
   glGetIntegerv(GL_FRAMEBUFFER_BINDING, &prevFbo);
   sceneTex_ = newTexture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w, h, true);  // sampled offset (refraction)
+  // The scene's window depth (tank, solids): the thickness leaves out water behind it.
+  sceneDepthTex_ = newTexture(GL_DEPTH_COMPONENT24, GL_DEPTH_COMPONENT, GL_UNSIGNED_INT, w, h);
   depthTex_ = newTexture(GL_R32F, GL_RED, GL_FLOAT, w, h);
   smoothTex_[0] = newTexture(GL_R32F, GL_RED, GL_FLOAT, w, h);
   smoothTex_[1] = newTexture(GL_R32F, GL_RED, GL_FLOAT, w, h);
@@ -205,6 +208,8 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, sceneTex_);
     glCopyTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 0, 0, w, h);
+    glBindTexture(GL_TEXTURE_2D, sceneDepthTex_);  // a depth texture: from the depth buffer
+    glCopyTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, 0, 0, w, h);
   }
 
   // Particles: positions (w ignored), no colour field.
@@ -215,8 +220,15 @@ void SurfaceRenderer::draw(const ParticleDraw& d, const glm::mat4& view, const g
   glDisableVertexAttribArray(1);
   glVertexAttrib1f(1, 0.f);
   glEnable(GL_PROGRAM_POINT_SIZE);
+  // The thickness pass leaves out the water behind the opaque scene (behind
+  // a solid): texture unit 1. (The depth pass keeps it: cut out there, the
+  // surface's edges around a solid would catch highlights.)
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, sceneDepthTex_);
+  glActiveTexture(GL_TEXTURE0);
   auto spriteUniforms = [&](const ShaderProgram& p) {
     p.use();
+    glUniform1i(p.loc("uSceneDepth"), 1);
     glUniformMatrix4fv(p.loc("uView"), 1, GL_FALSE, glm::value_ptr(view));
     glUniformMatrix4fv(p.loc("uProj"), 1, GL_FALSE, glm::value_ptr(proj));
     glUniform1f(p.loc("uRadius"), radius);

@@ -5,11 +5,12 @@
 //
 //   tank       floor + inner walls (pool tiles) into the window, over the background
 //   copy       the window's colour so far (tank, and the solids the app drew
-//              after it) -> sceneTex (what refraction shows)
+//              after it) -> sceneTex (what refraction shows), its depth -> sceneDepthTex
 //   depth      sphere sprites -> depthTex (R32F eye depth) + depthRb (depth test)
 //   smooth     narrow-range filter, x then y, `iterations` times: smoothTex[0] <-> [1]
 //   normals    smoothed depth -> normalTex (RGBA16F view-space normal)
-//   thickness  additive chord lengths -> thickTex (R16F, half resolution)
+//   thickness  additive chord lengths -> thickTex (R16F, half resolution); the
+//              particles whose centre lies behind sceneDepthTex left out
 //   shade      Fresnel reflection + Beer-Lambert refraction + highlight -> the window
 //   foam       (optional) fast particles as soft white sprites -> the window
 //
@@ -67,7 +68,7 @@ class SurfaceRenderer {
   ShaderProgram depth_, thickness_, smooth_, normals_, shade_, tank_, foam_;
   GLuint particleVao_ = 0, emptyVao_ = 0, tankVao_ = 0, tankVbo_ = 0;
   // Size-dependent targets.
-  GLuint sceneTex_ = 0, depthTex_ = 0, depthRb_ = 0, depthFbo_ = 0;
+  GLuint sceneTex_ = 0, sceneDepthTex_ = 0, depthTex_ = 0, depthRb_ = 0, depthFbo_ = 0;
   GLuint smoothTex_[2] = {0, 0}, smoothFbo_[2] = {0, 0};
   GLuint normalTex_ = 0, normalFbo_ = 0, thickTex_ = 0, thickFbo_ = 0;
   int thickW_ = 0, thickH_ = 0;  // the thickness target's size (half the window's)

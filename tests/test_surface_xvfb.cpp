@@ -282,10 +282,10 @@ TEST_F(GlTest, ResizeAndStyleSwitchesLeakNoGlObjects) {
     drawFrame(r, *block, t, surfaceView());
   }
   const size_t fixed = 4;  // 3 vertex arrays + 1 vertex buffer, kept with the programs
-  const size_t perSize = 6 + 5 + 1;  // textures, framebuffers, the depth renderbuffer
+  const size_t perSize = 7 + 5 + 1;  // textures, framebuffers, the depth renderbuffer
   EXPECT_EQ(r.surfaceObjects(), fixed + perSize);
   const Census oneSize = census();
-  EXPECT_EQ(oneSize.textures - before.textures, 6);
+  EXPECT_EQ(oneSize.textures - before.textures, 7);
   EXPECT_EQ(oneSize.framebuffers - before.framebuffers, 5);
   EXPECT_EQ(oneSize.renderbuffers - before.renderbuffers, 1);
   // Resizes: the old targets go, the new ones replace them.
