@@ -537,7 +537,7 @@ TEST(SphObstaclesCli, BadObstacleSpecsAreRefusedNamingTheProblem) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no obstacles"), std::string::npos) << r.err;
   r = run(kCli, sph + "--obstacle mesh:file=" + dir + "/missing.stl");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("missing.stl"), std::string::npos) << r.err;
   const std::string cfg = dir + "/bad_obst.json";
   eddy::test::writeFile(cfg, R"({"sim": "sph", "obstacles": [{"shape": "box", "diameter": 1}]})");
@@ -553,4 +553,78 @@ TEST(SphObstaclesCli, BadObstacleSpecsAreRefusedNamingTheProblem) {
   r = run(kCli, "run --device cpu --config " + cfg + " --steps 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no obstacles"), std::string::npos) << r.err;
+}
+
+// Solids are placed against the tank before the device is opened: an
+// obstacle wholly outside it and a body that does not fit inside it are usage
+// errors naming the solid (the flag, or the config file and its key), as
+// probes outside the tank are. An obstacle partly through a wall (standing in
+// the floor, as the scenes' own obstacles rest on walls) still runs.
+TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
+  using eddy::test::run;
+  const std::string dir = eddy::test::tempDir();
+  // tank 0.4 x 0.2 x 0.2 m
+  const std::string b = "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                        "--set column_width=0.1 --set column_height=0.15 --steps 1 ";
+  auto refused = [&](const std::string& args, const std::vector<std::string>& words) {
+    SCOPED_TRACE(args);
+    const auto r = run(kCli, b + args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    for (const auto& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << w << "\n" << r.err;
+    EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << "found after the device was opened:\n" << r.err;
+  };
+  refused("--obstacle box:size=0.05:pos=5,5,5", {"--obstacle", "box:size=0.05", "entirely outside the tank"});
+  refused("--obstacle sphere:d=0.1:pos=0.2,0.3,0.1", {"--obstacle", "entirely outside the tank"});  // above the lid
+  // a rotated box whose bounding box reaches in but whose corner does not
+  refused("--obstacle box:size=0.1:pos=-0.06,0.1,-0.06:rot=0,45,0", {"entirely outside the tank"});
+  refused("--body box:size=0.05:pos=5,5,5:density=500", {"--body", "does not fit in the tank", "x extent"});
+  refused("--body box:size=0.05:pos=0.39,0.1,0.1:density=500", {"--body", "x extent [0.36"});
+  refused("--body sphere:d=0.06:pos=0.2,0.19,0.1:motion=rotate:speed=1", {"--body", "y extent"});
+  const std::string cfg = dir + "/outside.json";
+  eddy::test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "params": {"spacing": 0.02, "depth": 0.2,
+      "column_width": 0.1, "column_height": 0.15},
+      "obstacles": [{"shape": "box", "size": [0.05, 0.05, 0.05], "position": [0.25, 0.025, 0.1]},
+                    {"shape": "box", "size": [0.05, 0.05, 0.05], "position": [0.25, -1, 0.1]}]})");
+  refused("--config " + cfg, {"--config " + cfg + ": key 'obstacles[1]'", "entirely outside"});
+  eddy::test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "params": {"spacing": 0.02, "depth": 0.2,
+      "column_width": 0.1, "column_height": 0.15},
+      "bodies": [{"shape": "sphere", "diameter": 0.05, "position": [0.3, 0.1, -0.5], "density": 500}]})");
+  refused("--config " + cfg, {"--config " + cfg + ": key 'bodies[0]'", "z extent"});
+  // the command line's solids come after the config's
+  refused("--config " + cfg + " --body box:size=0.05:pos=0.3,0.1,0.1:density=500", {"key 'bodies[0]'"});
+  // Partly through the floor and a wall: accepted.
+  const auto r = run(kCli, b + "--quiet --json --obstacle box:size=0.05:pos=0.25,0,0.1 "
+                              "--obstacle box:size=0.04:pos=0.4,0.1,0.1");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A mesh that cannot be used (missing, a folder, empty, not a mesh, not
+// closed) is a usage error (exit 2) found before the device is opened,
+// naming the file; from a config file also the file and the key.
+TEST(SphObstaclesCli, BadMeshesAreUsageErrorsBeforeTheDevice) {
+  using eddy::test::run;
+  const std::string dir = eddy::test::tempDir();
+  const std::string data = EDDY_TEST_DATA;
+  eddy::test::writeFile(dir + "/garbage.stl", "this is not a mesh\n\x01\x02\x03");
+  const std::string b = "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                        "--set column_width=0.1 --set column_height=0.15 --steps 1 ";
+  for (const std::string& file : {dir + "/missing.stl", dir, data + "/empty.stl", dir + "/garbage.stl",
+                                  data + "/open_box.stl"}) {
+    for (const std::string flag : {"--obstacle mesh:file=", "--body mesh:density=500:file="}) {
+      SCOPED_TRACE(flag + file);
+      const auto r = run(kCli, b + flag + file + ":scale=0.05:pos=0.25,0,0.05");
+      EXPECT_EQ(r.code, 2) << r.err;
+      EXPECT_NE(r.err.find(flag.substr(0, flag.find(' '))), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
+    }
+  }
+  const std::string cfg = dir + "/mesh.json";
+  eddy::test::writeFile(cfg, R"({"sim": "sph", "params": {"spacing": 0.02, "depth": 0.2, "column_width": 0.1,
+      "column_height": 0.15}, "obstacles": [{"shape": "mesh", "file": ")" + data +
+                                 R"(/open_box.stl", "scale": 0.05, "position": [0.25, 0, 0.05]}]})");
+  const auto r = run(kCli, b + "--config " + cfg);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--config " + cfg + ": key 'obstacles[0]'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not closed"), std::string::npos) << r.err;
 }

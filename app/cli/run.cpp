@@ -46,6 +46,8 @@ struct RunArgs {
 struct RunOptions : RunArgs {
   RunConfig cfg;  // the config file with the command line's flags on top
   std::string probeOrigin = "--probe";  // "--config FILE: key 'probes'" where they came from it
+  // How many of cfg.obstacles / cfg.bodies came from the config file (first).
+  size_t configObstacles = 0, configBodies = 0;
 };
 
 // An input file's path as given; "" is refused (it would silently mean "none").
@@ -164,6 +166,8 @@ RunOptions resolveRun(const RunArgs& a) {
     over(c.n, cli.n);
     c.ic.reset();
   }
+  o.configObstacles = c.obstacles.size();
+  o.configBodies = c.bodies.size();
   // Obstacles: the config's, then each --obstacle.
   c.obstacles.insert(c.obstacles.end(), cli.obstacles.begin(), cli.obstacles.end());
   // The config file's bodies, then --body's.
@@ -511,6 +515,19 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   }
   for (const auto& [k, v] : changes) params.set(k, v);
 
+  // The host-only checks of the simulation type, before the device is opened:
+  // a new scene's solids read, checked and placed. Usage errors, naming the flag or the config file's key.
+  try {
+    if (!snapshot) checkSceneSpec(spec, params);
+  } catch (const SolidSpecError& e) {
+    const bool fromConfig = e.index < (e.body ? o.configBodies : o.configObstacles);
+    throw UsageError((fromConfig ? "--config " + o.configPath + ": key '" +
+                                       (e.body ? "bodies[" : "obstacles[") + std::to_string(e.index) + "]'"
+                                 : std::string(e.body ? "--body" : "--obstacle")) +
+                     ": " + e.what());
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   std::vector<std::unique_ptr<Context>> devices;
   if (o.devices.empty()) devices.push_back(std::make_unique<Context>(c.device.value_or("")));
   else devices = openDevices(o.devices);

@@ -56,10 +56,16 @@ std::string countNotUsedNote(std::string_view sim) {
          (t.countExample.empty() ? std::string() : " (e.g. --set " + t.countExample + ")");
 }
 
+void checkSceneSpec(const SceneSpec& spec, const Params& params) {
+  const SimulationType& type = simulationType(spec.sim);
+  if (type.checkSpec) type.checkSpec(spec);
+  if (type.checkScene) type.checkScene(spec, params);
+}
+
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,
                                            const Params& params) {
   const SimulationType& type = simulationType(spec.sim);
-  if (type.checkSpec) type.checkSpec(spec);
+  checkSceneSpec(spec, params);
   return type.make(ctx, spec, params);
 }
 
@@ -78,7 +84,7 @@ std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
                   return joinNames(multi);
                 }() +
                 ")");
-  if (type.checkSpec) type.checkSpec(spec);
+  checkSceneSpec(spec, params);
   return type.makeMulti(devices, spec, params, opts);
 }
 

@@ -42,6 +42,17 @@ struct SceneSpec {
   std::vector<BodySpec> bodies;  // SPH: rigid bodies added to the scene (--body, config "bodies")
 };
 
+// A problem of one obstacle (body = false) or body of a SceneSpec, at `index`
+// of SceneSpec::obstacles / bodies, so that a front end can say where that
+// solid came from (a flag, a config file's key).
+class SolidSpecError : public Error {
+ public:
+  SolidSpecError(const std::string& what, bool isBody, size_t at)
+      : Error(what), body(isBody), index(at) {}
+  bool body;
+  size_t index;
+};
+
 struct SimulationType {
   std::string name;                                  // "nbody", "sph": --sim, config "sim", snapshots
   std::function<const std::vector<ParamDesc>&()> params;  // the declared parameters
@@ -62,6 +73,11 @@ struct SimulationType {
   // Spec rules: throws eddy::Error when the spec asks for something the type
   // cannot do (an initial-conditions file, a count). Called before building.
   std::function<void(const SceneSpec&)> checkSpec;
+  // Host-only checks of a spec with its parameter values before anything is
+  // built: solids read (a mesh file opened and checked) and placed against
+  // the scene's domain. Throws SolidSpecError for a problem of one declared
+  // obstacle or body, eddy::Error otherwise. Empty: none.
+  std::function<void(const SceneSpec&, const Params&)> checkScene;
   // Builds the scene and the simulation on one device.
   std::function<std::unique_ptr<Simulation>(Context&, const SceneSpec&, const Params&)> make;
   // Several devices; empty: one device only.

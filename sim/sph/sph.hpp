@@ -67,6 +67,14 @@ SphSceneSize sphSceneSize(std::string_view scene, const Params& params,
 SphSetup makeSphScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
                       const std::function<void(const SphSceneSize&)>& check);
 
+// The solids of a scene with these parameters, host only, before anything is
+// built (SimulationType::checkScene): every shape is made (a mesh file read
+// and checked), an obstacle must reach into the tank (partly through a wall
+// is fine), a body (the scene's or a declared one) must lie inside it. A problem of a declared obstacle or body throws
+// SolidSpecError with its index; anything else eddy::Error.
+void sphCheckScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
+                   const std::vector<BodySpec>& bodies);
+
 // A file of the repository's data/ folder (EDDY_DATA_DIR in the environment
 // overrides where that is).
 std::string sphDataFile(const std::string& relative);

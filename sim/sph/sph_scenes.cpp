@@ -2,7 +2,10 @@
 // lobovsky_dam_break (Lobovsky et al. 2014, with its sensors as probes),
 // spheric_dam_break (SPHERIC Benchmark Test 2, Kleefsman et al. 2005) and
 // mesh_obstacle (a dam break against data/meshes/obstacle.stl).
+#include "io.hpp"
+#include "registry.hpp"
 #include "rng.hpp"
+#include "shape_spec_io.hpp"
 #include "sph.hpp"
 
 #include <algorithm>
@@ -435,6 +438,167 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
 }
 
 }  // namespace
+
+namespace {
+
+std::string metres(double v) { return formatNumber(v) + " m"; }
+
+// A world point of a shape placed by `pose` from its local coordinates.
+Vec3d toWorld(const Pose& pose, const Mat3d& R, const Vec3d& l) {
+  Vec3d w;
+  for (int i = 0; i < 3; ++i)
+    w[i] = pose.position[i] + R[3 * i] * l[0] + R[3 * i + 1] * l[1] + R[3 * i + 2] * l[2];
+  return w;
+}
+Vec3d toLocal(const Pose& pose, const Mat3d& R, const Vec3d& w) {
+  const double d[3] = {w[0] - pose.position[0], w[1] - pose.position[1], w[2] - pose.position[2]};
+  return {R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
+          R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};
+}
+
+// The world-frame bounding box of a placed shape: exact for boxes, spheres
+// and cylinders, from surface samples (at most `spacing` apart) for a mesh.
+Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
+  const Mat3d R = rotationMatrix(spec.pose.rotationDeg);
+  const Aabb l = shape.bounds();
+  Aabb w;
+  w.lo = {1e300, 1e300, 1e300};
+  w.hi = {-1e300, -1e300, -1e300};
+  auto grow = [&](const Vec3d& p) {
+    for (int a = 0; a < 3; ++a) {
+      w.lo[a] = std::min(w.lo[a], p[a]);
+      w.hi[a] = std::max(w.hi[a], p[a]);
+    }
+  };
+  switch (spec.kind) {
+    case ShapeKind::Box:
+      for (int c = 0; c < 8; ++c)
+        grow(toWorld(spec.pose, R, {c & 1 ? l.hi[0] : l.lo[0], c & 2 ? l.hi[1] : l.lo[1], c & 4 ? l.hi[2] : l.lo[2]}));
+      break;
+    case ShapeKind::Sphere: {
+      const double r = 0.5 * spec.size[0];
+      for (int a = 0; a < 3; ++a) {
+        w.lo[a] = spec.pose.position[a] - r;
+        w.hi[a] = spec.pose.position[a] + r;
+      }
+      break;
+    }
+    case ShapeKind::Cylinder: {  // axis R e_y, radius r, half height hh
+      const double r = 0.5 * spec.size[0], hh = 0.5 * spec.size[1];
+      for (int a = 0; a < 3; ++a) {
+        const double ax = R[3 * a + 1];
+        const double e = std::fabs(ax) * hh + r * std::sqrt(std::max(0.0, 1 - ax * ax));
+        w.lo[a] = spec.pose.position[a] - e;
+        w.hi[a] = spec.pose.position[a] + e;
+      }
+      break;
+    }
+    case ShapeKind::Mesh: {
+      double ext = 0;
+      for (int a = 0; a < 3; ++a) ext = std::max(ext, l.hi[a] - l.lo[a]);
+      std::vector<Vec3d> pts, nrm;
+      shape.sample(std::max(spacing, ext / 64), pts, nrm);
+      for (const auto& p : pts) grow(toWorld(spec.pose, R, p));
+      break;
+    }
+  }
+  return w;
+}
+
+// Whether a placed shape has any part inside the tank [0, tank] (a solid
+// partly through a wall has; one wholly beyond a wall has not).
+bool reachesIntoTank(const ShapeSpec& spec, const Shape& shape, const std::array<double, 3>& tank,
+                     double spacing) {
+  const Aabb w = worldBounds(spec, shape, spacing);
+  for (int a = 0; a < 3; ++a) {
+    const double eps = 1e-9 * std::max(1.0, tank[a]);
+    if (w.hi[a] < -eps || w.lo[a] > tank[a] + eps) return false;
+  }
+  const Mat3d R = rotationMatrix(spec.pose.rotationDeg);
+  auto inTank = [&](const Vec3d& p) {
+    for (int a = 0; a < 3; ++a)
+      if (p[a] < 0 || p[a] > tank[a]) return false;
+    return true;
+  };
+  // Its centre of volume in the tank (and in the solid), or a surface sample.
+  const Vec3d c = shape.centroid();
+  if (shape.sdf(c) < 0 && inTank(toWorld(spec.pose, R, c))) return true;
+  const Aabb l = shape.bounds();
+  double ext = 0;
+  for (int a = 0; a < 3; ++a) ext = std::max(ext, l.hi[a] - l.lo[a]);
+  std::vector<Vec3d> pts, nrm;
+  shape.sample(std::max(spacing, ext / 64), pts, nrm);
+  for (const auto& p : pts)
+    if (inTank(toWorld(spec.pose, R, p))) return true;
+  // The whole tank inside the solid.
+  const Vec3d mid{0.5 * tank[0], 0.5 * tank[1], 0.5 * tank[2]};
+  return shape.sdf(toLocal(spec.pose, R, mid)) < 0;
+}
+
+std::string tankText(const std::array<double, 3>& t) {
+  return formatNumber(t[0]) + " x " + formatNumber(t[1]) + " x " + formatNumber(t[2]) + " m";
+}
+
+// "" when a body fits the tank; else why not.
+std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<double, 3>& tank,
+                        double dx) {
+  const Aabb w = worldBounds(b.shape, shape, 0.5 * dx);
+  static const char* axis[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a) {
+    const double eps = 1e-9 * std::max(1.0, tank[a]);
+    if (w.lo[a] < -eps || w.hi[a] > tank[a] + eps)
+      return std::string("it does not fit in the tank (") + tankText(tank) + "): its " + axis[a] +
+             " extent [" + formatNumber(w.lo[a]) + ", " + formatNumber(w.hi[a]) + "] m is not within [0, " +
+             formatNumber(tank[a]) + "]";
+  }
+  return "";
+}
+
+}  // namespace
+
+void sphCheckScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
+                   const std::vector<BodySpec>& bodies) {
+  const SceneDef& def = sceneDef(scene);
+  const double dx = P.get("spacing");
+  std::array<double, 3> tank;
+  try {
+    tank = def.tank(P, dx).size;
+  } catch (const Error&) {
+    return;  // the scene's own geometry error: building it reports that
+  }
+  for (size_t i = 0; i < obstacles.size(); ++i) {
+    const ShapeSpec& o = obstacles[i];
+    const std::string name = "obstacle " + shapeSpecToString(o);
+    std::unique_ptr<Shape> shape;
+    try {
+      shape = makeShape(o);
+    } catch (const Error& e) {
+      throw SolidSpecError(name + ": " + e.what(), false, i);
+    }
+    if (!reachesIntoTank(o, *shape, tank, dx))
+      throw SolidSpecError(name + " lies entirely outside the tank (" + tankText(tank) +
+                               " from the origin): it would hold boundary particles where no fluid can be",
+                           false, i);
+  }
+  if (def.bodies) {  // the scene's own bodies
+    for (const BodySpec& b : def.bodies(P)) {
+      const auto shape = makeShape(b.shape);
+      if (const std::string why = bodyProblem(b, *shape, tank, dx); !why.empty())
+        throw Error("SPH scene " + def.name + ": its " + bodyMotionName(b.motion) + " body " +
+                    shapeSpecToString(b.shape) + ": " + why);
+    }
+  }
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    std::unique_ptr<Shape> shape;
+    try {
+      shape = makeShape(bodies[i].shape);
+    } catch (const Error& e) {
+      throw SolidSpecError("body " + bodySpecToString(bodies[i]) + ": " + e.what(), true, i);
+    }
+    if (const std::string why = bodyProblem(bodies[i], *shape, tank, dx); !why.empty())
+      throw SolidSpecError("body " + bodySpecToString(bodies[i]) + ": " + why, true, i);
+  }
+}
 
 const std::vector<std::string>& sphSceneNames() {
   static const std::vector<std::string> names = [] {

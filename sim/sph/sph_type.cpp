@@ -30,6 +30,10 @@ void registerSphType() {
     if (spec.n)
       throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
   };
+  t.checkScene = [](const SceneSpec& spec, const Params& params) {
+    const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
+    sphCheckScene(scene, params, spec.obstacles, spec.bodies);
+  };
   t.make = [](Context& ctx, const SceneSpec& spec,
               const Params& params) -> std::unique_ptr<Simulation> {
     const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
