@@ -70,8 +70,11 @@ SphSetup makeSphScene(std::string_view scene, const Params& params, const std::v
 // The solids of a scene with these parameters, host only, before anything is
 // built (SimulationType::checkScene): every shape is made (a mesh file read
 // and checked), an obstacle must reach into the tank (partly through a wall
-// is fine), a body (the scene's or a declared one) must lie inside it. A problem of a declared obstacle or body throws
+// is fine), a body must lie inside it, and a floating body (the scene's or a
+// declared one) must be at least kSphBodyMinSpacings spacings across in its
+// smallest extent. A problem of a declared obstacle or body throws
 // SolidSpecError with its index; anything else eddy::Error.
+inline constexpr double kSphBodyMinSpacings = 1.0;
 void sphCheckScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
                    const std::vector<BodySpec>& bodies);
 

@@ -539,7 +539,7 @@ std::string tankText(const std::array<double, 3>& t) {
   return formatNumber(t[0]) + " x " + formatNumber(t[1]) + " x " + formatNumber(t[2]) + " m";
 }
 
-// "" when a body fits the tank; else why not.
+// "" when a body fits the tank and, floating, is thick enough; else why not.
 std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<double, 3>& tank,
                         double dx) {
   const Aabb w = worldBounds(b.shape, shape, 0.5 * dx);
@@ -550,6 +550,15 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
       return std::string("it does not fit in the tank (") + tankText(tank) + "): its " + axis[a] +
              " extent [" + formatNumber(w.lo[a]) + ", " + formatNumber(w.hi[a]) + "] m is not within [0, " +
              formatNumber(tank[a]) + "]";
+  }
+  if (b.motion == BodyMotion::Floating) {
+    const Aabb l = shape.bounds();
+    const double thin = std::min({l.hi[0] - l.lo[0], l.hi[1] - l.lo[1], l.hi[2] - l.lo[2]});
+    if (thin < kSphBodyMinSpacings * dx * (1 - 1e-9))
+      return "its smallest extent is " + metres(thin) + " at spacing " + metres(dx) +
+             ": a floating body must be at least " + formatNumber(kSphBodyMinSpacings) +
+             " particle spacing across (thinner than one fluid particle, the fluid cannot resolve it: "
+             "its boundary particles' inset does not fit and the forces on it are noise)";
   }
   return "";
 }
@@ -580,12 +589,14 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
                                " from the origin): it would hold boundary particles where no fluid can be",
                            false, i);
   }
-  if (def.bodies) {  // the scene's own bodies
+  if (def.bodies) {  // the scene's own bodies (e.g. wave_tank's `bodies` parameter)
     for (const BodySpec& b : def.bodies(P)) {
       const auto shape = makeShape(b.shape);
       if (const std::string why = bodyProblem(b, *shape, tank, dx); !why.empty())
-        throw Error("SPH scene " + def.name + ": its " + bodyMotionName(b.motion) + " body " +
-                    shapeSpecToString(b.shape) + ": " + why);
+        throw Error("SPH scene " + def.name + ": bodies = " + std::to_string(P.getInt("bodies")) + " gives a " +
+                    bodyMotionName(b.motion) + " " + shapeKindName(b.shape.kind) + " of " +
+                    formatNumber(b.shape.size[0]) + " x " + formatNumber(b.shape.size[1]) + " x " +
+                    formatNumber(b.shape.size[2]) + " m; " + why + "; give fewer bodies or a smaller spacing");
     }
   }
   for (size_t i = 0; i < bodies.size(); ++i) {
