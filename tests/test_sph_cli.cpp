@@ -254,6 +254,33 @@ TEST(SphCli, BenchRealtimeReportsBothSolvers) {
   EXPECT_EQ(run(kCli, "bench realtime --solver isph").code, 2);
 }
 
+// Parameters that contradict each other are refused naming both, from --set
+// and from a config file, before the device is opened; set one at a time (as
+// the app's panel does) nothing is checked until a scene is built.
+TEST(SphCli, ContradictoryParametersAreRefusedNamingBoth) {
+  const std::string b = "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                        "--set column_width=0.1 --set column_height=0.15 --steps 1 ";
+  auto refused = [&](const std::string& args, const std::string& lo, const std::string& hi) {
+    SCOPED_TRACE(args);
+    const auto r = run(kCli, b + args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("parameters " + lo), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" and " + hi), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
+  };
+  refused("--set solver=dfsph --set min_dt=0.01 --set max_dt=0.001", "min_dt = 0.01", "max_dt = 0.001");
+  refused("--set min_iterations=50 --set max_iterations=3", "min_iterations = 50", "max_iterations = 3");
+  refused("--set divergence_min_iterations=4 --set max_iterations=3", "divergence_min_iterations = 4",
+          "max_iterations = 3");
+  const std::string cfg = eddy::test::tempDir() + "/contradict.json";
+  eddy::test::writeFile(cfg, R"({"sim": "sph", "params": {"min_dt": 0.01, "max_dt": 0.002}})");
+  refused("--config " + cfg, "min_dt = 0.01", "max_dt = 0.002");
+  // equal bounds are not a contradiction
+  const auto r = run(kCli, b + "--quiet --set solver=dfsph --set min_dt=0.001 --set max_dt=0.001 "
+                               "--set min_iterations=3 --set max_iterations=3");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 // A floating body must be at least one spacing across in its smallest
 // extent (wave_tank's `bodies` parameter and declared bodies alike).
 TEST(SphCli, BodiesThinnerThanASpacingAreRefused) {

@@ -516,9 +516,11 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   for (const auto& [k, v] : changes) params.set(k, v);
 
   // The host-only checks of the simulation type, before the device is opened:
-  // a new scene's solids read, checked and placed. Usage errors, naming the flag or the config file's key.
+  // parameters taken together, and (a new scene) its solids read, checked and
+  // placed. Usage errors, naming the flag or the config file's key.
   try {
-    if (!snapshot) checkSceneSpec(spec, params);
+    if (snapshot) checkParamsTogether(spec.sim, params);  // (the rebuild-only keys take no part)
+    else checkSceneSpec(spec, params);
   } catch (const SolidSpecError& e) {
     const bool fromConfig = e.index < (e.body ? o.configBodies : o.configObstacles);
     throw UsageError((fromConfig ? "--config " + o.configPath + ": key '" +

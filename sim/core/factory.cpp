@@ -59,7 +59,13 @@ std::string countNotUsedNote(std::string_view sim) {
 void checkSceneSpec(const SceneSpec& spec, const Params& params) {
   const SimulationType& type = simulationType(spec.sim);
   if (type.checkSpec) type.checkSpec(spec);
+  if (type.checkParams) type.checkParams(params);
   if (type.checkScene) type.checkScene(spec, params);
+}
+
+void checkParamsTogether(std::string_view sim, const Params& params) {
+  const SimulationType& type = simulationType(sim);
+  if (type.checkParams) type.checkParams(params);
 }
 
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,

@@ -28,10 +28,13 @@ std::string multiDeviceTypeNames();  // the types that split over devices ("nbod
 // (e.g. --set spacing=0.002)", for a type whose count follows from its scene.
 std::string countNotUsedNote(std::string_view sim);
 
-// The type's host-only checks (SimulationType::checkSpec, checkScene),
-// before any device is opened; makeSimulation runs them too.
+// The type's host-only checks (SimulationType::checkSpec, checkParams,
+// checkScene), before any device is opened; makeSimulation runs them too.
 // Throws SolidSpecError or eddy::Error naming the problem.
 void checkSceneSpec(const SceneSpec& spec, const Params& params);
+// Only the parameters' checks (SimulationType::checkParams): for a snapshot
+// that continues with changed parameters.
+void checkParamsTogether(std::string_view sim, const Params& params);
 
 // Builds the scene and the simulation with the given parameter values. The
 // device memory needed is checked before the scene is built.

@@ -73,6 +73,12 @@ struct SimulationType {
   // Spec rules: throws eddy::Error when the spec asks for something the type
   // cannot do (an initial-conditions file, a count). Called before building.
   std::function<void(const SceneSpec&)> checkSpec;
+  // Host-only checks of parameter values taken together (e.g. a lower bound
+  // above its upper bound): throws eddy::Error naming both. Called before a
+  // scene is built or a snapshot continues (eddy-cli run, before the device
+  // is opened) and by makeSimulation; never per single change, so that a
+  // panel may set two related parameters one after the other. Empty: none.
+  std::function<void(const Params&)> checkParams;
   // Host-only checks of a spec with its parameter values before anything is
   // built: solids read (a mesh file opened and checked) and placed against
   // the scene's domain. Throws SolidSpecError for a problem of one declared

@@ -67,6 +67,10 @@ SphSceneSize sphSceneSize(std::string_view scene, const Params& params,
 SphSetup makeSphScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
                       const std::function<void(const SphSceneSize&)>& check);
 
+// Parameters that contradict each other (min_dt above max_dt, a least
+// iteration count above max_iterations): throws eddy::Error naming both.
+// Checked when a scene is built or a run starts, not per change.
+void sphCheckParams(const Params& params);
 // The solids of a scene with these parameters, host only, before anything is
 // built (SimulationType::checkScene): every shape is made (a mesh file read
 // and checked), an obstacle must reach into the tank (partly through a wall

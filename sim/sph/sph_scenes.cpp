@@ -565,6 +565,18 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
 
 }  // namespace
 
+void sphCheckParams(const Params& P) {
+  auto ordered = [&](const std::string& lo, const std::string& hi) {
+    if (!P.find(lo) || !P.find(hi)) return;
+    if (P.get(lo) > P.get(hi))
+      throw Error("parameters " + lo + " = " + formatNumber(P.get(lo)) + " and " + hi + " = " +
+                  formatNumber(P.get(hi)) + " contradict each other: " + lo + " must not exceed " + hi);
+  };
+  ordered("min_dt", "max_dt");
+  ordered("min_iterations", "max_iterations");
+  ordered("divergence_min_iterations", "max_iterations");
+}
+
 void sphCheckScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
                    const std::vector<BodySpec>& bodies) {
   const SceneDef& def = sceneDef(scene);

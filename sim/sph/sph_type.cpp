@@ -30,6 +30,7 @@ void registerSphType() {
     if (spec.n)
       throw Error("SPH: the particle count follows from the scene; set spacing instead of --n");
   };
+  t.checkParams = [](const Params& params) { sphCheckParams(params); };
   t.checkScene = [](const SceneSpec& spec, const Params& params) {
     const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
     sphCheckScene(scene, params, spec.obstacles, spec.bodies);
