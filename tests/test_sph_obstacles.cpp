@@ -598,6 +598,31 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// A pressure probe inside a static obstacle would only ever read 0: refused
+// naming the probe and the obstacle. The scene's sensors on the obstacle's
+// faces (SPHERIC P1-P8) are not inside.
+TEST(SphObstaclesCli, PressureProbeInsideAnObstacleIsRefused) {
+  using eddy::test::run;
+  const std::string dir = eddy::test::tempDir();
+  const std::string b = "run --device cpu --quiet --sim sph --scene spheric_dam_break --set spacing=0.05 "
+                        "--steps 1 --probe-out " + dir + "/p.csv ";
+  auto r = run(kCli, b + "--probe pressure:IN:0.744,0.08,0.5");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("probe IN"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("inside the obstacle box:size=0.161"), std::string::npos) << r.err;
+  // an added (rotated) obstacle too; a level probe above it is fine
+  const std::string d = "run --device cpu --quiet --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                        "--set column_width=0.1 --set column_height=0.15 --steps 1 --probe-out " + dir +
+                        "/q.csv --obstacle box:size=0.06:pos=0.3,0.03,0.1:rot=0,45,0 ";
+  r = run(kCli, d + "--probe pressure:Q:0.3,0.02,0.135");  // 0.035 from the centre along z: inside (rotated)
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("probe Q"), std::string::npos) << r.err;
+  r = run(kCli, d + "--probe pressure:F:0.3,0.06,0.1 --probe level:L:0.3,0.1");  // on the top face; above
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = run(kCli, b + "--probe pressure:OUT:0.9,0.08,0.5");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 // A mesh that cannot be used (missing, a folder, empty, not a mesh, not
 // closed) is a usage error (exit 2) found before the device is opened,
 // naming the file; from a config file also the file and the key.

@@ -2,6 +2,7 @@
 
 #include "body_spec.hpp"
 #include "shape.hpp"
+#include "shape_spec_io.hpp"
 
 #include "eddy_shared.h"
 
@@ -144,6 +145,33 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
     const double tank[3] = {box->hi[0], box->hi[1], box->hi[2]};
     checkProbesInside(probes, tank);
   }
+  // A pressure probe inside a static obstacle would only ever read 0 (no
+  // fluid there); one on its face (the SPHERIC sensors) is fine.
+  const std::vector<ShapeSpec> obstacles = sim.obstacles();
+  bool anyPressure = false;
+  for (const auto& p : probes) anyPressure |= p.kind == ProbeSpec::Kind::Pressure;
+  if (anyPressure)
+    for (const auto& o : obstacles) {
+      const std::unique_ptr<Shape> shape = makeShape(o);
+      const Mat3d R = rotationMatrix(o.pose.rotationDeg);
+      const Aabb b = shape->bounds();
+      double size = 0;
+      for (int a = 0; a < 3; ++a) size = std::max(size, b.hi[a] - b.lo[a]);
+      for (const auto& p : probes) {
+        if (p.kind != ProbeSpec::Kind::Pressure) continue;
+        const double d[3] = {p.x - o.pose.position[0], p.y - o.pose.position[1], p.z - o.pose.position[2]};
+        const Vec3d l{R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
+                      R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};  // R^T (p - position)
+        if (shape->sdf(l) < -1e-9 * std::max(1.0, size)) {
+          std::ostringstream m;
+          m << "probe " << p.name << " (" << probeSpecText(p) << ") lies inside the obstacle "
+            << shapeSpecToString(o) << " (" << -shape->sdf(l)
+            << " m below its surface), where there is no fluid: it would always read 0. Put it "
+               "on the obstacle's face or in the fluid";
+          throw Error(m.str());
+        }
+      }
+    }
   return probes;
 }
 
