@@ -585,3 +585,31 @@ TEST(SphProbeConfig, ProbeSpecFromJsonLeavesTheWordingToTheCaller) {
     }
   }
 }
+
+// Probe coordinates are read as strictly as every other number (shape specs,
+// --set): no hexadecimal, no blanks, no '+'; a name with a non-ASCII
+// character is refused with the name whole, never one byte of it.
+TEST(SphProbeCli, CoordinatesAreStrictNumbersAndNamesPrintWhole) {
+  for (const std::string bad : {"pressure:P:0x0.05p0,0.01,0.005", "pressure:P:0x10,0.01,0.005",
+                                "pressure:P: 0.05,0.01,0.005", "pressure:P:0.05,+0.01,0.005",
+                                "pressure:P:0.05,0.01,0.005 ", "level:L:0.05,\t0.01", "level:L:inf,0.01",
+                                "level:L:nan,0.01", "level:L:1e999,0.01", "level:L:0.05,"}) {
+    try {
+      (void)parseProbeSpec(bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a finite number"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_DOUBLE_EQ(parseProbeSpec("pressure:P:0.05,1e-2,-0").y, 0.01);
+  const std::string name = "P\xc3\xbc";  // "Pü"
+  try {
+    (void)parseProbeSpec("pressure:" + name + ":0.05,0.01,0.005");
+    ADD_FAILURE() << "accepted a non-ASCII name";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("probe '" + name + "'"), std::string::npos) << m;
+    EXPECT_NE(m.find("a non-ASCII character"), std::string::npos) << m;
+    EXPECT_EQ(m.find("'\xc3'"), std::string::npos) << m;  // not one byte of it
+  }
+}

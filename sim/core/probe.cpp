@@ -3,7 +3,7 @@
 #include "error.hpp"
 #include "io.hpp"
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -22,8 +22,13 @@ std::string probeNameProblem(std::string_view name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '_' || c == '-' || c == '.';
     if (!ok) {
+      const auto u = static_cast<unsigned char>(c);
       std::string shown = c == '\n' ? "a newline" : c == ',' ? "a comma" : c == ' ' ? "a space" : "'" + std::string(1, c) + "'";
-      if (static_cast<unsigned char>(c) < 32 && c != '\n') shown = "a control character";
+      if (u < 32 && c != '\n') shown = "a control character";
+      if (u == 127) shown = "a control character";
+      // Never one byte of a multi-byte UTF-8 character on its own (the
+      // message would print a broken character): the name is shown whole.
+      if (u >= 128) shown = "a non-ASCII character";
       return "the name contains " + shown +
              " (names may hold only letters, digits, '_', '-' and '.': they are CSV column names)";
     }
@@ -34,12 +39,12 @@ std::string probeNameProblem(std::string_view name) {
 
 namespace {
 
+// As strict as the shape specs' numbers: a plain decimal number and nothing
+// else (no blanks, no '+', no hexadecimal, no inf/nan).
 double parseCoordinate(const std::string& s, const std::string& what) {
-  const char* b = s.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(b, &end);
-  if (s.empty() || end == b || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+  double v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
     throw Error("the coordinate " + what + " = '" + s + "' is not a finite number");
   return v;
 }
