@@ -874,3 +874,49 @@ TEST(SphBodies, WaveTankRestartIsBitIdenticalAndWritesBodies) {
   EXPECT_NE(r.err.find("--sim sph"), std::string::npos) << r.err;
 }
 
+
+// A density or mass given to a kinematic body (piston, rotate), which would
+// be ignored, is refused; both syntaxes.
+TEST(SphBodySpec, KinematicBodiesTakeNoDensityOrMass) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"box:size=0.1:motion=rotate:speed=1:density=500", "a rotate body follows its prescribed motion and takes no density"},
+      {"box:size=0.1:motion=piston:amplitude=0.1:period=1:mass=2", "a piston body follows its prescribed motion and takes no mass"},
+  };
+  for (const auto& [spec, why] : bad) {
+    try {
+      parseBodySpec(spec);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << spec << ": " << e.what();
+    }
+  }
+  try {
+    bodySpecFromJson(nlohmann::json::parse(R"({"shape": "box", "size": 0.1, "density": 500, "motion": {"rotate": {"speed": 1}}})"),
+                     "config.json: bodies[0]");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'density': a rotate body"), std::string::npos) << e.what();
+  }
+}
+
+// Parameters that the scene does not read are not dropped silently: a note
+// on stderr names them (the run goes on: an app-saved config holds every
+// parameter).
+TEST(SphSceneParams, ParametersTheSceneDoesNotUseAreNoted) {
+  auto r = test::run(EDDY_CLI, "run --device cpu --quiet --sim sph --scene spheric_dam_break --set spacing=0.05 "
+                               "--set tank_length=10 --set column_height=0.1 --set viscosity=0.03 --steps 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("eddy: note: scene spheric_dam_break does not use tank_length, column_height; they are ignored"),
+            std::string::npos) << r.err;
+  r = test::run(EDDY_CLI, "run --device cpu --quiet --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                          "--set column_width=0.1 --set column_height=0.15 --set bodies=7 --steps 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("scene dam_break does not use bodies; it is ignored"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("column_width"), std::string::npos) << r.err;
+  const std::string cfg = test::tempDir() + "/unused.json";
+  test::writeFile(cfg, R"({"sim": "sph", "scene": "lobovsky_dam_break", "params": {"spacing": 0.05, "tank_height": 2}})");
+  r = test::run(EDDY_CLI, "run --device cpu --quiet --config " + cfg + " --steps 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("scene lobovsky_dam_break does not use tank_height"), std::string::npos) << r.err;
+}
+

@@ -530,6 +530,17 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+  // Parameters given (config "params", --set) that this scene does not read:
+  // never dropped silently (as --load notes the rebuild-only ones).
+  if (!snapshot) {
+    std::vector<std::string> given;
+    for (const auto& [k, v] : changes) given.push_back(k);
+    if (const auto unused = unusedSceneParams(spec, given); !unused.empty())
+      err << "eddy: note: scene " << (spec.scene.empty() ? defaultScene(spec.sim) : spec.scene)
+          << " does not use " << joinNames(unused) << "; " << (unused.size() == 1 ? "it is" : "they are")
+          << " ignored\n";
+  }
+
   std::vector<std::unique_ptr<Context>> devices;
   if (o.devices.empty()) devices.push_back(std::make_unique<Context>(c.device.value_or("")));
   else devices = openDevices(o.devices);

@@ -63,6 +63,18 @@ void checkSceneSpec(const SceneSpec& spec, const Params& params) {
   if (type.checkScene) type.checkScene(spec, params);
 }
 
+std::vector<std::string> unusedSceneParams(const SceneSpec& spec, const std::vector<std::string>& given) {
+  const SimulationType& type = simulationType(spec.sim);
+  if (!type.unusedParams) return {};
+  const std::vector<std::string> unused = type.unusedParams(spec.scene);
+  std::vector<std::string> out;
+  for (const auto& k : given)
+    if (std::find(unused.begin(), unused.end(), k) != unused.end() &&
+        std::find(out.begin(), out.end(), k) == out.end())
+      out.push_back(k);
+  return out;
+}
+
 void checkParamsTogether(std::string_view sim, const Params& params) {
   const SimulationType& type = simulationType(sim);
   if (type.checkParams) type.checkParams(params);

@@ -36,6 +36,10 @@ void checkSceneSpec(const SceneSpec& spec, const Params& params);
 // that continues with changed parameters.
 void checkParamsTogether(std::string_view sim, const Params& params);
 
+// Of `given` (parameter names, in order), those building the scene of `spec`
+// does not read (SimulationType::unusedParams), each once.
+std::vector<std::string> unusedSceneParams(const SceneSpec& spec, const std::vector<std::string>& given);
+
 // Builds the scene and the simulation with the given parameter values. The
 // device memory needed is checked before the scene is built.
 std::unique_ptr<Simulation> makeSimulation(Context& ctx, const SceneSpec& spec,

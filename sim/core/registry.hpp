@@ -84,6 +84,9 @@ struct SimulationType {
   // the scene's domain. Throws SolidSpecError for a problem of one declared
   // obstacle or body, eddy::Error otherwise. Empty: none.
   std::function<void(const SceneSpec&, const Params&)> checkScene;
+  // The declared parameters that building this scene does not read (a front
+  // end notes them when given); empty function: every parameter applies.
+  std::function<std::vector<std::string>(const std::string& scene)> unusedParams;
   // Builds the scene and the simulation on one device.
   std::function<std::unique_ptr<Simulation>(Context&, const SceneSpec&, const Params&)> make;
   // Several devices; empty: one device only.

@@ -62,6 +62,12 @@ void check(const BodySpec& b, Fail&& fail) {
                     "; the device computes the body in float)");
   if (b.motion == BodyMotion::Floating && !(b.density > 0) && !(b.mass > 0))
     fail("density", "a floating body needs a density (kg/m^3) or a mass (kg)");
+  // A kinematic body's motion is prescribed: a density or mass would be
+  // ignored (it never receives a force), so it is refused rather than dropped.
+  if (b.motion != BodyMotion::Floating && (b.density > 0 || b.mass > 0))
+    fail(b.density > 0 ? "density" : "mass",
+         "a " + bodyMotionName(b.motion) + " body follows its prescribed motion and takes no " +
+             (b.density > 0 ? "density" : "mass") + " (only a floating body does)");
   auto nonzero = [&](const Vec3d& a, const char* key) {
     if (!(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] > 0)) fail(key, "must be a non-zero vector");
   };

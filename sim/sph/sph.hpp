@@ -82,6 +82,11 @@ inline constexpr double kSphBodyMinSpacings = 1.0;
 void sphCheckScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
                    const std::vector<BodySpec>& bodies);
 
+// The declared parameters that building `scene` does not read (e.g.
+// tank_length for spheric_dam_break, whose tank is fixed; bodies for any
+// scene but wave_tank).
+std::vector<std::string> sphSceneUnusedParams(std::string_view scene);
+
 // A file of the repository's data/ folder (EDDY_DATA_DIR in the environment
 // overrides where that is).
 std::string sphDataFile(const std::string& relative);

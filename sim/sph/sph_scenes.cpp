@@ -296,13 +296,24 @@ struct SceneDef {
   std::function<std::vector<ShapeSpec>()> solids;  // its static obstacles (none: empty)
   std::function<void(const Fill&)> fill;     // fluid and probes
   std::function<std::vector<BodySpec>(const Params&)> bodies;  // rigid bodies (none: empty)
+  // The geometry parameters it reads (of kSceneGeometryParams; the others
+  // do not apply to it: sphSceneUnusedParams).
+  std::vector<std::string> uses;
 };
+
+// The parameters that only some scenes read (the tank, the columns, the drop,
+// wave_tank's bodies); spacing, jitter, seed, capacity_factor apply to all.
+const std::vector<std::string> kSceneGeometryParams = {
+    "tank_length", "tank_height", "depth", "column_width", "column_height",
+    "pool_height", "drop_radius", "drop_height", "bodies"};
 
 const std::vector<SceneDef>& sceneTable() {
   static const std::vector<SceneDef> table = [] {
     std::vector<SceneDef> t;
     auto columnTop = [](const Params& P) { return P.get("column_height"); };
-    t.push_back({"dam_break", parameterTank, columnTop, {}, [](const Fill& f) { f.columns(1); }, {}});
+    const std::vector<std::string> columnScene = {"tank_length", "tank_height", "depth", "column_width",
+                                                  "column_height"};
+    t.push_back({"dam_break", parameterTank, columnTop, {}, [](const Fill& f) { f.columns(1); }, {}, columnScene});
     t.push_back({"drop", parameterTank,
                  [](const Params& P) { return P.get("drop_height") + P.get("drop_radius"); }, {},
                  [](const Fill& f) {
@@ -330,8 +341,9 @@ const std::vector<SceneDef>& sceneTable() {
                            f.b.add(x, y, z);
                        }
                  },
-                 {}});
-    t.push_back({"double_dam_break", parameterTank, columnTop, {}, [](const Fill& f) { f.columns(2); }, {}});
+                 {}, {"tank_length", "tank_height", "depth", "pool_height", "drop_radius", "drop_height"}});
+    t.push_back({"double_dam_break", parameterTank, columnTop, {}, [](const Fill& f) { f.columns(2); }, {},
+                 columnScene});
     t.push_back({"lobovsky_dam_break",
                  [](const Params& P, double dx) {
                    const int nz = Lobovsky::layers(P.get("depth"), dx);
@@ -344,7 +356,7 @@ const std::vector<SceneDef>& sceneTable() {
                    f.b.column(0.0, nx, ny);
                    f.s.probes = Lobovsky::probes(0.5 * f.s.tank[2]);
                  },
-                 {}});
+                 {}, {"depth"}});
     t.push_back({"spheric_dam_break", [](const Params&, double dx) { return fixedTank(kSphericTank, dx); },
                  [](const Params&) { return kSphericColumn[1]; },
                  [] { return std::vector<ShapeSpec>{sphericObstacle()}; },
@@ -352,16 +364,16 @@ const std::vector<SceneDef>& sceneTable() {
                    f.fixedColumn(0.0, kSphericColumn, false, true);  // against the wall x = L
                    f.s.probes = sphericProbes();
                  },
-                 {}});
+                 {}, {}});
     t.push_back({"mesh_obstacle", [](const Params&, double dx) { return fixedTank(kMeshTank, dx); },
                  [](const Params&) { return kMeshColumn[1]; },
                  [] { return std::vector<ShapeSpec>{meshObstacle()}; },
                  [](const Fill& f) { f.fixedColumn(0.0, kMeshColumn, false, false); },
-                 {}});
+                 {}, {}});
     t.push_back({"wave_tank", [](const Params&, double dx) { return fixedTank(kWaveTank, dx); },
                  [](const Params&) { return kWaveColumn[1]; }, {},
                  // the water fills the tank's length: rounded down, so it fits
-                 [](const Fill& f) { f.fixedColumn(0.0, kWaveColumn, true, false); }, waveTankBodies});
+                 [](const Fill& f) { f.fixedColumn(0.0, kWaveColumn, true, false); }, waveTankBodies, {"bodies"}});
     return t;
   }();
   return table;
@@ -564,6 +576,14 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
 }
 
 }  // namespace
+
+std::vector<std::string> sphSceneUnusedParams(std::string_view scene) {
+  const SceneDef& def = sceneDef(scene);
+  std::vector<std::string> out;
+  for (const auto& k : kSceneGeometryParams)
+    if (std::find(def.uses.begin(), def.uses.end(), k) == def.uses.end()) out.push_back(k);
+  return out;
+}
 
 void sphCheckParams(const Params& P) {
   auto ordered = [&](const std::string& lo, const std::string& hi) {

@@ -35,6 +35,9 @@ void registerSphType() {
     const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
     sphCheckScene(scene, params, spec.obstacles, spec.bodies);
   };
+  t.unusedParams = [](const std::string& scene) {
+    return sphSceneUnusedParams(scene.empty() ? sphSceneNames().front() : scene);
+  };
   t.make = [](Context& ctx, const SceneSpec& spec,
               const Params& params) -> std::unique_ptr<Simulation> {
     const std::string scene = spec.scene.empty() ? sphSceneNames().front() : spec.scene;
