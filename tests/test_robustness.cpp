@@ -435,6 +435,28 @@ TEST(LoadParams, SceneParametersAreIgnoredWithANoteAndNotRecorded) {
   EXPECT_EQ(s.u64("eddy/count"), Snapshot::read(a).u64("eddy/count"));
 }
 
+// A key given twice inside an array's object is named with its element
+// ("probes[1].x", not "probes.x").
+TEST(ConfigFaults, DuplicateKeysInArraysNameTheElement) {
+  auto error = [](const std::string& text) {
+    try {
+      parseConfig(text, "dup.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error(R"({"sim": "sph", "probes": [{"type": "level", "name": "H", "x": 1, "x": 2, "z": 0}]})"),
+            "dup.json: key 'probes[0].x' is given twice; give each key once");
+  EXPECT_EQ(error(R"({"sim": "sph", "probes": ["level:A:1,0", {"type": "level", "name": "H", "x": 1, "z": 0, "z": 1}]})"),
+            "dup.json: key 'probes[1].z' is given twice; give each key once");
+  EXPECT_EQ(error(R"({"sim": "sph", "bodies": [{"shape": "box", "size": [0.1, 0.1, 0.1], "density": 5},
+      {"shape": "box", "motion": {"piston": {"amplitude": 1, "period": 1, "period": 2}}}]})"),
+            "dup.json: key 'bodies[1].motion.piston.period' is given twice; give each key once");
+  EXPECT_EQ(error(R"({"params": {"dt": 0.1, "G": 1, "dt": 0.2}})"),
+            "dup.json: key 'params.dt' is given twice; give each key once");
+}
+
 // Config files: a key given twice is refused naming it; a problem with a key
 // from the file names the file and the key, not a flag; a bad device is a
 // usage error naming file and key.

@@ -920,3 +920,22 @@ TEST(SphSceneParams, ParametersTheSceneDoesNotUseAreNoted) {
   EXPECT_NE(r.err.find("scene lobovsky_dam_break does not use tank_height"), std::string::npos) << r.err;
 }
 
+// A density or mass given as 0 is "must be > 0", not "needs a density or a
+// mass" (0 is how "not given" is stored); both syntaxes.
+TEST(SphBodySpec, ZeroDensityOrMassMustBePositive) {
+  for (const auto& [spec, why] : std::vector<std::pair<std::string, std::string>>{
+           {"box:size=0.1:mass=0", "key 'mass': must be > 0"}, {"box:size=0.1:density=0", "key 'density': must be > 0"}}) {
+    try {
+      parseBodySpec(spec);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << spec << ": " << e.what();
+    }
+  }
+  try {
+    bodySpecFromJson(nlohmann::json::parse(R"({"shape": "box", "size": 0.1, "mass": 0})"), "config.json: bodies[0]");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'mass': must be > 0"), std::string::npos) << e.what();
+  }
+}

@@ -653,3 +653,20 @@ TEST(SphObstaclesCli, BadMeshesAreUsageErrorsBeforeTheDevice) {
   EXPECT_NE(r.err.find("--config " + cfg + ": key 'obstacles[0]'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("not closed"), std::string::npos) << r.err;
 }
+
+// A length is rounded to whole spacings, at least one: the check refuses one
+// that rounds to none (less than half a spacing), and its message says so.
+TEST(SphScenes, LengthsRoundToWholeSpacingsAndTheMessageSaysWhen) {
+  Params p(sphParamDecl());
+  p.set("spacing", 0.0105);  // depth 0.008: one layer, 0.0105 deep
+  EXPECT_DOUBLE_EQ(sphSceneSize("dam_break", p).tank[2], 0.0105);
+  p.set("depth", 0.005);     // less than half a spacing: no layer
+  try {
+    (void)sphSceneSize("dam_break", p);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("depth = 0.005 m rounds to no particle layer"), std::string::npos) << m;
+    EXPECT_NE(m.find("less than half a particle spacing"), std::string::npos) << m;
+  }
+}

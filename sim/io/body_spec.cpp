@@ -128,8 +128,9 @@ BodySpec parseBodySpec(std::string_view text) {
     if (v.size() != 3) fail("key '" + key + "' needs 3 values (x, y, z)");
     return Vec3d{v[0], v[1], v[2]};
   };
-  if (ex.count("density")) b.density = num("density");
-  if (ex.count("mass")) b.mass = num("mass");
+  // Given, a density or mass must be > 0 (0 is how "not given" is stored).
+  if (ex.count("density") && !((b.density = num("density")) > 0)) fail("key 'density': must be > 0");
+  if (ex.count("mass") && !((b.mass = num("mass")) > 0)) fail("key 'mass': must be > 0");
   if (ex.count("motion")) b.motion = motionNamed(ex.at("motion"), fail);
   auto only = [&](BodyMotion m, std::initializer_list<const char*> keys) {
     for (const char* k : keys)
@@ -186,8 +187,9 @@ BodySpec bodySpecFromJson(const json& j, const std::string& where, const std::st
     if (!v.is_array() || v.size() != 3) fail(key, "expected [x, y, z]");
     return Vec3d{number(v[0], key), number(v[1], key), number(v[2], key)};
   };
-  if (j.contains("density")) b.density = number(j["density"], "density");
-  if (j.contains("mass")) b.mass = number(j["mass"], "mass");
+  if (j.contains("density") && !((b.density = number(j["density"], "density")) > 0))
+    fail("density", "must be > 0");
+  if (j.contains("mass") && !((b.mass = number(j["mass"], "mass")) > 0)) fail("mass", "must be > 0");
   if (j.contains("motion")) {
     const json& m = j["motion"];
     if (m.is_string()) {

@@ -159,21 +159,37 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   json j;
   // JSON allows a key twice in one object and nlohmann keeps the last one:
   // refuse it instead (which of two "dt" did the user mean?).
+  // Each open object or array with its path in messages ("probes[0]",
+  // "params"); an array counts its elements.
   struct Level {
-    std::string prefix;
+    std::string path;
+    bool array = false;
+    size_t index = 0;
     std::set<std::string> keys;
   };
   std::vector<Level> levels;
   std::string lastKey;
+  auto childPath = [&]() -> std::string {
+    if (levels.empty()) return "";
+    const Level& p = levels.back();
+    if (p.array) return p.path + "[" + std::to_string(p.index) + "]";
+    return p.path.empty() ? lastKey : p.path + "." + lastKey;
+  };
+  auto elementDone = [&]() {
+    if (!levels.empty() && levels.back().array) ++levels.back().index;
+  };
   const json::parser_callback_t noDuplicates = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) {
-      levels.push_back({levels.empty() ? "" : levels.back().prefix + lastKey + ".", {}});
-    } else if (event == json::parse_event_t::object_end) {
+    if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
+      levels.push_back({childPath(), event == json::parse_event_t::array_start, 0, {}});
+    } else if (event == json::parse_event_t::object_end || event == json::parse_event_t::array_end) {
       if (!levels.empty()) levels.pop_back();
+      elementDone();
+    } else if (event == json::parse_event_t::value) {
+      elementDone();
     } else if (event == json::parse_event_t::key && !levels.empty()) {
       lastKey = parsed.is_string() ? parsed.get<std::string>() : std::string();
       if (!levels.back().keys.insert(lastKey).second)
-        throw Error(source + ": key '" + levels.back().prefix + lastKey +
+        throw Error(source + ": key '" + (levels.back().path.empty() ? "" : levels.back().path + ".") + lastKey +
                     "' is given twice; give each key once");
     }
     return true;

@@ -20,13 +20,15 @@ namespace eddy {
 
 namespace {
 
-// Whole particles of spacing dx in a length, at least one; error names the parameter.
+// Whole particles of spacing dx in a length (rounded to the nearest, so a
+// length of at least half a spacing gives one), at least one; the error names
+// the parameter and says what the check is.
 int count(double length, double dx, const char* name) {
   const double c = std::round(length / dx);
   if (c < 1) {
     std::ostringstream o;
-    o << "SPH scene: " << name << " = " << length << " m is less than one particle spacing ("
-      << dx << " m)";
+    o << "SPH scene: " << name << " = " << length << " m rounds to no particle layer: it is less than "
+      << "half a particle spacing (" << dx << " m; lengths are rounded to whole spacings, at least one)";
     throw Error(o.str());
   }
   if (c > 1e6) {
