@@ -276,9 +276,15 @@ TEST(SphCli, ContradictoryParametersAreRefusedNamingBoth) {
   eddy::test::writeFile(cfg, R"({"sim": "sph", "params": {"min_dt": 0.01, "max_dt": 0.002}})");
   refused("--config " + cfg, "min_dt = 0.01", "max_dt = 0.002");
   // equal bounds are not a contradiction
-  const auto r = run(kCli, b + "--quiet --set solver=dfsph --set min_dt=0.001 --set max_dt=0.001 "
-                               "--set min_iterations=3 --set max_iterations=3");
+  auto r = run(kCli, b + "--quiet --set solver=dfsph --set min_dt=0.001 --set max_dt=0.001 "
+                         "--set min_iterations=3 --set max_iterations=3");
   EXPECT_EQ(r.code, 0) << r.err;
+  // the benchmarks that take --set check them too, before the device
+  for (const std::string bench : {"bench realtime --device cpu --n 1000", "bench frame --device cpu --sim sph --frames 1"}) {
+    r = run(kCli, bench + " --set min_iterations=50 --set max_iterations=3");
+    EXPECT_EQ(r.code, 2) << bench << "\n" << r.err;
+    EXPECT_NE(r.err.find("parameters min_iterations = 50 and max_iterations = 3"), std::string::npos) << r.err;
+  }
 }
 
 // A floating body must be at least one spacing across in its smallest

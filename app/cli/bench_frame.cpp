@@ -92,6 +92,11 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
   }
+  try {
+    checkParamsTogether(spec.sim, params);  // taken together (min_dt <= max_dt, ...), as eddy-cli run
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   Context ctx(device);
   auto sim = makeSimulation(ctx, spec, params);
   const auto fields = sim->colorFields();

@@ -67,6 +67,11 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
       throw UsageError(std::string("--set ") + s + ": " + e.what());
     }
   }
+  try {
+    sphCheckParams(base);  // taken together (min_dt <= max_dt, ...), as eddy-cli run
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   Context ctx(device);
   const bool gpu = ctx.info().type & CL_DEVICE_TYPE_GPU;
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{6612, 51984, 207936, 1044240}
