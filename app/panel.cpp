@@ -415,9 +415,14 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
 
   // ---- parameters, one section per declared group ----
   Params shown = c.editParams();
-  std::vector<std::string> groups;
-  for (const auto& d : shown.declarations())
+  std::vector<std::string> groups, names;
+  for (const auto& d : shown.declarations()) {
+    names.push_back(d.name);
     if (std::find(groups.begin(), groups.end(), d.group) == groups.end()) groups.push_back(d.group);
+  }
+  // The scene's geometry parameters it does not read (lobovsky_dam_break has
+  // its own tank: tank_length does nothing there) are shown disabled.
+  unusedParams_ = unusedSceneParams(c.spec(), names);
   for (const auto& g : groups) {
     if (!ImGui::CollapsingHeader(g.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) continue;
     if (!ImGui::BeginTable(("##p" + g).c_str(), 2, ImGuiTableFlags_SizingStretchProp)) continue;
@@ -425,14 +430,25 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 0.58f);
     for (const auto& d : shown.declarations()) {
       if (d.group != g) continue;
+      const bool unused =
+          std::find(unusedParams_.begin(), unusedParams_.end(), d.name) != unusedParams_.end();
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
       ImGui::AlignTextToFramePadding();
-      ImGui::TextUnformatted(d.label.c_str());
-      tooltip(d);
+      if (unused) {
+        ImGui::TextDisabled("%s", d.label.c_str());
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("Not used by the scene %s (it sets its own geometry).",
+                            c.spec().scene.c_str());
+      } else {
+        ImGui::TextUnformatted(d.label.c_str());
+        tooltip(d);
+      }
       ImGui::TableSetColumnIndex(1);
       double value = shown.get(d.name);
+      if (unused) ImGui::BeginDisabled();
       const bool changed = paramWidget(d, value);
+      if (unused) ImGui::EndDisabled();
       const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
       rects_[d.name] = {a.x, a.y, b.x, b.y};
       if (changed) {

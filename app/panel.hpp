@@ -61,6 +61,9 @@ class Panel {
   // The solver's state shown under the step counter in the last draw(): DFSPH's
   // iterations and errors of each solve, WCSPH's density error.
   const std::vector<std::string>& solverLines() const { return solverLines_; }
+  // The parameters shown disabled in the last draw(): those the scene does
+  // not read (unusedSceneParams).
+  const std::vector<std::string>& disabledParams() const { return unusedParams_; }
 
   // The body that "Drop body" and shift + double-click drop (Solids section).
   bool bodyBall() const { return bodyKind_ == 1; }
@@ -104,6 +107,7 @@ class Panel {
   // The solver's lines (Simulation::solverStatus) last shown, and when a
   // blocking read last refreshed them (WCSPH's density error: twice a second).
   std::vector<std::string> solverLines_;
+  std::vector<std::string> unusedParams_;
   double solverReadAt_ = -1e9;
   int runN_ = 1000;
 };

@@ -12,6 +12,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace eddy;
@@ -102,6 +103,44 @@ TEST(Panel, EveryDeclaredParameterHasAWidget) {
   ui.frame(panel, *c, v, -1, -1, false);
   for (const auto& d : c->editParams().declarations())
     EXPECT_TRUE(panel.widgetRect(d.name).has_value()) << d.name;
+}
+
+// A scene's geometry parameters that it does not read are shown disabled: on
+// lobovsky_dam_break (its own tank and column) tank_length and column_width
+// change nothing, while spacing still applies; on dam_break they are live.
+// A click on a disabled slider changes nothing.
+TEST(Panel, ParametersTheSceneDoesNotReadAreDisabled) {
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no SPH";
+  HeadlessImGui ui(3000);
+  for (const char* scene : {"lobovsky_dam_break", "dam_break"}) {
+    SCOPED_TRACE(scene);
+    SceneSpec spec;
+    spec.sim = "sph";
+    spec.scene = scene;
+    Params p = defaultAppParams("sph");
+    p.set("spacing", 0.006);
+    Controller c(test::context(), spec, p);
+    ASSERT_TRUE(c.hasSim()) << c.error();
+    c.paused = true;
+    Panel panel;
+    ViewSettings v;
+    ui.frame(panel, c, v, -1, -1, false);
+    const auto& off = panel.disabledParams();
+    auto has = [&](const char* k) { return std::find(off.begin(), off.end(), k) != off.end(); };
+    EXPECT_FALSE(has("spacing"));
+    EXPECT_TRUE(has("drop_radius")) << "no scene of these has a drop";
+    EXPECT_EQ(has("tank_length"), std::string(scene) == "lobovsky_dam_break");
+    EXPECT_EQ(has("column_width"), std::string(scene) == "lobovsky_dam_break");
+    const double before = c.editParams().get("tank_length");
+    const auto r = panel.widgetRect("tank_length");
+    ASSERT_TRUE(r.has_value());
+    const float x = (*r)[0] + 0.9f * ((*r)[2] - (*r)[0]), y = 0.5f * ((*r)[1] + (*r)[3]);
+    ui.frame(panel, c, v, x, y, false);
+    ui.frame(panel, c, v, x, y, true);
+    ui.frame(panel, c, v, x, y, false);
+    EXPECT_EQ(c.editParams().get("tank_length") == before, std::string(scene) == "lobovsky_dam_break");
+  }
 }
 
 TEST(Controller, RebuildParameterRebuildsAndFreesTheOldSimulation) {
