@@ -3,6 +3,7 @@
 #include "cli_common.hpp"
 #include "config.hpp"
 #include "defaults.hpp"
+#include "factory.hpp"
 #include "options.hpp"
 #include "record_target.hpp"
 #include "snapshot.hpp"
@@ -203,6 +204,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     throw GuiUsageError("--buffer-path gl_sharing contradicts --no-gl-sharing");
   if (!o.screenshot.empty() && o.frames == 0)
     throw GuiUsageError("--screenshot needs --frames N (the frame to capture)");
+  size_t configObstacles = 0, configBodies = 0;  // the config's solids come first
   if (!o.configPath.empty()) {
     RunConfig c;
     try {
@@ -231,6 +233,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     o.configParams = c.params;
     if (c.device && o.device.empty()) o.device = *c.device;
     // Solids and probes: the config's first, then the command line's.
+    configObstacles = c.obstacles.size();
+    configBodies = c.bodies.size();
     o.spec.obstacles.insert(o.spec.obstacles.begin(), c.obstacles.begin(), c.obstacles.end());
     o.spec.bodies.insert(o.spec.bodies.begin(), c.bodies.begin(), c.bodies.end());
     o.probes.insert(o.probes.begin(), c.probes.begin(), c.probes.end());
@@ -284,7 +288,23 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   } else {
     o.spec.scene.clear();
   }
-  guiParams(o);  // --set errors are usage errors
+  const Params params = guiParams(o);  // --set errors are usage errors
+  // The solids of the command line and the config read (a mesh opened and
+  // checked) and placed before any window opens, as eddy-cli run does: a
+  // missing or open mesh or a solid outside the tank is a usage error naming
+  // the flag or the config's key, not an error panel in a window.
+  try {
+    checkSceneSpec(o.spec, params);
+  } catch (const SolidSpecError& e) {
+    const bool fromConfig = e.index < (e.body ? configBodies : configObstacles);
+    throw GuiUsageError((fromConfig ? "--config " + o.configPath + ": key '" +
+                                          (e.body ? "bodies[" : "obstacles[") +
+                                          std::to_string(e.index) + "]'"
+                                    : std::string(e.body ? "--body" : "--obstacle")) +
+                        ": " + e.what());
+  } catch (const Error& e) {
+    throw GuiUsageError(e.what());
+  }
   return o;
 }
 

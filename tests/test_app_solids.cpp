@@ -29,7 +29,7 @@ TEST(AppSolids, OptionsTakeObstaclesBodiesAndProbesAsEddyCliDoes) {
     "probes": ["pressure:C1:0.01,0.01,0.004"], "probe_out": "p.csv"})");
   const GuiOptions o = parseGuiOptions(
       {"--config", cfg, "--obstacle", "box:size=0.02,0.02,0.008:pos=0.1,0.01,0.004", "--body",
-       "sphere:d=0.02:pos=0.25,0.15,0.004:density=2000", "--probe", "level:L1:0.1,0.004"});
+       "sphere:d=0.006:pos=0.25,0.15,0.004:density=2000", "--probe", "level:L1:0.1,0.004"});
   ASSERT_EQ(o.spec.obstacles.size(), 2u);  // the config's first
   EXPECT_EQ(o.spec.obstacles[0].kind, ShapeKind::Sphere);
   EXPECT_EQ(o.spec.obstacles[1].kind, ShapeKind::Box);

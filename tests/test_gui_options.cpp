@@ -95,6 +95,37 @@ TEST(GuiOptions, BadInputNamesTheProblem) {
   EXPECT_NE(msg({"--config", dup}).find("key 'sim' is given twice"), std::string::npos) << msg({"--config", dup});
 }
 
+// The solids of the command line and of a config file are read and placed
+// before any window opens, as eddy-cli run does: a missing mesh, or an
+// obstacle or body outside the tank, is a usage error naming the flag or the
+// config's key (the app used to open a window with an error panel, exit 1
+// with --frames, and wait forever without).
+TEST(GuiOptions, SolidsAreCheckedBeforeTheWindow) {
+  const auto& sims = simulationNames();
+  if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no SPH";
+  auto msg = [](std::vector<std::string> a) {
+    try {
+      parseGuiOptions(a);
+    } catch (const GuiUsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  const std::string missing = test::tempDir() + "/no-such-mesh.stl";
+  const std::string m1 = msg({"--obstacle", "mesh:file=" + missing});
+  EXPECT_EQ(m1.rfind("--obstacle: ", 0), 0u) << m1;
+  EXPECT_NE(m1.find("no-such-mesh.stl"), std::string::npos) << m1;
+  const std::string m2 = msg({"--body", "box:size=0.01:pos=5,0.05,0.004:density=500"});
+  EXPECT_EQ(m2.rfind("--body: ", 0), 0u) << m2;
+  EXPECT_NE(m2.find("tank"), std::string::npos) << m2;
+  const std::string cfg = test::tempDir() + "/gui-solid-outside.json";
+  test::writeFile(cfg, R"({"sim": "sph", "obstacles": [{"shape": "box", "size": 0.01, "position": [0.1, 0.01, 0.004]},
+      {"shape": "box", "size": 0.01, "position": [3, 3, 3]}]})");
+  const std::string m3 = msg({"--config", cfg});
+  EXPECT_EQ(m3.rfind("--config " + cfg + ": key 'obstacles[1]': ", 0), 0u) << m3;
+  EXPECT_EQ(msg({"--obstacle", "box:size=0.01:pos=0.1,0.01,0.004"}), "(accepted)");
+}
+
 // Issue 10 (CLI11): `--flag=value` works for the app's options too; the first
 // bad argument is reported; a switch takes no value; the help lists every flag.
 TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
