@@ -38,6 +38,21 @@ bool hasSph() {
   return std::find(s.begin(), s.end(), "sph") != s.end();
 }
 
+// The app's SPH dam break (its parameters, dfsph) at about 200 particles,
+// which PoCL runs quickly.
+SceneSpec damBreakSpec() {
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "dam_break";
+  return spec;
+}
+Params smallAppSphParams() {
+  Params p = defaultAppParams("sph");
+  p.set("spacing", 0.008);
+  p.set("depth", 0.016);
+  return p;
+}
+
 // One frame, then the device catches up (as a drawn frame waits for it), so
 // the next frame's plan knows the device time of a step.
 FrameReport frameAndWait(Controller& c, Profiler& fp, double wall) {
@@ -139,17 +154,12 @@ TEST(ControllerRealtime, APauseOrARebuildIsNotMadeUpByABurst) {
 
 TEST(ControllerRealtime, DfsphKeepsPaceAlthoughItsTimeStepIsSeenLate) {
   if (!hasSph()) GTEST_SKIP() << "no SPH simulation built in";
-  SceneSpec spec;
-  spec.sim = "sph";
-  spec.scene = "dam_break";
-  Params p = defaultAppParams("sph");
+  Params p = smallAppSphParams();
   ASSERT_EQ(p.getChoice("solver"), "dfsph") << "the app's default SPH solver";
-  // About 200 particles (PoCL runs it quickly), and a max_dt that leaves
-  // DFSPH's dt = velocity_cfl spacing / v free to shrink as the water falls.
-  p.set("spacing", 0.008);
-  p.set("depth", 0.016);
+  // A max_dt that leaves DFSPH's dt = velocity_cfl spacing / v free to
+  // shrink as the water falls.
   p.set("max_dt", 0.005);
-  Controller c(test::context(), spec, p);
+  Controller c(test::context(), damBreakSpec(), p);
   ASSERT_TRUE(c.hasSim()) << c.error();
   c.setRealtime(true);
   c.pacer().setBudget(1e9);
@@ -203,14 +213,9 @@ TEST(ControllerRealtime, DfsphKeepsPaceAlthoughItsTimeStepIsSeenLate) {
 // reset, 20x its budget, on PoCL).
 TEST(ControllerRealtime, AProfilerResetDoesNotUncapTheNextFrames) {
   if (!hasSph()) GTEST_SKIP() << "no SPH simulation built in";
-  SceneSpec spec;
-  spec.sim = "sph";
-  spec.scene = "dam_break";
-  Params p = defaultAppParams("sph");
-  p.set("spacing", 0.008);
-  p.set("depth", 0.016);
+  Params p = smallAppSphParams();
   p.set("profile_every", 8);
-  Controller c(test::context(), spec, p);
+  Controller c(test::context(), damBreakSpec(), p);
   ASSERT_TRUE(c.hasSim()) << c.error();
   c.setRealtime(true);
   c.pacer().setBudget(1e-12);  // less than any step: one step a frame
@@ -265,14 +270,9 @@ TEST(PanelSolverStatus, ShowsEachSolvesIterationsAndErrors) {
   if (!hasSph()) GTEST_SKIP() << "no SPH simulation built in";
   for (const char* solver : {"dfsph", "wcsph"}) {
     SCOPED_TRACE(solver);
-    SceneSpec spec;
-    spec.sim = "sph";
-    spec.scene = "dam_break";
-    Params p = defaultAppParams("sph");
-    p.set("spacing", 0.008);
-    p.set("depth", 0.016);
+    Params p = smallAppSphParams();
     p.setAssignment(std::string("solver=") + solver);
-    Controller c(test::context(), spec, p);
+    Controller c(test::context(), damBreakSpec(), p);
     ASSERT_TRUE(c.hasSim()) << c.error();
     c.substeps = 5;
     Profiler fp;

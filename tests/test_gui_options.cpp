@@ -62,15 +62,18 @@ TEST(GuiOptions, ParsesEverything) {
   EXPECT_EQ(parseGuiOptions({"--sim", "nbody"}).spec.scene, defaultSceneFor("nbody"));
 }
 
+// The usage error parseGuiOptions gives for `a`, or "(accepted)".
+static std::string guiUsageMessage(const std::vector<std::string>& a) {
+  try {
+    parseGuiOptions(a);
+  } catch (const GuiUsageError& e) {
+    return std::string(e.what());
+  }
+  return std::string("(accepted)");
+}
+
 TEST(GuiOptions, BadInputNamesTheProblem) {
-  auto msg = [](std::vector<std::string> a) {
-    try {
-      parseGuiOptions(a);
-    } catch (const GuiUsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
+  const auto msg = guiUsageMessage;
   EXPECT_NE(msg({"--sim", "lbm"}).find("unknown simulation"), std::string::npos);
   EXPECT_NE(msg({"--sim", "nbody", "--scene", "x"}).find("unknown nbody scene"), std::string::npos);
   EXPECT_NE(msg({"--frames", "0"}).find("out of range"), std::string::npos);
@@ -103,14 +106,7 @@ TEST(GuiOptions, BadInputNamesTheProblem) {
 TEST(GuiOptions, SolidsAreCheckedBeforeTheWindow) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), "sph") == sims.end()) GTEST_SKIP() << "no SPH";
-  auto msg = [](std::vector<std::string> a) {
-    try {
-      parseGuiOptions(a);
-    } catch (const GuiUsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
+  const auto msg = guiUsageMessage;
   const std::string missing = test::tempDir() + "/no-such-mesh.stl";
   const std::string m1 = msg({"--obstacle", "mesh:file=" + missing});
   EXPECT_EQ(m1.rfind("--obstacle: ", 0), 0u) << m1;
@@ -142,14 +138,7 @@ TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
   EXPECT_DOUBLE_EQ(guiParams(o).get("dt"), 0.002);
   EXPECT_TRUE(parseGuiOptions({"-h"}).help);
   EXPECT_TRUE(parseGuiOptions({"--paused", "--help"}).help);
-  auto msg = [](std::vector<std::string> a) {
-    try {
-      parseGuiOptions(a);
-    } catch (const GuiUsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
+  const auto msg = guiUsageMessage;
   EXPECT_EQ(msg({"--frames", "abc", "--wat"}), "--frames: 'abc' is not a whole number");
   EXPECT_EQ(msg({"--wat", "--frames", "abc"}), "unknown option '--wat'");
   EXPECT_EQ(msg({"--size=10x480"}), "--size: 10 is out of range [64, 16384]");
@@ -184,14 +173,7 @@ TEST(GuiOptions, RealTimeUnlessFixedSteppingIsAskedForOrABatchCapture) {
   EXPECT_DOUBLE_EQ(parseGuiOptions({}).speed, 1.0);
   EXPECT_DOUBLE_EQ(parseGuiOptions({"--speed", "0.25"}).speed, 0.25);
   EXPECT_DOUBLE_EQ(parseGuiOptions({"--speed", "10"}).speed, 10.0);
-  auto msg = [](std::vector<std::string> a) {
-    try {
-      parseGuiOptions(a);
-    } catch (const GuiUsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
+  const auto msg = guiUsageMessage;
   EXPECT_EQ(msg({"--speed", "0.05"}), "--speed: '0.05' is not a number in [0.1, 10]");
   EXPECT_EQ(msg({"--speed", "11"}), "--speed: '11' is not a number in [0.1, 10]");
   EXPECT_EQ(msg({"--speed", "fast"}), "--speed: 'fast' is not a number in [0.1, 10]");

@@ -435,25 +435,28 @@ TEST(LoadParams, SceneParametersAreIgnoredWithANoteAndNotRecorded) {
   EXPECT_EQ(s.u64("eddy/count"), Snapshot::read(a).u64("eddy/count"));
 }
 
+// The message parseConfig gives for `text` as the file "dup.json", or
+// "(accepted)".
+static std::string configError(const std::string& text) {
+  try {
+    parseConfig(text, "dup.json");
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("(accepted)");
+}
+
 // A key given twice inside an array's object is named with its element
 // ("probes[1].x", not "probes.x").
 TEST(ConfigFaults, DuplicateKeysInArraysNameTheElement) {
-  auto error = [](const std::string& text) {
-    try {
-      parseConfig(text, "dup.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
-  EXPECT_EQ(error(R"({"sim": "sph", "probes": [{"type": "level", "name": "H", "x": 1, "x": 2, "z": 0}]})"),
+  EXPECT_EQ(configError(R"({"sim": "sph", "probes": [{"type": "level", "name": "H", "x": 1, "x": 2, "z": 0}]})"),
             "dup.json: key 'probes[0].x' is given twice; give each key once");
-  EXPECT_EQ(error(R"({"sim": "sph", "probes": ["level:A:1,0", {"type": "level", "name": "H", "x": 1, "z": 0, "z": 1}]})"),
+  EXPECT_EQ(configError(R"({"sim": "sph", "probes": ["level:A:1,0", {"type": "level", "name": "H", "x": 1, "z": 0, "z": 1}]})"),
             "dup.json: key 'probes[1].z' is given twice; give each key once");
-  EXPECT_EQ(error(R"({"sim": "sph", "bodies": [{"shape": "box", "size": [0.1, 0.1, 0.1], "density": 5},
+  EXPECT_EQ(configError(R"({"sim": "sph", "bodies": [{"shape": "box", "size": [0.1, 0.1, 0.1], "density": 5},
       {"shape": "box", "motion": {"piston": {"amplitude": 1, "period": 1, "period": 2}}}]})"),
             "dup.json: key 'bodies[1].motion.piston.period' is given twice; give each key once");
-  EXPECT_EQ(error(R"({"params": {"dt": 0.1, "G": 1, "dt": 0.2}})"),
+  EXPECT_EQ(configError(R"({"params": {"dt": 0.1, "G": 1, "dt": 0.2}})"),
             "dup.json: key 'params.dt' is given twice; give each key once");
 }
 
@@ -461,18 +464,10 @@ TEST(ConfigFaults, DuplicateKeysInArraysNameTheElement) {
 // from the file names the file and the key, not a flag; a bad device is a
 // usage error naming file and key.
 TEST(ConfigFaults, DuplicateKeysAndMessagesNameTheFileAndKey) {
-  auto error = [](const std::string& text) {
-    try {
-      parseConfig(text, "dup.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
-  };
-  EXPECT_EQ(error(R"({"n": 5, "steps": 3, "n": 6})"), "dup.json: key 'n' is given twice; give each key once");
-  EXPECT_EQ(error(R"({"params": {"dt": 0.1, "G": 1, "dt": 0.2}})"),
+  EXPECT_EQ(configError(R"({"n": 5, "steps": 3, "n": 6})"), "dup.json: key 'n' is given twice; give each key once");
+  EXPECT_EQ(configError(R"({"params": {"dt": 0.1, "G": 1, "dt": 0.2}})"),
             "dup.json: key 'params.dt' is given twice; give each key once");
-  EXPECT_EQ(error(R"({"n": 5, "params": {"n": 1}})").find("given twice"), std::string::npos)
+  EXPECT_EQ(configError(R"({"n": 5, "params": {"n": 1}})").find("given twice"), std::string::npos)
       << "the same name at another level is another key";
   const std::string dir = test::tempDir();
   const std::string cfg = dir + "/sph-n.json";
