@@ -547,6 +547,9 @@ int App::run() {
   else
     err_ << "eddy: stepping: fixed, " << ctl_->substeps << " step" << (ctl_->substeps == 1 ? "" : "s")
          << " per frame" << (o_.substepsGiven ? "" : " (--frames with --screenshot/--record; --realtime paces them)")
+         << (o_.speedGiven ? "; --speed " + std::to_string(o_.speed).substr(0, 4) +
+                                 " applies once the panel's real time switch is on"
+                           : std::string())
          << '\n';
 
   uint64_t frame = 0;

@@ -58,6 +58,7 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
                if (v.empty() || *end != '\0' || !(f >= 0.1 && f <= 10))
                  throw UsageError("--speed: '" + v + "' is not a number in [0.1, 10]");
                o.speed = f;
+               o.speedGiven = true;
              });
   opt.custom("--substeps", "K", "fixed stepping: K simulation steps per frame (default: real time)",
              [&](const std::string& v) {

@@ -39,6 +39,7 @@ struct GuiOptions {
   unsigned substeps = 1;          // --substeps K (fixed stepping)
   bool substepsGiven = false;
   bool realtime = false;          // --realtime: paced also with --frames and --screenshot/--record
+  bool speedGiven = false;        // --speed given (a fixed-stepping start notes that it waits)
   double speed = 1.0;             // --speed S: simulated time per wall second in real-time mode
   int width = 1280, height = 800; // --size WxH
   bool hidePanel = false;         // --hide-panel

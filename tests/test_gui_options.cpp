@@ -173,6 +173,9 @@ TEST(GuiOptions, RealTimeUnlessFixedSteppingIsAskedForOrABatchCapture) {
   EXPECT_DOUBLE_EQ(parseGuiOptions({}).speed, 1.0);
   EXPECT_DOUBLE_EQ(parseGuiOptions({"--speed", "0.25"}).speed, 0.25);
   EXPECT_DOUBLE_EQ(parseGuiOptions({"--speed", "10"}).speed, 10.0);
+  // Given with fixed stepping, the start-up line says it waits for the switch.
+  EXPECT_TRUE(parseGuiOptions({"--speed", "2", "--substeps", "2"}).speedGiven);
+  EXPECT_FALSE(parseGuiOptions({"--substeps", "2"}).speedGiven);
   const auto msg = guiUsageMessage;
   EXPECT_EQ(msg({"--speed", "0.05"}), "--speed: '0.05' is not a number in [0.1, 10]");
   EXPECT_EQ(msg({"--speed", "11"}), "--speed: '11' is not a number in [0.1, 10]");
