@@ -7,12 +7,21 @@ PacedFrame planPacedFrame(RealtimePacer& pacer, Session& session, Simulation& si
   PacedFrame f;
   const Session::TimeEstimate now = session.estimateTime();
   sim.profiler().collect(false);  // completed events only: never waits
-  const double cost = sim.profiler().meanStepMs() * 1e-3;
+  // The profiler's recent steps; while its window is empty after a reset of
+  // its statistics (--stats after the warm-up, bench frame: the next timed
+  // step, one in profile_every, may be frames away), the cost last measured
+  // for this session's simulation. A new simulation starts unmeasured.
+  if (session.stepsRun() == 0) pacer.forgetStepCost();
+  double cost = sim.profiler().meanStepMs() * 1e-3;
+  if (cost > 0)
+    pacer.rememberStepCost(cost);
+  else
+    cost = pacer.rememberedStepCost();
   // A cost still unknown before this session's first step, while events are
-  // outstanding, or before a timed step (one in profile_every) has ended
-  // since the profiler's statistics were reset (--stats, bench frame), will be
-  // known soon: one step a frame meanwhile. A simulation that has stepped and
-  // records no device time at all is paced without a cap.
+  // outstanding, or before a timed step has ended since a reset, will be
+  // known soon: one step a frame meanwhile (never an uncapped burst). A
+  // simulation that has stepped and records no device time at all is paced
+  // without a cap.
   const bool costComing = session.stepsRun() == 0 || sim.profiler().pending() > 0 ||
                           sim.profiler().sampledSteps() == 0;
   if (!(now.dt > 0) || (!(cost > 0) && costComing)) {

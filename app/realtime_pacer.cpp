@@ -25,6 +25,10 @@ void RealtimePacer::setCatchUp(double window, double rate) {
   if (std::isfinite(rate) && rate >= 0) catchUpRate_ = rate;
 }
 
+void RealtimePacer::rememberStepCost(double seconds) {
+  if (std::isfinite(seconds) && seconds > 0) stepCost_ = seconds;
+}
+
 void RealtimePacer::reset() {
   debt_ = 0;
   expected_ = 0;

@@ -87,6 +87,14 @@ class RealtimePacer {
   // Forget the debt and the history (after a reset, a pause or a speed change).
   void reset();
 
+  // The device time of one step last measured (seconds; 0: none yet). Kept
+  // across reset(): a pause, a speed change or a reset of the profiler's
+  // statistics (--stats, bench frame: its window of step times is emptied)
+  // does not change what a step costs. forgetStepCost() for a new simulation.
+  void rememberStepCost(double seconds);
+  double rememberedStepCost() const { return stepCost_; }
+  void forgetStepCost() { stepCost_ = 0; }
+
  private:
   double speed_ = 1.0;
   double budget_ = 0.025;
@@ -101,6 +109,7 @@ class RealtimePacer {
   std::deque<std::pair<double, double>> recent_;  // (wall, simulated time advanced) per frame
   bool behind_ = false;
   double elapsed_ = 0;  // wall seconds since reset()
+  double stepCost_ = 0; // rememberStepCost()
 };
 
 }  // namespace eddy

@@ -85,6 +85,22 @@ TEST(RealtimePacer, TheFactorIsTheRatioOfTheLastSecondNotHeldUpByAShortFirstFram
   EXPECT_TRUE(p.keepingUp());
 }
 
+// The step cost last measured survives reset() (a pause, a speed change, a
+// reset of the profiler's statistics) and is forgotten only for a new
+// simulation; non-finite or non-positive costs are not remembered.
+TEST(RealtimePacer, RemembersTheStepCostAcrossResets) {
+  RealtimePacer p;
+  EXPECT_EQ(p.rememberedStepCost(), 0.0);
+  p.rememberStepCost(0.004);
+  p.rememberStepCost(-1);
+  p.rememberStepCost(std::nan(""));
+  p.reset();
+  p.setSpeed(2);
+  EXPECT_EQ(p.rememberedStepCost(), 0.004);
+  p.forgetStepCost();
+  EXPECT_EQ(p.rememberedStepCost(), 0.0);
+}
+
 TEST(RealtimePacer, JitteredFramesAndStepsLargerThanAFrame) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(0.004, 0.05);
