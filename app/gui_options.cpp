@@ -295,15 +295,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   // missing or open mesh or a solid outside the tank is a usage error naming
   // the flag or the config's key, not an error panel in a window.
   try {
-    checkSceneSpec(o.spec, params);
-  } catch (const SolidSpecError& e) {
-    const bool fromConfig = e.index < (e.body ? configBodies : configObstacles);
-    throw GuiUsageError((fromConfig ? "--config " + o.configPath + ": key '" +
-                                          (e.body ? "bodies[" : "obstacles[") +
-                                          std::to_string(e.index) + "]'"
-                                    : std::string(e.body ? "--body" : "--obstacle")) +
-                        ": " + e.what());
-  } catch (const Error& e) {
+    cli::checkSceneSpecAsUsage(o.spec, params, o.configPath, configObstacles, configBodies);
+  } catch (const UsageError& e) {
     throw GuiUsageError(e.what());
   }
   return o;

@@ -217,4 +217,20 @@ bool integerColumn(const std::string& name) {
   return name == "step" || name == "escaped" || name == "overflow" || name == "penetrations";
 }
 
+void checkSceneSpecAsUsage(const SceneSpec& spec, const Params& params,
+                           const std::string& configPath, size_t configObstacles,
+                           size_t configBodies) {
+  try {
+    checkSceneSpec(spec, params);
+  } catch (const SolidSpecError& e) {
+    const bool fromConfig = e.index < (e.body ? configBodies : configObstacles);
+    throw UsageError((fromConfig ? "--config " + configPath + ": key '" +
+                                       (e.body ? "bodies[" : "obstacles[") + std::to_string(e.index) + "]'"
+                                 : std::string(e.body ? "--body" : "--obstacle")) +
+                     ": " + e.what());
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
 }  // namespace eddy::cli

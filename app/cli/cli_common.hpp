@@ -14,6 +14,7 @@
 #include "params.hpp"
 #include "probe.hpp"
 #include "profiler.hpp"
+#include "registry.hpp"
 #include "shape.hpp"
 
 #include <nlohmann/json.hpp>
@@ -79,5 +80,14 @@ CLI::Option* addJsonOption(Options& o, bool& to);
 CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to);
 CLI::Option* addBodyOption(Options& o, std::vector<BodySpec>& to);
 CLI::Option* addProbeOption(Options& o, std::vector<ProbeSpec>& to);
+
+// checkSceneSpec (factory.hpp) of `spec` before any device is opened, its
+// failures as usage errors: a problem of one solid names where it came from,
+// the config file's key (its first `configObstacles` obstacles and
+// `configBodies` bodies) or --obstacle / --body. Shared by eddy-cli run and
+// the app's options.
+void checkSceneSpecAsUsage(const SceneSpec& spec, const Params& params,
+                           const std::string& configPath, size_t configObstacles,
+                           size_t configBodies);
 
 }  // namespace eddy::cli

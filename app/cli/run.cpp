@@ -518,17 +518,14 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   // The host-only checks of the simulation type, before the device is opened:
   // parameters taken together, and (a new scene) its solids read, checked and
   // placed. Usage errors, naming the flag or the config file's key.
-  try {
-    if (snapshot) checkParamsTogether(spec.sim, params);  // (the rebuild-only keys take no part)
-    else checkSceneSpec(spec, params);
-  } catch (const SolidSpecError& e) {
-    const bool fromConfig = e.index < (e.body ? o.configBodies : o.configObstacles);
-    throw UsageError((fromConfig ? "--config " + o.configPath + ": key '" +
-                                       (e.body ? "bodies[" : "obstacles[") + std::to_string(e.index) + "]'"
-                                 : std::string(e.body ? "--body" : "--obstacle")) +
-                     ": " + e.what());
-  } catch (const Error& e) {
-    throw UsageError(e.what());
+  if (snapshot) {
+    try {
+      checkParamsTogether(spec.sim, params);  // (the rebuild-only keys take no part)
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  } else {
+    checkSceneSpecAsUsage(spec, params, o.configPath, o.configObstacles, o.configBodies);
   }
   // Parameters given (config "params", --set) that this scene does not read:
   // never dropped silently (as --load notes the rebuild-only ones).
