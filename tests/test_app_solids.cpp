@@ -225,6 +225,53 @@ TEST(AppSolids, ControllerEditsTheSolidsOfTheRunningFluid) {
   EXPECT_EQ(c->sim().bodyCount(), 1u);
 }
 
+// A body dropped from the panel (or an obstacle moved there) is checked as a
+// declared one is when the scene is built (sphCheckSolids), when it arrives:
+// before, a floating ball thinner than a spacing or a box wider than the
+// tank joined the running fluid and only a Reset refused it.
+TEST(AppSolids, DroppedBodiesAndMovedObstaclesAreCheckedWhenTheyArrive) {
+  auto c = sphController();
+  ASSERT_TRUE(c->hasSim()) << c->error();
+  Profiler fp;
+  c->paused = true;
+  c->runSteps(3);
+  while (c->stepsQueued()) c->frame(fp);
+  const uint64_t steps = c->sim().steps(), gen = c->generation();
+  const size_t n = c->sim().size();
+  auto refused = [&](const char* what, const std::string& needle) {
+    SCOPED_TRACE(what);
+    const FrameReport r = c->frame(fp);
+    EXPECT_FALSE(r.rebuilt);
+    EXPECT_EQ(c->generation(), gen);
+    EXPECT_NE(c->error().find(needle), std::string::npos) << c->error();
+    EXPECT_EQ(c->sim().steps(), steps);
+    EXPECT_EQ(c->sim().size(), n);
+    EXPECT_EQ(c->sim().bodyCount(), 0u);
+    EXPECT_EQ(c->sim().obstacles().size(), 0u);
+    EXPECT_TRUE(c->spec().bodies.empty());
+  };
+  // A floating ball of half a spacing (dx = 1 cm).
+  c->dropBody(droppedBody(true, 0.005, 500, {0.3f, 0.15f, 0.02f}));
+  refused("thin ball", "particle spacing across");
+  // A box 8 cm deep in a tank 4 cm deep.
+  BodySpec wide = droppedBody(false, 0.02, 800, {0.3f, 0.15f, 0.02f});
+  wide.shape.size[2] = 0.08;
+  c->dropBody(wide);
+  refused("wide box", "does not fit in the tank");
+  // An obstacle moved wholly beyond the tank's walls.
+  ShapeSpec far;
+  far.size = {0.03, 0.03, 0.03};
+  far.pose.position = {5, 5, 5};
+  c->setObstacles({far});
+  refused("far obstacle", "outside the tank");
+  // A good drop still joins the run.
+  c->dropBody(droppedBody(true, 0.02, 500, {0.3f, 0.15f, 0.02f}));
+  c->frame(fp);
+  EXPECT_TRUE(c->error().empty()) << c->error();
+  EXPECT_EQ(c->sim().bodyCount(), 1u);
+  EXPECT_EQ(c->sim().steps(), steps);
+}
+
 TEST(AppSolids, ProbesFillTheHistoryAndSurviveAnEdit) {
   auto c = sphController();
   ASSERT_TRUE(c->hasSim()) << c->error();

@@ -92,6 +92,17 @@ std::vector<ShapeSpec> SphSim::obstacles() const {
 
 std::unique_ptr<Simulation> SphSim::withSolids(const std::vector<ShapeSpec>& obstacles,
                                                const std::vector<BodySpec>& addBodies) {
+  // The solids new to this simulation pass the checks a scene's pass when it
+  // is built (inside the tank, a floating body thick enough; throws
+  // SolidSpecError): a body dropped from the app's panel or an obstacle moved
+  // there, checked when it arrives, not at the next rebuild.
+  std::vector<ShapeSpec> fresh;
+  for (const ShapeSpec& o : obstacles) {
+    bool old = false;
+    for (const SphSolid& s : solids_) old = old || (s.body < 0 && sameShape(s.spec, o));
+    if (!old) fresh.push_back(o);
+  }
+  sphCheckSolids(tank_, spacing_, fresh, addBodies);
   // The exact state, as a restart snapshot holds it (in memory).
   SnapshotWriter w;
   saveState(w);

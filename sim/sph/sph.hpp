@@ -81,6 +81,11 @@ void sphCheckParams(const Params& params);
 inline constexpr double kSphBodyMinSpacings = 1.0;
 void sphCheckScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
                    const std::vector<BodySpec>& bodies);
+// The same checks of declared obstacles and bodies for a tank of this size
+// (m, from the origin) and spacing dx: a scene's, or solids added to a
+// running simulation (SphSim::withSolids: the app's panel and drops).
+void sphCheckSolids(const std::array<double, 3>& tank, double dx,
+                    const std::vector<ShapeSpec>& obstacles, const std::vector<BodySpec>& bodies);
 
 // The declared parameters that building `scene` does not read (e.g.
 // tank_length for spheric_dam_break, whose tank is fixed; bodies for any

@@ -599,16 +599,8 @@ void sphCheckParams(const Params& P) {
   ordered("divergence_min_iterations", "max_iterations");
 }
 
-void sphCheckScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
-                   const std::vector<BodySpec>& bodies) {
-  const SceneDef& def = sceneDef(scene);
-  const double dx = P.get("spacing");
-  std::array<double, 3> tank;
-  try {
-    tank = def.tank(P, dx).size;
-  } catch (const Error&) {
-    return;  // the scene's own geometry error: building it reports that
-  }
+void sphCheckSolids(const std::array<double, 3>& tank, double dx,
+                    const std::vector<ShapeSpec>& obstacles, const std::vector<BodySpec>& bodies) {
   for (size_t i = 0; i < obstacles.size(); ++i) {
     const ShapeSpec& o = obstacles[i];
     const std::string name = "obstacle " + shapeSpecToString(o);
@@ -623,16 +615,6 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
                                " from the origin): it would hold boundary particles where no fluid can be",
                            false, i);
   }
-  if (def.bodies) {  // the scene's own bodies (e.g. wave_tank's `bodies` parameter)
-    for (const BodySpec& b : def.bodies(P)) {
-      const auto shape = makeShape(b.shape);
-      if (const std::string why = bodyProblem(b, *shape, tank, dx); !why.empty())
-        throw Error("SPH scene " + def.name + ": bodies = " + std::to_string(P.getInt("bodies")) + " gives a " +
-                    bodyMotionName(b.motion) + " " + shapeKindName(b.shape.kind) + " of " +
-                    formatNumber(b.shape.size[0]) + " x " + formatNumber(b.shape.size[1]) + " x " +
-                    formatNumber(b.shape.size[2]) + " m; " + why + "; give fewer bodies or a smaller spacing");
-    }
-  }
   for (size_t i = 0; i < bodies.size(); ++i) {
     std::unique_ptr<Shape> shape;
     try {
@@ -643,6 +625,30 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
     if (const std::string why = bodyProblem(bodies[i], *shape, tank, dx); !why.empty())
       throw SolidSpecError("body " + bodySpecToString(bodies[i]) + ": " + why, true, i);
   }
+}
+
+void sphCheckScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
+                   const std::vector<BodySpec>& bodies) {
+  const SceneDef& def = sceneDef(scene);
+  const double dx = P.get("spacing");
+  std::array<double, 3> tank;
+  try {
+    tank = def.tank(P, dx).size;
+  } catch (const Error&) {
+    return;  // the scene's own geometry error: building it reports that
+  }
+  sphCheckSolids(tank, dx, obstacles, {});
+  if (def.bodies) {  // the scene's own bodies (e.g. wave_tank's `bodies` parameter)
+    for (const BodySpec& b : def.bodies(P)) {
+      const auto shape = makeShape(b.shape);
+      if (const std::string why = bodyProblem(b, *shape, tank, dx); !why.empty())
+        throw Error("SPH scene " + def.name + ": bodies = " + std::to_string(P.getInt("bodies")) + " gives a " +
+                    bodyMotionName(b.motion) + " " + shapeKindName(b.shape.kind) + " of " +
+                    formatNumber(b.shape.size[0]) + " x " + formatNumber(b.shape.size[1]) + " x " +
+                    formatNumber(b.shape.size[2]) + " m; " + why + "; give fewer bodies or a smaller spacing");
+    }
+  }
+  sphCheckSolids(tank, dx, {}, bodies);
 }
 
 const std::vector<std::string>& sphSceneNames() {
