@@ -313,6 +313,9 @@ void Controller::startSession() {
   session_.reset();
   pacing_ = false;
   if (!sim_) return;
+  // The mouse pushes the fluid at whatever speed the drag asks: only NaN and
+  // infinity count as a blow-up here (eddy-cli also holds SPH to a speed).
+  sim_->setSpeedCheck(false);
   SessionSettings s;
   s.steps = SessionSettings::kUnbounded;
   s.checkEvery = 0;  // the app checks per frame (frameStart / frameEnd), not per step

@@ -125,6 +125,98 @@ TEST(FiniteCheck, HeadlessRunExitsNamingStepAndCount) {
   EXPECT_EQ(off.code, 1) << off.err;
 }
 
+// The speed limit of the same kernel (a blow-up whose values stay finite):
+// the finite particles whose |b.xyz| exceeds the limit, against a double
+// count, on velocities kept 1 % off the limit either way (float rounding of
+// |v|^2 never decides); non-finite ones count only as non-finite; w is not
+// part of the speed.
+TEST(FiniteCheck, KernelSpeedCountMatchesTheCpu) {
+  const unsigned seed = test::freshSeed();
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1), dir(-1, 1);
+  for (size_t n : {1u, 2u, 63u, 64u, 65u, 127u, 1031u, 4099u}) {
+    const double limit = 0.5 + 500 * u(rng);
+    std::vector<cl_float4> a(n), b(n);
+    size_t fast = 0, bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double d[3], len = 0;
+      do {
+        len = 0;
+        for (double& x : d) {
+          x = dir(rng);
+          len += x * x;
+        }
+      } while (len < 1e-4 || len > 1);
+      len = std::sqrt(len);
+      const bool over = rng() % 3 == 0;
+      const double speed = over ? limit * (1.01 + 1e3 * u(rng)) : limit * 0.99 * u(rng);
+      for (int k = 0; k < 3; ++k) {
+        a[i].s[k] = float(dir(rng));
+        b[i].s[k] = float(speed * d[k] / len);
+      }
+      a[i].s[3] = float(u(rng));
+      b[i].s[3] = float(1e30 * u(rng));  // not a velocity component
+      if (rng() % 17 == 0) {
+        a[i].s[rng() % 3] = std::numeric_limits<float>::quiet_NaN();
+        ++bad;
+      } else {
+        fast += over;
+      }
+    }
+    const ParticleCheck c = checkParticles(test::context(), upload(a), upload(b), n, limit);
+    EXPECT_EQ(c.nonFinite, bad) << "n=" << n << " seed " << seed;
+    EXPECT_EQ(c.fast, fast) << "n=" << n << " seed " << seed;
+    // No limit: none is too fast.
+    EXPECT_EQ(checkParticles(test::context(), upload(a), upload(b), n, kNoSpeedLimit).fast, 0u);
+  }
+}
+
+// An SPH run that blows up with finite values (surface_tension 1000 at cfl
+// 0.5: within the first 30 steps the dam break's 264 particles reach 169 m/s,
+// 3.2 times rest density and 2 600 times the column's potential energy as
+// kinetic energy, measured on PoCL, 2026-12-04) ends with the blow-up error
+// and exit 1, the diagnostics kept; before, it ran its 3 000 steps and
+// exited 0 (max speed 2 547 m/s, density error 440 %). The same run with
+// the default surface tension passes.
+TEST(FiniteCheck, SphBlowUpWithFiniteValuesEndsTheRun) {
+  const std::string dir = test::tempDir();
+  const std::string base = "run --device cpu --sim sph --scene dam_break --set spacing=0.01 "
+                           "--set depth=0.04 --set cfl=0.5 --steps 3000 --quiet ";
+  const auto r = test::run(kCli, base + "--set surface_tension=1000 --diag " + dir + "/fast-diag.csv");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "blew up: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "particles move faster than")) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/fast-diag.csv"));
+  const auto ok = test::run(kCli, base);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+// The limit: 100 times the fastest the setup can move a particle.
+TEST(FiniteCheck, SphBlowUpSpeedCoversGravityInitialSpeedsAndMovingBodies) {
+  SphSetup s;
+  s.tank = {2, 0.5, 0.1};
+  s.expectedSpeed = 0.3;
+  const double fall = std::sqrt(2 * 9.81 * 0.5);
+  EXPECT_DOUBLE_EQ(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * fall);
+  EXPECT_DOUBLE_EQ(sphBlowUpSpeed(s, 0.0), kBlowUpSpeedFactor * 1.0);  // at least 1 m/s
+  s.particles.push_back({0.1, 0.1, 0.05, 0, 5, 0});
+  EXPECT_DOUBLE_EQ(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * 5);
+  BodySpec piston;
+  piston.motion = BodyMotion::Piston;
+  piston.piston.amplitude = 0.5;
+  piston.piston.period = 0.1;  // peak speed 10 pi m/s
+  s.bodies.push_back(piston);
+  EXPECT_NEAR(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * 10 * M_PI, 1e-9);
+  BodySpec paddle;
+  paddle.motion = BodyMotion::Rotate;
+  paddle.rotate.speed = -20;
+  paddle.shape.pose.position = {1, 0.25, 0.05};
+  paddle.rotate.point = {1, 0.25 + 3, 0.05 + 4};  // 5 m from the pivot
+  s.bodies.push_back(paddle);
+  const double diagonal = std::sqrt(4 + 0.25 + 0.01);
+  EXPECT_NEAR(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * 20 * (5 + diagonal), 1e-9);
+}
+
 TEST(DeviceMemory, CheckNamesTheLimitBeforeAllocating) {
   DeviceInfo info;
   info.name = "Test Device";

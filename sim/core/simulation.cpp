@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <iomanip>
 #include <sstream>
 
 namespace eddy {
@@ -19,7 +21,7 @@ class FiniteCheck {
   explicit FiniteCheck(Context& ctx)
       : ctx_(ctx),
         program_(ctx.buildProgram("health.cl")),
-        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint), "the finite check")) {}
+        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "the finite check")) {}
   ~FiniteCheck() {
     // The pending read writes into host_: never free it under the device's feet.
     if (pending_) {
@@ -32,21 +34,24 @@ class FiniteCheck {
   FiniteCheck(const FiniteCheck&) = delete;
   FiniteCheck& operator=(const FiniteCheck&) = delete;
 
+  // speedLimit: the largest |b.xyz| of a pair's second buffer (its
+  // velocities) that is not a blow-up; infinity: no limit.
   void enqueue(const std::vector<const cl::Buffer*>& buffers, size_t n, uint64_t step,
-               double time, Profiler* profiler) {
+               double time, Profiler* profiler, double speedLimit = kNoSpeedLimit) {
     if (buffers.empty() || n == 0) return;
     auto& q = ctx_.queue();
+    const float speed2 = speedLimit < 1e18 ? float(speedLimit * speedLimit) : INFINITY;
     try {
-      q.enqueueFillBuffer(counter_, cl_uint(0), 0, sizeof(cl_uint));
+      q.enqueueFillBuffer(counter_, cl_uint(0), 0, 2 * sizeof(cl_uint));
       for (size_t i = 0; i < buffers.size(); i += 2) {
         const cl::Buffer& a = *buffers[i];
         const cl::Buffer& b = i + 1 < buffers.size() ? *buffers[i + 1] : a;
         cl::Event e = kernel_(EnqueueArgs(q, cl::NDRange(roundUp(n, EDDY_LINEAR_WG)),
                                               cl::NDRange(EDDY_LINEAR_WG)),
-                              a, b, cl_uint(n), counter_);
+                              a, b, cl_uint(n), speed2, counter_);
         if (profiler) profiler->record("check", e);
       }
-      q.enqueueReadBuffer(counter_, CL_FALSE, 0, sizeof(cl_uint), &host_, nullptr, &read_);
+      q.enqueueReadBuffer(counter_, CL_FALSE, 0, 2 * sizeof(cl_uint), host_, nullptr, &read_);
     } catch (const cl::Error& e) {
       throw Error("finite check at step " + std::to_string(step) + ": " + describe(e));
     }
@@ -54,6 +59,7 @@ class FiniteCheck {
     step_ = step;
     time_ = time;
     n_ = n;
+    speedLimit_ = speedLimit;
   }
 
   // Whether the last enqueued check has been answered (never waits).
@@ -76,22 +82,26 @@ class FiniteCheck {
       throw Error("finite check at step " + std::to_string(step_) + ": " + describe(e));
     }
     pending_ = false;
-    if (host_ == 0) return std::nullopt;
-    return BlowUp{step_, time_, std::min<uint64_t>(host_, n_), n_};
+    if (host_[0] == 0 && host_[1] == 0) return std::nullopt;
+    BlowUp b{step_, time_, std::min<uint64_t>(host_[0], n_), n_};
+    b.fast = std::min<uint64_t>(host_[1], n_);
+    b.speedLimit = speedLimit_;
+    return b;
   }
 
  private:
   Context& ctx_;
   cl::Program program_;
-  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl::Buffer> kernel_{program_,
-                                                                         "check_finite"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float, cl::Buffer> kernel_{program_,
+                                                                                   "check_finite"};
   cl::Buffer counter_;
-  cl_uint host_ = 0;
+  cl_uint host_[2] = {0, 0};  // non-finite, too fast
   cl::Event read_;
   bool pending_ = false;
   uint64_t step_ = 0;
   double time_ = 0;
   size_t n_ = 0;
+  double speedLimit_ = kNoSpeedLimit;
 };
 
 namespace {
@@ -107,9 +117,15 @@ Simulation::~Simulation() { --gLive; }
 
 std::string BlowUp::message(std::string_view sim) const {
   std::ostringstream o;
-  o << "the " << sim << " simulation blew up: " << particles << " of " << n
-    << " particles have a non-finite (NaN or infinite) position or velocity at step " << step
-    << " (t = " << time << "); try a smaller time step";
+  o << "the " << sim << " simulation blew up: ";
+  if (particles > 0 || fast == 0)
+    o << particles << " of " << n << " particles have a non-finite (NaN or infinite) position or velocity";
+  else
+    o << fast << " of " << n << " particles move faster than " << std::setprecision(3) << speedLimit
+      << std::setprecision(6) << " m/s, " << kBlowUpSpeedFactor
+      << " times the fastest the scene can make them (gravity over the tank's height, its moving "
+         "bodies, its initial velocities)";
+  o << " at step " << step << " (t = " << time << "); try a smaller time step";
   return o.str();
 }
 
@@ -190,7 +206,8 @@ void Simulation::throttle(size_t maxPending, uint64_t maxSteps) {
 std::optional<BlowUp> Simulation::pollFinite() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   auto previous = finite_->collect();
-  finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_);
+  finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
+                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit);
   ctx_.queue().flush();
   return previous;
 }
@@ -198,7 +215,8 @@ std::optional<BlowUp> Simulation::pollFinite() {
 std::optional<BlowUp> Simulation::checkFiniteNow() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   if (auto previous = finite_->collect()) return previous;
-  finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_);
+  finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
+                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit);
   return finite_->collect();
 }
 
@@ -269,10 +287,15 @@ ParticleState Simulation::particleState() {
 }
 
 uint64_t countNonFinite(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, size_t n) {
+  return checkParticles(ctx, a, b, n, kNoSpeedLimit).nonFinite;
+}
+
+ParticleCheck checkParticles(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, size_t n,
+                             double speedLimit) {
   FiniteCheck check(ctx);
-  check.enqueue({&a, &b}, n, 0, 0, nullptr);
+  check.enqueue({&a, &b}, n, 0, 0, nullptr, speedLimit);
   const auto r = check.collect();
-  return r ? r->particles : 0;
+  return r ? ParticleCheck{r->particles, r->fast} : ParticleCheck{};
 }
 
 void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what) {

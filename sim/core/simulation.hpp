@@ -37,13 +37,23 @@ struct ShapeSpec;  // sim/geometry/shape.hpp
 struct BodySpec;   // sim/io/body_spec.hpp
 
 // The state went non-finite: `particles` of `n` have a NaN or infinity in a
-// checked buffer (positions, velocities) at step `step`, simulated time `time`.
+// checked buffer (positions, velocities) at step `step`, simulated time `time`;
+// or it blew up with finite values: `fast` of them move faster than
+// `speedLimit` (Simulation::blowUpSpeed).
 struct BlowUp {
   uint64_t step = 0;
   double time = 0;
   uint64_t particles = 0, n = 0;
+  uint64_t fast = 0;
+  double speedLimit = 0;
   std::string message(std::string_view sim) const;
 };
+
+// No speed limit for the blow-up check.
+inline constexpr double kNoSpeedLimit = 1e300;
+// A simulation's blow-up speed is this many times the fastest its scene can
+// move the particles (Simulation::blowUpSpeed).
+inline constexpr double kBlowUpSpeedFactor = 100;
 
 // One device's part of a simulation split over several devices
 // (MultiNBodySim; eddy-cli run prints them).
@@ -207,9 +217,17 @@ class Simulation {
   // x,y,z -> positions, vx,vy,vz -> "velocity", every other column a scalar
   // (m -> "mass", rho -> "density", p -> "pressure", else the column's name).
   virtual ParticleState particleState();
-  // Blow-up check: float4-per-particle buffers whose xyz must stay finite.
-  // Default: positionBuffer() only. Override to add velocities etc.
+  // Blow-up check: float4-per-particle buffers whose xyz must stay finite,
+  // in pairs (positions, velocities): the second of a pair is also held to
+  // blowUpSpeed(). Default: positionBuffer() only.
   virtual std::vector<const cl::Buffer*> finiteCheckBuffers() const;
+  // The speed (m/s, or the model's units) above which a particle counts as
+  // blown up although its values are finite: kBlowUpSpeedFactor times the
+  // fastest the scene can move it. Default kNoSpeedLimit: none.
+  virtual double blowUpSpeed() const { return kNoSpeedLimit; }
+  // Whether the checks hold the particles to blowUpSpeed() (default on). The
+  // desktop app turns it off: the mouse pushes the fluid at any speed.
+  void setSpeedCheck(bool on) { speedCheck_ = on; }
   // Restart snapshots: add / restore the simulation's own state (particles,
   // velocities, anything that the next step reads, RNG state) as named blobs.
   // The generic part (simulation name, scene, parameters, step, time) is
@@ -270,11 +288,19 @@ class Simulation {
 
  private:
   std::unique_ptr<FiniteCheck> finite_;
+  bool speedCheck_ = true;
 };
 
 // Counts the particles i < n whose a[i].xyz or b[i].xyz is not finite, on the
 // device (kernel check_finite in kernels/health.cl), and waits for the answer.
 uint64_t countNonFinite(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, size_t n);
+// The same check with a speed limit (kernel check_finite): the particles with
+// a non-finite a or b, and the finite ones with |b.xyz| > speedLimit.
+struct ParticleCheck {
+  uint64_t nonFinite = 0, fast = 0;
+};
+ParticleCheck checkParticles(Context& ctx, const cl::Buffer& a, const cl::Buffer& b, size_t n,
+                             double speedLimit);
 
 // Throws eddy::Error if `bytes` in `buffers` buffers (largest one `largest`)
 // cannot fit the device: checked before any allocation.

@@ -293,6 +293,29 @@ double sphLatticeGradientNorm(double dx, double h) {
 SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg)
     : SphSim(ctx, params, setup, cfg, sphSolverFactory(params.getChoice("solver"))) {}
 
+double sphBlowUpSpeed(const SphSetup& setup, double gravity) {
+  const auto& t = setup.tank;
+  // Free fall over the tank's height; the scene's own estimate; 1 m/s.
+  double v = std::max({std::sqrt(2 * std::max(gravity, 0.0) * t[1]), setup.expectedSpeed, 1.0});
+  for (const SphParticle& p : setup.particles)
+    v = std::max(v, std::sqrt(p.vx * p.vx + p.vy * p.vy + p.vz * p.vz));
+  // A kinematic body's fastest surface point: the piston's peak speed, a
+  // rotating body's speed at its pivot's distance plus the tank's diagonal.
+  const double diagonal = std::sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+  for (const BodySpec& b : setup.bodies) {
+    if (b.motion == BodyMotion::Piston && b.piston.period > 0)
+      v = std::max(v, std::fabs(b.piston.amplitude) * 2 * M_PI / b.piston.period);
+    if (b.motion == BodyMotion::Rotate) {
+      const Vec3d& c = b.shape.pose.position;
+      const Vec3d& o = b.rotate.point;
+      const double arm = std::sqrt((c[0] - o[0]) * (c[0] - o[0]) + (c[1] - o[1]) * (c[1] - o[1]) +
+                                   (c[2] - o[2]) * (c[2] - o[2]));
+      v = std::max(v, std::fabs(b.rotate.speed) * (arm + diagonal));
+    }
+  }
+  return kBlowUpSpeedFactor * v;
+}
+
 SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg,
                const SphSolverFactory& solver)
     : Simulation(ctx, sphParamDecl()), n_(setup.particles.size()), cfg_(cfg) {
@@ -307,6 +330,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   expectedSpeed_ = setup.expectedSpeed;
   spacing_ = setup.spacing;
   builtinProbes_ = setup.probes;
+  blowUpSpeed_ = sphBlowUpSpeed(setup, params_.get("gravity"));
 
   // Derived constants, rounded to float: exactly what the kernels see.
   phys_.spacing = setup.spacing;

@@ -37,6 +37,13 @@ inline constexpr size_t kMaxSphParticles = 0x7fffffffu;
 // 1 mm/s). The scenes' hydrostatic start and SphSim use it.
 inline constexpr double kSphSoundSpeedFactor = 10.0;
 double sphSoundSpeed(double speedOfSound, double expectedSpeed);
+// The speed above which a fluid particle counts as blown up although finite
+// (Simulation::blowUpSpeed): kBlowUpSpeedFactor times the fastest this setup
+// can move it: free fall over the tank's height at `gravity`, the scene's
+// expected speed, the particles' initial speeds, the kinematic bodies'
+// surfaces, and at least 1 m/s. A restart or a solid edit takes the speeds
+// of the state it continues as its initial speeds.
+double sphBlowUpSpeed(const SphSetup& setup, double gravity);
 
 // Builds a named scene from the parameter values (spacing, geometry, seed...).
 // Throws eddy::Error naming the parameter when the geometry does not fit.
@@ -239,6 +246,7 @@ class SphSim : public Simulation {
   std::vector<const cl::Buffer*> finiteCheckBuffers() const override {
     return {&particles_->positions(), &particles_->velocities()};
   }
+  double blowUpSpeed() const override { return blowUpSpeed_; }
   void saveState(SnapshotWriter& out) override;
   // Puts a decoded state back (the simulation was built from state.setup).
   void restoreState(const SphState& state);
@@ -310,6 +318,7 @@ class SphSim : public Simulation {
   SphKernelConfig cfg_;
   SphPhysics phys_;
   double expectedSpeed_ = 0;
+  double blowUpSpeed_ = kNoSpeedLimit;  // sphBlowUpSpeed of the setup it was built from
   std::array<double, 3> tank_{};
   double spacing_ = 0;
   std::unique_ptr<SphParticles> particles_;
