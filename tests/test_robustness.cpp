@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <unistd.h>
@@ -182,11 +184,29 @@ TEST(FiniteCheck, SphBlowUpWithFiniteValuesEndsTheRun) {
   const std::string dir = test::tempDir();
   const std::string base = "run --device cpu --sim sph --scene dam_break --set spacing=0.01 "
                            "--set depth=0.04 --set cfl=0.5 --steps 3000 --quiet ";
-  const auto r = test::run(kCli, base + "--set surface_tension=1000 --diag " + dir + "/fast-diag.csv");
+  const auto r = test::run(kCli, base + "--set surface_tension=1000 --diag-every 1 --diag " + dir +
+                                     "/fast-diag.csv");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "blew up: ")) << r.err;
   EXPECT_TRUE(contains(r.err, "particles move faster than")) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir + "/fast-diag.csv"));
+  // The time named is that step's on the device's clock (the diagnostics
+  // row of the same step), not the host's last reading of it (before: t =
+  // 0.0065 for the step at 0.0107 with --until).
+  const size_t at = r.err.find("at step ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  unsigned long long step = 0;
+  double t = -1;
+  ASSERT_EQ(std::sscanf(r.err.c_str() + at, "at step %llu (t = %lf)", &step, &t), 2) << r.err;
+  std::ifstream diag(dir + "/fast-diag.csv");
+  std::string line;
+  bool found = false;
+  while (std::getline(diag, line))
+    if (line.rfind(std::to_string(step) + ",", 0) == 0) {
+      found = true;
+      EXPECT_NEAR(t, std::stod(line.substr(line.find(',') + 1)), 1e-5 * t) << line;
+    }
+  EXPECT_TRUE(found) << "no diagnostics row at step " << step;
   const auto ok = test::run(kCli, base);
   EXPECT_EQ(ok.code, 0) << ok.err;
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <sstream>
 
@@ -21,7 +22,7 @@ class FiniteCheck {
   explicit FiniteCheck(Context& ctx)
       : ctx_(ctx),
         program_(ctx.buildProgram("health.cl")),
-        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "the finite check")) {}
+        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), "the finite check")) {}
   ~FiniteCheck() {
     // The pending read writes into host_: never free it under the device's feet.
     if (pending_) {
@@ -35,9 +36,12 @@ class FiniteCheck {
   FiniteCheck& operator=(const FiniteCheck&) = delete;
 
   // speedLimit: the largest |b.xyz| of a pair's second buffer (its
-  // velocities) that is not a blow-up; infinity: no limit.
+  // velocities) that is not a blow-up; infinity: no limit. clock: a device
+  // buffer whose first two floats sum to the simulated time of this step
+  // (copied on the device with the counts; `time` is then not used).
   void enqueue(const std::vector<const cl::Buffer*>& buffers, size_t n, uint64_t step,
-               double time, Profiler* profiler, double speedLimit = kNoSpeedLimit) {
+               double time, Profiler* profiler, double speedLimit = kNoSpeedLimit,
+               const cl::Buffer* clock = nullptr) {
     if (buffers.empty() || n == 0) return;
     auto& q = ctx_.queue();
     const float speed2 = speedLimit < 1e18 ? float(speedLimit * speedLimit) : INFINITY;
@@ -51,7 +55,10 @@ class FiniteCheck {
                               a, b, cl_uint(n), speed2, counter_);
         if (profiler) profiler->record("check", e);
       }
-      q.enqueueReadBuffer(counter_, CL_FALSE, 0, 2 * sizeof(cl_uint), host_, nullptr, &read_);
+      if (clock)
+        q.enqueueCopyBuffer(*clock, counter_, 0, 2 * sizeof(cl_uint), 2 * sizeof(cl_float));
+      q.enqueueReadBuffer(counter_, CL_FALSE, 0, (clock ? 4 : 2) * sizeof(cl_uint), host_, nullptr,
+                          &read_);
     } catch (const cl::Error& e) {
       throw Error("finite check at step " + std::to_string(step) + ": " + describe(e));
     }
@@ -60,6 +67,7 @@ class FiniteCheck {
     time_ = time;
     n_ = n;
     speedLimit_ = speedLimit;
+    deviceTime_ = clock != nullptr;
   }
 
   // Whether the last enqueued check has been answered (never waits).
@@ -83,7 +91,14 @@ class FiniteCheck {
     }
     pending_ = false;
     if (host_[0] == 0 && host_[1] == 0) return std::nullopt;
-    BlowUp b{step_, time_, std::min<uint64_t>(host_[0], n_), n_};
+    double t = time_;
+    if (deviceTime_) {
+      float hi, lo;
+      std::memcpy(&hi, &host_[2], sizeof hi);
+      std::memcpy(&lo, &host_[3], sizeof lo);
+      t = double(hi) + double(lo);
+    }
+    BlowUp b{step_, t, std::min<uint64_t>(host_[0], n_), n_};
     b.fast = std::min<uint64_t>(host_[1], n_);
     b.speedLimit = speedLimit_;
     return b;
@@ -95,13 +110,14 @@ class FiniteCheck {
   KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float, cl::Buffer> kernel_{program_,
                                                                                    "check_finite"};
   cl::Buffer counter_;
-  cl_uint host_[2] = {0, 0};  // non-finite, too fast
+  cl_uint host_[4] = {0, 0, 0, 0};  // non-finite, too fast, the clock's time (2 floats)
   cl::Event read_;
   bool pending_ = false;
   uint64_t step_ = 0;
   double time_ = 0;
   size_t n_ = 0;
   double speedLimit_ = kNoSpeedLimit;
+  bool deviceTime_ = false;
 };
 
 namespace {
@@ -207,7 +223,7 @@ std::optional<BlowUp> Simulation::pollFinite() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   auto previous = finite_->collect();
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
-                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit);
+                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
   ctx_.queue().flush();
   return previous;
 }
@@ -216,7 +232,7 @@ std::optional<BlowUp> Simulation::checkFiniteNow() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   if (auto previous = finite_->collect()) return previous;
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
-                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit);
+                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
   return finite_->collect();
 }
 

@@ -228,6 +228,11 @@ class Simulation {
   // Whether the checks hold the particles to blowUpSpeed() (default on). The
   // desktop app turns it off: the mouse pushes the fluid at any speed.
   void setSpeedCheck(bool on) { speedCheck_ = on; }
+  // A device buffer whose first two floats sum to the simulated time of the
+  // last enqueued step (SPH's clock: its dt is chosen on the device), so that
+  // a blow-up names the time of the step it was found at; nullptr (default):
+  // the host's time is that step's.
+  virtual const cl::Buffer* timeBuffer() const { return nullptr; }
   // Restart snapshots: add / restore the simulation's own state (particles,
   // velocities, anything that the next step reads, RNG state) as named blobs.
   // The generic part (simulation name, scene, parameters, step, time) is

@@ -247,6 +247,10 @@ class SphSim : public Simulation {
     return {&particles_->positions(), &particles_->velocities()};
   }
   double blowUpSpeed() const override { return blowUpSpeed_; }
+  const cl::Buffer* timeBuffer() const override {
+    static_assert(EDDY_SPH_CLOCK_T_HI == 0 && EDDY_SPH_CLOCK_T_LO == 1, "timeBuffer: hi, lo first");
+    return &particles_->clock();
+  }
   void saveState(SnapshotWriter& out) override;
   // Puts a decoded state back (the simulation was built from state.setup).
   void restoreState(const SphState& state);
