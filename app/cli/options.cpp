@@ -38,9 +38,10 @@ std::vector<unsigned long long> parseCounts(const std::string& flag, const std::
   std::string item;
   while (std::getline(ss, item, ',')) {
     unsigned long long n = 0;
-    if (!parseUnsigned(item, n) || n < min || n > max)
-      throw UsageError(flag + ": '" + item + "' is not a whole number in [" +
-                       std::to_string(min) + ", " + std::to_string(max) + "]");
+    const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (!parseUnsigned(item, n))
+      throw UsageError(flag + ": '" + item + "' is not a whole number in " + range);
+    if (n < min || n > max) throw UsageError(flag + ": " + item + " is out of range " + range);
     out.push_back(n);
   }
   if (out.empty() || v.back() == ',') throw UsageError(flag + ": empty list item in '" + v + "'");
