@@ -3,6 +3,7 @@
 #include "dfsph.hpp"
 #include "factory.hpp"
 #include "nbody.hpp"
+#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 #include "test_util.hpp"
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 using namespace eddy;
 
@@ -351,3 +353,129 @@ TEST(Snapshot, WcsphDensityDiffusionRestartIsBitIdentical) {
   EXPECT_EQ(std::memcmp(ra.data(), rb.data(), n * sizeof(cl_float2)), 0);
   EXPECT_GT(a.diagnostics().kinetic, 0.0);  // it moved
 }
+
+namespace {
+
+// The snapshot `good` with blob `name` holding `data` instead.
+std::string withBlob(const Snapshot& good, const std::string& name, const std::string& data) {
+  SnapshotWriter w;
+  for (const auto& b : good.names()) {
+    if (b == name) {
+      w.addString(b, data);
+    } else {
+      const auto v = good.blob(b);
+      w.add(b, v.data(), v.size());
+    }
+  }
+  return w.bytes();
+}
+
+// Two SPH runs hold the same bits (clock, positions, velocities).
+void expectSameSphBits(Simulation& x, Simulation& y) {
+  auto& a = dynamic_cast<SphSim&>(x);
+  auto& b = dynamic_cast<SphSim&>(y);
+  const size_t n = a.size();
+  ASSERT_EQ(b.size(), n);
+  EXPECT_EQ(a.steps(), b.steps());
+  EXPECT_EQ(a.syncTime(), b.syncTime());
+  const auto pa = a.readPositions(), pb = b.readPositions();
+  const auto va = a.readVelocities(), vb = b.readVelocities();
+  EXPECT_EQ(std::memcmp(pa.data(), pb.data(), n * sizeof(cl_float4)), 0);
+  EXPECT_EQ(std::memcmp(va.data(), vb.data(), n * sizeof(cl_float4)), 0);
+  EXPECT_GT(a.diagnostics().kinetic, 0.0);  // it moved
+}
+
+std::string loadError(const std::string& bytes) {
+  try {
+    loadSnapshot(test::context(), Snapshot::parse(bytes, "edited.snap"));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Snapshot, FileContentHashIsFnv1a64) {
+  const std::string dir = test::tempDir();
+  for (const auto& [text, hash] : std::vector<std::pair<std::string, std::string>>{
+           {"", "fnv1a64:cbf29ce484222325"}, {"a", "fnv1a64:af63dc4c8601ec8c"},
+           {"foobar", "fnv1a64:85944171f73967e8"}}) {
+    test::writeFile(dir + "/hash.txt", text);
+    EXPECT_EQ(fileContentHash(dir + "/hash.txt"), hash) << "'" << text << "'";
+  }
+  EXPECT_THROW(fileContentHash(dir + "/no-such-file.stl"), Error);
+}
+
+// A mesh solid is stored by its path and its file's content hash: with the
+// file unchanged the restart is bit-identical; once the file changed, the
+// load is refused naming it (its new geometry would not continue the run);
+// a snapshot without the hash (written before it was recorded) still loads.
+TEST(Snapshot, MeshSolidRestartRefusesAChangedMeshFile) {
+  const std::string dir = test::tempDir();
+  const std::string mesh = dir + "/snap_cube.stl";
+  const std::string cube = test::slurp(std::string(EDDY_TEST_DATA) + "/cube.stl");
+  ASSERT_GT(cube.size(), 100u);
+  test::writeFile(mesh, cube);
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "dam_break";
+  // right in front of the column: the surge hits it at once
+  spec.obstacles = {parseShapeSpec("mesh:file=" + mesh + ":scale=0.03,0.03,0.1:pos=0.075,0.015,0.02")};
+  Params params(sphParamDecl());
+  params.set("spacing", 0.01);
+  params.set("depth", 0.04);
+  const int K = 20;
+  auto straight = makeSimulation(test::context(), spec, params);
+  auto half = makeSimulation(test::context(), spec, params);
+  for (int k = 0; k < 2 * K; ++k) straight->step();
+  for (int k = 0; k < K; ++k) half->step();
+  const std::string path = dir + "/mesh_restart.snap";
+  saveSnapshot(*half, spec, path);
+  half.reset();
+  const Snapshot snap = Snapshot::read(path);
+  auto solids = nlohmann::json::parse(snap.string("sph/solids"));
+  ASSERT_EQ(solids.size(), 1u);
+  EXPECT_EQ(solids[0]["file"], mesh);
+  EXPECT_EQ(solids[0]["file_hash"], fileContentHash(mesh));
+
+  {  // unchanged: bit-identical
+    auto loaded = loadSnapshot(test::context(), snap);
+    for (int k = 0; k < K; ++k) loaded.sim->step();
+    expectSameSphBits(*straight, *loaded.sim);
+  }
+  // The file changed (a smaller cube, still a valid mesh): refused, naming it.
+  std::string smaller = cube;
+  for (size_t at; (at = smaller.find("0.5")) != std::string::npos;) smaller.replace(at, 3, "0.4");
+  test::writeFile(mesh, smaller);
+  const std::string why = loadError(test::slurp(path));
+  EXPECT_NE(why.find(mesh + ": the mesh file changed since the snapshot was saved"), std::string::npos)
+      << why;
+
+  // A snapshot of before the hash was recorded loads (nothing to check) ...
+  nlohmann::json old = solids;
+  old[0].erase("file_hash");
+  const std::string oldBytes = withBlob(snap, "sph/solids", old.dump());
+  EXPECT_EQ(loadError(oldBytes), "");
+  // ... and with the file as it was, continues bit-identically.
+  test::writeFile(mesh, cube);
+  {
+    auto loaded = loadSnapshot(test::context(), Snapshot::parse(oldBytes, "old.snap"));
+    for (int k = 0; k < K; ++k) loaded.sim->step();
+    expectSameSphBits(*straight, *loaded.sim);
+  }
+  // A hash that is not one (or on a primitive) is refused as a bad snapshot.
+  nlohmann::json bad = solids;
+  bad[0]["file_hash"] = "fnv1a64:xyz";
+  std::string e = loadError(withBlob(snap, "sph/solids", bad.dump()));
+  EXPECT_NE(e.find("file_hash"), std::string::npos) << e;
+  bad[0]["file_hash"] = 7;
+  e = loadError(withBlob(snap, "sph/solids", bad.dump()));
+  EXPECT_NE(e.find("solid 0"), std::string::npos) << e;
+  bad = nlohmann::json::array({shapeSpecToJson(parseShapeSpec("box:size=0.03,0.03,0.1:pos=0.075,0.015,0.02"))});
+  bad[0]["body"] = -1;
+  bad[0]["file_hash"] = solids[0]["file_hash"];
+  e = loadError(withBlob(snap, "sph/solids", bad.dump()));
+  EXPECT_NE(e.find("file_hash"), std::string::npos) << e;
+}
+

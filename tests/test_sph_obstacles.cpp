@@ -496,6 +496,30 @@ TEST(SphObstaclesCli, RestartWithAnObstacleIsBitIdenticalForBothSolvers) {
   }
 }
 
+// A snapshot records the content hash of each mesh file: --load of a
+// snapshot whose mesh changed since is refused naming the file, exit 1 (as
+// any snapshot that cannot be restored), and loads again once the file is
+// as it was.
+TEST(SphObstaclesCli, LoadRefusesAMeshFileChangedSinceTheSave) {
+  using eddy::test::run;
+  const std::string dir = eddy::test::tempDir();
+  const std::string mesh = dir + "/cli_changed.stl";
+  const std::string cube = eddy::test::slurp(std::string(EDDY_TEST_DATA) + "/cube.stl");
+  eddy::test::writeFile(mesh, cube);
+  const std::string snap = dir + "/cli_changed.snap";
+  auto r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.01 --set depth=0.04 --quiet "
+                     "--obstacle mesh:file=" + mesh + ":scale=0.03,0.03,0.1:pos=0.075,0.015,0.02 --steps 2 --save " +
+                         snap);
+  ASSERT_EQ(r.code, 0) << r.err;
+  eddy::test::writeFile(mesh, cube + "\n");  // one byte more: the same geometry, another file
+  r = run(kCli, "run --device cpu --quiet --load " + snap + " --steps 1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find(mesh + ": the mesh file changed since the snapshot was saved"), std::string::npos) << r.err;
+  eddy::test::writeFile(mesh, cube);
+  r = run(kCli, "run --device cpu --quiet --load " + snap + " --steps 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST(SphObstaclesCli, ConfigObstaclesRunAndReportBoundaryParticles) {
   using eddy::test::run;
   const std::string dir = eddy::test::tempDir();

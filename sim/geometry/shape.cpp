@@ -7,7 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -89,6 +93,29 @@ std::unique_ptr<Shape> makeShape(const ShapeSpec& spec) {
       return geom::makeMesh(spec.file, spec.scale);
   }
   throw Error("unknown shape kind");
+}
+
+std::string fileContentHash(const std::string& path) {
+  // Only a regular file (opening a FIFO would wait for a writer).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(path + ": cannot hash the file: not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open the file to hash it");
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    const std::streamsize got = in.gcount();
+    for (std::streamsize i = 0; i < got; ++i) {
+      h ^= uint64_t(uint8_t(buf[i]));
+      h *= 0x100000001b3ull;
+    }
+  }
+  if (in.bad() || !in.eof()) throw Error(path + ": read error while hashing the file");
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string("fnv1a64:") + hex;
 }
 
 namespace geom {

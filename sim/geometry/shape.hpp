@@ -80,6 +80,12 @@ class Shape {
 // the file and the problem.
 std::unique_ptr<Shape> makeShape(const ShapeSpec& spec);
 
+// The content hash of a file, as restart snapshots record each mesh file's
+// (a restart must sample the same geometry): "fnv1a64:" followed by the
+// 64-bit FNV-1a hash of the file's bytes in 16 lower-case hex digits. Throws
+// eddy::Error naming the file when it cannot be read.
+std::string fileContentHash(const std::string& path);
+
 // A signed-distance grid of a shape in its local frame, for the device:
 // values at the nodes origin + (i, j, k) * cell, i fastest, covering
 // bounds() grown by `margin` on every side; trilinear interpolation between

@@ -42,6 +42,11 @@ struct SphSetup {
   std::vector<SphSolid> solids;
   // Rigid bodies (sim/sph/bodies.hpp): body b is the solid with body = b.
   std::vector<BodySpec> bodies;
+  // A restart: the content hash (fileContentHash) that the file of mesh
+  // solid k had when the snapshot was saved, by solid index ("" or beyond the
+  // end: not checked). SphSim refuses a mesh file whose content differs: the
+  // restart would sample other geometry and not continue the saved run.
+  std::vector<std::string> meshHashes;
 };
 
 struct SphKernelConfig {

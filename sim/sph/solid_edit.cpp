@@ -60,6 +60,9 @@ size_t editSphSolids(SphState& st, const std::vector<ShapeSpec>& obstacles,
   for (const SphSolid& s : st.setup.solids)
     if (s.body >= 0) solids.push_back(s);
   st.setup.solids = std::move(solids);
+  // Rebuilt from the files as they are now (an edit, not a restart): their
+  // content is not held to the running simulation's.
+  st.setup.meshHashes.clear();
   addSphBodies(st.setup, addBodies, false);
   if (removed == 0) return 0;
   // Every per-particle array (slot order), and the ids renumbered 0 .. n'-1.

@@ -350,10 +350,27 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   // below the surface, SDF grids of cell dx.
   std::vector<SphSolidSamples> solids;
   solids_ = setup.solids;
+  meshHashes_.assign(solids_.size(), std::string());
   const SphTankWalls walls{tank_, phys_.h};
-  for (const auto& so : setup.solids)
+  for (size_t k = 0; k < setup.solids.size(); ++k) {
+    const SphSolid& so = setup.solids[k];
+    if (so.spec.kind == ShapeKind::Mesh) {
+      // Hashed as it is read: a restart snapshot records the geometry this
+      // run sampled (a file that cannot be read: sampleSolid says why).
+      try {
+        meshHashes_[k] = fileContentHash(so.spec.file);
+      } catch (const Error&) {
+      }
+      const std::string& saved = k < setup.meshHashes.size() ? setup.meshHashes[k] : std::string();
+      if (!saved.empty() && !meshHashes_[k].empty() && meshHashes_[k] != saved)
+        throw Error(so.spec.file + ": the mesh file changed since the snapshot was saved (content hash " +
+                    meshHashes_[k] + ", the snapshot recorded " + saved +
+                    "); restarting with other geometry would not continue the saved run: restore "
+                    "the file as it was, or start a new run");
+    }
     solids.push_back(sampleSolid(so, params_.get("boundary_spacing") * setup.spacing, setup.spacing,
                                  params_.get("boundary_inset") * setup.spacing, &walls));
+  }
   particles_ =
       std::make_unique<SphParticles>(ctx, profiler_, setup, cfg_, cap_, phys_.h, solids);
   solver_ = solver(ctx, *particles_, cfg_);
@@ -540,9 +557,12 @@ void SphSim::saveState(SnapshotWriter& out) {
     // The solids as declared (shape specs, JSON): a restart samples them again
     // exactly as this run did (deterministic sampling), so it is bit-identical.
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& so : solids_) {
-      nlohmann::json o = shapeSpecToJson(so.spec);
-      o["body"] = so.body;
+    // A mesh also records its file's content hash: --load refuses a file
+    // that changed since (SphSetup::meshHashes).
+    for (size_t k = 0; k < solids_.size(); ++k) {
+      nlohmann::json o = shapeSpecToJson(solids_[k].spec);
+      o["body"] = solids_[k].body;
+      if (!meshHashes_[k].empty()) o["file_hash"] = meshHashes_[k];
       j.push_back(o);
     }
     out.addString("sph/solids", j.dump());
@@ -635,13 +655,21 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     if (!j.is_array()) snap.fail("sph/solids is not a JSON array");
     for (size_t k = 0; k < j.size(); ++k) {
       SphSolid so;
+      std::string hash;  // a mesh's (older snapshots: none, not checked)
       try {
-        so.spec = shapeSpecFromJson(j[k], "snapshot solid " + std::to_string(k), {}, {"body"});
+        so.spec = shapeSpecFromJson(j[k], "snapshot solid " + std::to_string(k), {}, {"body", "file_hash"});
         so.body = j[k].contains("body") ? j[k]["body"].get<int>() : -1;
+        if (j[k].contains("file_hash")) hash = j[k]["file_hash"].get<std::string>();
       } catch (const std::exception& e) {
         snap.fail(std::string("solid ") + std::to_string(k) + ": " + e.what());
       }
+      if (j[k].contains("file_hash") &&
+          (so.spec.kind != ShapeKind::Mesh || hash.size() != 24 || hash.rfind("fnv1a64:", 0) != 0 ||
+           hash.find_first_not_of("0123456789abcdef", 8) != std::string::npos))
+        snap.fail("solid " + std::to_string(k) + ": file_hash '" + hash +
+                  "' is not a mesh file's content hash (fnv1a64: and 16 hex digits)");
       s.setup.solids.push_back(so);
+      s.setup.meshHashes.push_back(hash);
     }
   }
   if (snap.has("sph/bodies")) {

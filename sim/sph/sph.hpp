@@ -329,6 +329,9 @@ class SphSim : public Simulation {
   std::unique_ptr<SphSolver> solver_;
   std::unique_ptr<SphBodies> bodies_;
   std::vector<SphSolid> solids_;  // as declared (snapshots)
+  // Per solid: its mesh file's content hash when it was read ("" for a
+  // primitive, or a file that could not be hashed), for snapshots.
+  std::vector<std::string> meshHashes_;
   unsigned long long paramsSeen_ = ~0ull;
   double lastDt_ = 0;
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
