@@ -1,5 +1,7 @@
 // Restart snapshots: the container (header, sizes, checksum), corrupt and
 // lying files, and bit-identical continuation of a run.
+#include "body_spec.hpp"
+#include "bodies.hpp"
 #include "dfsph.hpp"
 #include "factory.hpp"
 #include "nbody.hpp"
@@ -479,3 +481,62 @@ TEST(Snapshot, MeshSolidRestartRefusesAChangedMeshFile) {
   EXPECT_NE(e.find("file_hash"), std::string::npos) << e;
 }
 
+// Older eddy wrote kinematic (piston, rotate) bodies with a density or mass,
+// which never had an effect; their snapshots load, the value dropped, and
+// continue bit-identically. New input keeps refusing such a body.
+TEST(Snapshot, KinematicBodyWithADensityFromAnOlderSnapshotLoads) {
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "dam_break";
+  spec.bodies = {parseBodySpec("box:size=0.1,0.01,0.1:pos=0.25,0.1,0.1:motion=rotate:speed=1"),
+                 parseBodySpec("box:size=0.02,0.1,0.18:pos=0.35,0.06,0.1:motion=piston:amplitude=0.01:period=0.5"),
+                 parseBodySpec("box:size=0.02:pos=0.3,0.15,0.1:density=500")};
+  Params params(sphParamDecl());
+  params.set("spacing", 0.02);
+  params.set("depth", 0.2);
+  params.set("column_width", 0.1);
+  params.set("column_height", 0.15);
+  params.setAssignment("solver=dfsph");
+  const int K = 10;
+  auto straight = makeSimulation(test::context(), spec, params);
+  auto half = makeSimulation(test::context(), spec, params);
+  for (int k = 0; k < 2 * K; ++k) straight->step();
+  for (int k = 0; k < K; ++k) half->step();
+  const std::string path = test::tempDir() + "/kinematic_density.snap";
+  saveSnapshot(*half, spec, path);
+  half.reset();
+  const Snapshot snap = Snapshot::read(path);
+  // As an older eddy stored them: the rotating paddle with a density, the
+  // piston with a mass.
+  auto bodies = nlohmann::json::parse(snap.string("sph/bodies"));
+  ASSERT_EQ(bodies.size(), 3u);
+  ASSERT_FALSE(bodies[0].contains("density"));
+  bodies[0]["density"] = 700.0;
+  bodies[1]["mass"] = 3.0;
+  for (int b : {0, 1})  // what --body and a config say to them
+    EXPECT_THROW(bodySpecFromJson(bodies[b], "config.json: bodies[0]"), Error) << bodies[b].dump();
+  const std::string bytes = withBlob(snap, "sph/bodies", bodies.dump());
+  LoadedSimulation loaded;
+  try {
+    loaded = loadSnapshot(test::context(), Snapshot::parse(bytes, "older.snap"));
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  auto& sph = dynamic_cast<SphSim&>(*loaded.sim);
+  ASSERT_NE(sph.bodies(), nullptr);
+  const auto& specs = sph.bodies()->specs();
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].density, 0.0);
+  EXPECT_EQ(specs[1].mass, 0.0);
+  EXPECT_EQ(specs[2].density, 500.0);  // a floating body keeps its own
+  EXPECT_EQ(specs[0], spec.bodies[0]);
+  EXPECT_EQ(specs[1], spec.bodies[1]);
+  for (int k = 0; k < K; ++k) loaded.sim->step();
+  expectSameSphBits(*straight, *loaded.sim);
+  // The next snapshot stores the bodies as this eddy takes them.
+  const std::string again = test::tempDir() + "/kinematic_density_again.snap";
+  saveSnapshot(*loaded.sim, loaded.spec, again);
+  const auto resaved = nlohmann::json::parse(Snapshot::read(again).string("sph/bodies"));
+  EXPECT_FALSE(resaved[0].contains("density")) << resaved[0].dump();
+  EXPECT_FALSE(resaved[1].contains("mass")) << resaved[1].dump();
+}

@@ -171,7 +171,10 @@ std::string bodySpecToString(const BodySpec& b) {
   return s;
 }
 
-BodySpec bodySpecFromJson(const json& j, const std::string& where, const std::string& baseDir) {
+namespace {
+
+BodySpec bodyFromJson(const json& j, const std::string& where, const std::string& baseDir,
+                      bool dropKinematicMass) {
   BodySpec b;
   b.shape = shapeSpecFromJson(j, where, baseDir, {"density", "mass", "motion"});
   auto fail = [&](const std::string& key, const std::string& why) {
@@ -228,8 +231,19 @@ BodySpec bodySpecFromJson(const json& j, const std::string& where, const std::st
       fail("motion", "expected \"floating\", {\"piston\": {...}} or {\"rotate\": {...}}");
     }
   }
+  if (dropKinematicMass && b.motion != BodyMotion::Floating) b.density = b.mass = 0;
   check(b, fail);
   return b;
+}
+
+}  // namespace
+
+BodySpec bodySpecFromJson(const json& j, const std::string& where, const std::string& baseDir) {
+  return bodyFromJson(j, where, baseDir, false);
+}
+
+BodySpec bodySpecFromSnapshotJson(const json& j, const std::string& where) {
+  return bodyFromJson(j, where, {}, true);
 }
 
 json bodySpecToJson(const BodySpec& b) {

@@ -71,5 +71,11 @@ std::string bodySpecToString(const BodySpec& b);
 BodySpec bodySpecFromJson(const nlohmann::json& j, const std::string& where,
                           const std::string& baseDir = {});
 nlohmann::json bodySpecToJson(const BodySpec& b);
+// A body as a restart snapshot stores it (bodySpecToJson): bodySpecFromJson,
+// except that a kinematic (piston, rotate) body's density or mass is dropped
+// instead of refused. Snapshots written before eddy refused them hold such
+// bodies, and the value never had an effect (the snapshot's body state
+// holds the mass the run used).
+BodySpec bodySpecFromSnapshotJson(const nlohmann::json& j, const std::string& where);
 
 }  // namespace eddy

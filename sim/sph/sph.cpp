@@ -683,7 +683,7 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     std::vector<BodySpec> bodies;
     try {
       for (size_t b = 0; b < specs.size(); ++b)
-        bodies.push_back(bodySpecFromJson(specs[b], "body " + std::to_string(b)));
+        bodies.push_back(bodySpecFromSnapshotJson(specs[b], "body " + std::to_string(b)));
     } catch (const Error& e) {
       snap.fail(e.what());
     }
