@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 using eddy::test::run;
 
 namespace {
@@ -116,6 +118,24 @@ TEST(Cli, MalformedSnapshotsAreRejected) {
   expectUsageError("run --load " + dir + "/short.snap --device cpu", "truncated", 1);
   expectUsageError("run --load " + dir + "/none.snap --device cpu", "none.snap: cannot open snapshot", 1);
   expectUsageError("run --load " + dir + " --device cpu", "not a regular file", 1);
+  expectUsageError("run --load /dev/null --device cpu", "/dev/null: not a regular file", 1);
+}
+
+// A FIFO is no snapshot (nor a mesh): refused at once. Opening one for
+// reading waits for a writer, and eddy-cli catches SIGTERM, so this hung
+// for good. (`timeout -s KILL` only ends a regression: exit 137.)
+TEST(Cli, AFifoIsRefusedAsSnapshotOrMeshInsteadOfHanging) {
+  const std::string dir = eddy::test::tempDir();
+  const std::string fifo = dir + "/cli.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string cli = "timeout -s KILL 120 " + kCli;
+  auto r = run(cli, "run --device cpu --load " + fifo + " --steps 1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find(fifo + ": not a regular file"), std::string::npos) << r.err;
+  r = run(cli, "run --device cpu --sim sph --set spacing=0.01 --set depth=0.04 --steps 1 --obstacle mesh:file=" +
+                   fifo + ":scale=0.03:pos=0.2,0.05,0.02");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(fifo + ": cannot read mesh: not a regular file"), std::string::npos) << r.err;
 }
 
 TEST(Cli, SaveLoadContinuesBitIdentically) {

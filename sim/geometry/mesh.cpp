@@ -26,7 +26,9 @@ using Tri = std::array<int, 3>;
 std::vector<Vec3d> readTriangles(const std::string& file, const Vec3d& scale) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) throw Error(file + ": cannot read mesh: no such file");
-  if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0)
+  // A folder, device or FIFO is no mesh (Assimp would wait forever on a FIFO).
+  if (!std::filesystem::is_regular_file(file, ec)) throw Error(file + ": cannot read mesh: not a regular file");
+  if (std::filesystem::file_size(file, ec) == 0)
     throw Error(file + ": mesh is empty (an empty file, no triangles)");
   Assimp::Importer importer;
   const aiScene* scene = importer.ReadFile(file, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);

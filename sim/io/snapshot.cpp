@@ -4,6 +4,8 @@
 
 #include <array>
 #include <bit>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -156,11 +158,14 @@ Snapshot Snapshot::parse(std::string bytes, std::string source) {
 }
 
 Snapshot Snapshot::read(const std::string& path) {
+  // The type first: opening a FIFO waits for a writer (forever), and a
+  // device or folder is no snapshot either.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(path + ": cannot open snapshot (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open snapshot");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw Error(path + ": not a regular file");
   const uint64_t fileSize = uint64_t(st.st_size);
   // Header first: magic, version and the recorded size must agree with the
   // file before its body is read into memory.
