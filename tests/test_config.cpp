@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 using namespace eddy;
 
 namespace {
@@ -171,4 +173,27 @@ TEST(Config, CliRejectsBadConfigsWithExitCode2) {
   r = test::run(kCli, "run --config");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--config needs a value"), std::string::npos) << r.err;
+}
+
+// A relative mesh path in a config file is relative to the file's folder and
+// is stored absolute, whatever the working directory: a config given as a
+// relative path (--config sub/c.json) used to leave "sub/m.stl", which a
+// snapshot of the run kept and a --load from another folder could not find.
+TEST(Config, RelativeMeshPathsBecomeAbsoluteFromTheConfigsFolder) {
+  const std::string text = R"({"sim": "sph", "scene": "dam_break",
+    "obstacles": [{"shape": "mesh", "file": "m.stl", "position": [0.1, 0.05, 0.004]}],
+    "bodies": [{"shape": "mesh", "file": "../b.stl", "position": [0.3, 0.15, 0.004], "density": 500}]})";
+  const RunConfig c = parseConfig(text, "sub/c.json");
+  ASSERT_EQ(c.obstacles.size(), 1u);
+  ASSERT_EQ(c.bodies.size(), 1u);
+  const auto cwd = std::filesystem::current_path();
+  EXPECT_EQ(c.obstacles[0].file, (cwd / "sub" / "m.stl").lexically_normal().string());
+  EXPECT_EQ(c.bodies[0].shape.file, (cwd / "b.stl").lexically_normal().string());
+  // An absolute config path and an absolute mesh path as they are.
+  const RunConfig d = parseConfig(R"({"sim": "sph", "obstacles": [{"shape": "mesh", "file": "/m/x.stl"}]})",
+                                  "/cases/c.json");
+  EXPECT_EQ(d.obstacles[0].file, "/m/x.stl");
+  const RunConfig e = parseConfig(R"({"sim": "sph", "obstacles": [{"shape": "mesh", "file": "x.stl"}]})",
+                                  "/cases/c.json");
+  EXPECT_EQ(e.obstacles[0].file, "/cases/x.stl");
 }

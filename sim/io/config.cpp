@@ -153,6 +153,19 @@ ProbeSpec probeSpecFromJson(const nlohmann::json& v, const KeyMessage& message) 
   return p;
 }
 
+namespace {
+
+// The folder a relative mesh path in the config file `source` is taken from:
+// the file's folder, made absolute, so that the run (and its snapshots, which
+// store the path) finds the mesh from any working directory later.
+std::string configFolder(const std::string& source) {
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(std::filesystem::path(source), ec);
+  return (ec ? std::filesystem::path(source) : abs).parent_path().lexically_normal().string();
+}
+
+}  // namespace
+
 RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (nestingDepth(text) > 16)
     throw Error(source + ": nested deeper than 16 levels; a config is a flat object with \"params\"");
@@ -253,7 +266,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (j.contains("diag")) c.diag = r.string(j["diag"], "diag");
   if (j.contains("bodies")) {
     if (!j["bodies"].is_array()) r.fail("bodies", "expected an array of body objects, got " + typeName(j["bodies"]));
-    const std::string dir = std::filesystem::path(source).parent_path().string();
+    const std::string dir = configFolder(source);
     for (size_t i = 0; i < j["bodies"].size(); ++i)
       c.bodies.push_back(bodySpecFromJson(j["bodies"][i], source + ": bodies[" + std::to_string(i) + "]", dir));
   }
@@ -293,9 +306,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
     const SimulationType* type = findSimulationType(sim);
     if (!type || !type->takesObstacles) r.fail("obstacles", sim + " has no obstacles");
     if (!o.is_array()) r.fail("obstacles", "expected an array of shape objects, got " + typeName(o));
-    // A relative mesh path is relative to the config file's folder.
-    const auto slash = source.rfind('/');
-    const std::string dir = slash == std::string::npos ? std::string() : source.substr(0, slash);
+    const std::string dir = configFolder(source);
     for (size_t i = 0; i < o.size(); ++i)
       c.obstacles.push_back(
           shapeSpecFromJson(o[i], source + ": obstacles[" + std::to_string(i) + "]", dir));
