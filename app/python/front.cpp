@@ -88,6 +88,41 @@ void checkSolidsAndProbes(const std::string& sim, const SceneSpec& spec,
   checkCadence(probes, every, dt);
 }
 
+// Mesh files as absolute paths (eddy-cli's --obstacle and --body do the same):
+// a snapshot records the path, and load() from another working folder must
+// still find the file. A relative path is relative to the current folder (a
+// config file's paths are already relative to the file's folder).
+std::vector<ShapeSpec> absoluteMeshPaths(std::vector<ShapeSpec> v) {
+  for (ShapeSpec& s : v)
+    if (s.kind == ShapeKind::Mesh && !s.file.empty() && std::filesystem::path(s.file).is_relative()) {
+      std::error_code ec;
+      const auto abs = std::filesystem::absolute(s.file, ec);
+      if (!ec) s.file = abs.lexically_normal().string();
+    }
+  return v;
+}
+
+std::vector<BodySpec> absoluteMeshPaths(std::vector<BodySpec> v) {
+  for (BodySpec& b : v) b.shape = absoluteMeshPaths({b.shape}).front();
+  return v;
+}
+
+// The type's host-only checks of the scene (checkSceneSpec: parameters that
+// contradict each other, solids outside the tank, a floating body thinner
+// than a spacing, a mesh file that cannot be read), before the device is
+// opened; ValueErrors as eddy-cli's usage errors, a solid's named by its
+// keyword and item ("bodies[0]: ..."; `keyPrefix` "config: key " for from_config).
+void checkScene(const SceneSpec& spec, const Params& params, const std::string& keyPrefix) {
+  try {
+    checkSceneSpec(spec, params);
+  } catch (const SolidSpecError& e) {
+    const std::string key = std::string(e.body ? "bodies[" : "obstacles[") + std::to_string(e.index) + "]";
+    throw ArgumentError(keyPrefix.empty() ? key + ": " + e.what() : keyPrefix + "'" + key + "': " + e.what());
+  } catch (const Error& e) {
+    throw ArgumentError(e.what());
+  }
+}
+
 }  // namespace
 
 double paramValue(const Params& params, const std::string& key, const ParamValue& v) {
@@ -141,9 +176,10 @@ std::unique_ptr<Front> Front::build(const BuildArgs& args) {
   f->spec_.scene = args.scene;
   f->spec_.n = args.n ? size_t(*args.n) : 0;
   f->spec_.icPath = args.ic;
-  f->spec_.obstacles = args.obstacles;
-  f->spec_.bodies = args.bodies;
+  f->spec_.obstacles = absoluteMeshPaths(args.obstacles);
+  f->spec_.bodies = absoluteMeshPaths(args.bodies);
   checkSolidsAndProbes(sim, f->spec_, args.probes, args.probeEvery, args.probeDt);
+  checkScene(f->spec_, params, "");
   f->ctx_ = std::make_unique<Context>(args.device);
   f->sim_ = makeSimulation(*f->ctx_, f->spec_, params);
   f->startProbes(args.probes, true, args.probeEvery, args.probeDt);
@@ -163,9 +199,10 @@ std::unique_ptr<Front> Front::fromConfig(const RunConfig& c, const std::string& 
   f->spec_.scene = c.scene.value_or("");
   f->spec_.n = c.n.value_or(0);
   f->spec_.icPath = c.ic.value_or("");
-  f->spec_.obstacles = c.obstacles;
-  f->spec_.bodies = c.bodies;
+  f->spec_.obstacles = absoluteMeshPaths(c.obstacles);
+  f->spec_.bodies = absoluteMeshPaths(c.bodies);
   checkSolidsAndProbes(sim, f->spec_, c.probes, c.probeEvery, c.probeDt);
+  checkScene(f->spec_, params, "config: key ");
   f->config_ = c;
   f->ctx_ = std::make_unique<Context>(dev);
   f->sim_ = makeSimulation(*f->ctx_, f->spec_, params);

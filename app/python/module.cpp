@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -211,7 +212,20 @@ struct ParamsView {
   void set(const std::string& key, py::handle value) {
     Busy busy(*core);
     const double v = paramValue(params(), key, toParamValue(value));
+    Params trial = params();
+    trial.set(key, v);
+    checkTogether(trial);
     core->front->setParam(key, v);
+  }
+  // Values that contradict each other (min_dt above max_dt, min_iterations
+  // above max_iterations) are refused as building a scene refuses them: the
+  // solver would clamp to an empty range. update() sets a pair at once.
+  void checkTogether(const Params& trial) {
+    try {
+      checkParamsTogether(core->front->spec().sim, trial);
+    } catch (const Error& e) {
+      throw ArgumentError(std::string(e.what()) + " (set both at once with params.update({...}))");
+    }
   }
   std::vector<std::string> keys() {
     std::vector<std::string> k;
@@ -229,12 +243,28 @@ struct ParamsView {
 // ---- The Simulation object. ----
 
 struct PySimulation {
-  CorePtr core;
-
-  explicit PySimulation(std::unique_ptr<Front> f) : core(std::make_shared<Core>()) {
-    core->front = std::move(f);
+  explicit PySimulation(std::unique_ptr<Front> f) : corePtr_(std::make_shared<Core>()), made_(kMade) {
+    corePtr_->front = std::move(f);
   }
-  Front& front() { return *core->front; }
+  // pybind11 allocates the object with this operator new, also for
+  // eddy.Simulation.__new__(eddy.Simulation) without __init__, after which a
+  // method finds it unconstructed: zeroed, made_ tells (not garbage memory).
+  static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
+  static void operator delete(void* p) { ::operator delete(p); }
+
+  Core& core() { return *shared(); }
+  const CorePtr& shared() {
+    if (made_ != kMade)
+      throw Error("this eddy.Simulation was never made: create one with eddy.Simulation(...), "
+                  "eddy.Simulation.load() or eddy.Simulation.from_config()");
+    return corePtr_;
+  }
+  Front& front() { return *core().front; }
+
+ private:
+  static constexpr uint64_t kMade = 0x656464792d73696dULL;
+  CorePtr corePtr_;
+  uint64_t made_ = 0;
 };
 
 std::vector<std::pair<std::string, ParamValue>> paramList(const py::object& params) {
@@ -279,6 +309,60 @@ std::string optionalText(const py::object& o, const char* what) {
   return py::str(py::module_::import("os").attr("fspath")(o));
 }
 
+// A dict (a spec, a config) as JSON, converted here rather than by
+// json.dumps, whose NaN/Infinity are no JSON (the parser's message then named
+// neither the key nor the problem) and which refuses NumPy scalars and
+// arrays. Numbers are Python's int and float and anything with __index__ or
+// __float__; a sequence is a list or a tuple; anything with tolist() (NumPy
+// arrays and scalars) is what that returns. Errors: "WHERE: key 'PATH': ..." as the config
+// file's.
+nlohmann::json toJson(py::handle h, const std::string& where, const std::string& path = "",
+                      int depth = 0) {
+  auto fail = [&](const std::string& why) -> ArgumentError {
+    return ArgumentError(where + (path.empty() ? "" : ": key '" + path + "'") + ": " + why);
+  };
+  if (depth > 32) throw fail("nested deeper than 32 levels (a circular reference?)");
+  if (h.is_none()) return nullptr;
+  if (py::isinstance<py::bool_>(h)) return h.cast<bool>();
+  if (py::isinstance<py::str>(h)) return h.cast<std::string>();
+  if (py::isinstance<py::dict>(h)) {
+    nlohmann::json o = nlohmann::json::object();
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(h)) {
+      if (!py::isinstance<py::str>(k))
+        throw fail(std::string("keys must be strings, got ") + Py_TYPE(k.ptr())->tp_name);
+      const std::string key = k.cast<std::string>();
+      o[key] = toJson(v, where, path.empty() ? key : path + "." + key, depth + 1);
+    }
+    return o;
+  }
+  if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
+    nlohmann::json a = nlohmann::json::array();
+    size_t i = 0;
+    for (auto v : h) a.push_back(toJson(v, where, path + "[" + std::to_string(i++) + "]", depth + 1));
+    return a;
+  }
+  // NumPy arrays and scalars (before __index__: a one-element array has one)
+  if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && py::hasattr(h, "tolist"))
+    return toJson(h.attr("tolist")(), where, path, depth + 1);
+  if (PyIndex_Check(h.ptr())) {  // int and its kind
+    const py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr()));
+    if (!i) throw py::error_already_set();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (!overflow) return v;
+    return PyLong_AsDouble(i.ptr());  // beyond 64 bits: a (finite) double or an error below
+  }
+  if (PyFloat_Check(h.ptr()) || (PyNumber_Check(h.ptr()) && py::hasattr(h, "__float__"))) {
+    const double d = PyFloat_AsDouble(h.ptr());
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    if (!std::isfinite(d))
+      throw fail(py::repr(h).cast<std::string>() + " is not a finite number");
+    return d;
+  }
+  throw fail(std::string("expected a number, a string, a bool, a list or a dict, got ") +
+             Py_TYPE(h.ptr())->tp_name);
+}
+
 // A list of solids or probes, each item a string in the command line's
 // syntax (--obstacle / --body / --probe SPEC) or a dict of the config file's
 // structure (its "obstacles" / "bodies" / "probes" entries). Errors name the
@@ -298,15 +382,12 @@ std::vector<Spec> specList(const py::object& list, const char* what, FromText fr
       if (py::isinstance<py::str>(item)) {
         out.push_back(fromText(item.cast<std::string>()));
       } else if (py::isinstance<py::dict>(item)) {
-        const std::string text = py::module_::import("json").attr("dumps")(item).cast<std::string>();
-        out.push_back(fromJson(nlohmann::json::parse(text), where));
+        out.push_back(fromJson(toJson(item, where), where));
       } else {
         throw ArgumentError(where + ": expected a string or a dict, got " + Py_TYPE(item.ptr())->tp_name);
       }
     } catch (const ArgumentError&) {
       throw;
-    } catch (const py::error_already_set& e) {
-      throw ArgumentError(where + ": not JSON-serialisable: " + e.what());
     } catch (const std::exception& e) {
       const std::string msg = e.what();
       throw ArgumentError(msg.rfind(where, 0) == 0 ? msg : where + ": " + msg);
@@ -461,6 +542,9 @@ PYBIND11_MODULE(eddy, m) {
             for (const auto& [k, val] : paramList(values))
               checked.emplace_back(k, paramValue(v.params(), k, val));
             Params trial = v.params();
+            for (const auto& [k, val] : checked) trial.set(k, val);
+            v.checkTogether(trial);
+            trial = v.params();
             for (const auto& [k, val] : checked) {
               const ParamDesc* d = trial.find(k);
               if (d && d->rebuild && trial.get(k) != val)
@@ -517,9 +601,7 @@ PYBIND11_MODULE(eddy, m) {
             RunConfig c;
             try {
               if (py::isinstance<py::dict>(config)) {
-                const std::string text =
-                    py::module_::import("json").attr("dumps")(config).cast<std::string>();
-                c = parseConfig(text, "config");
+                c = parseConfig(toJson(config, "config").dump(), "config");
               } else {
                 c = loadConfig(pathText(config, "from_config"));
               }
@@ -527,8 +609,6 @@ PYBIND11_MODULE(eddy, m) {
               throw;
             } catch (const Error& e) {
               throw ArgumentError(e.what());  // eddy-cli: a --config problem is a usage error
-            } catch (const py::error_already_set& e) {
-              throw ArgumentError(std::string("config: not JSON-serialisable: ") + e.what());
             }
             const std::string dev = optionalText(device, "device");
             return PySimulation(released([&] { return Front::fromConfig(c, dev); }));
@@ -559,7 +639,7 @@ PYBIND11_MODULE(eddy, m) {
           "step",
           [](PySimulation& s, const py::object& n) {
             const long long v = wholeNumber(n, "step", kLimitSteps.min, kLimitSteps.max);
-            advance(*s.core, uint64_t(v), std::nullopt, kDefaultCheckEvery);
+            advance(s.core(), uint64_t(v), std::nullopt, kDefaultCheckEvery);
           },
           py::arg("n") = 1,
           "Advances n steps (GIL released; Ctrl-C stops at a step boundary and raises "
@@ -573,7 +653,7 @@ PYBIND11_MODULE(eddy, m) {
                 << formatNumber(kMaxUntil) << "]";
               throw ArgumentError(o.str());
             }
-            advance(*s.core, 0, t, kDefaultCheckEvery);
+            advance(s.core(), 0, t, kDefaultCheckEvery);
           },
           py::arg("t"),
           "Steps until the simulated time reaches t (the first step with time >= t; nothing "
@@ -582,21 +662,21 @@ PYBIND11_MODULE(eddy, m) {
       .def_property_readonly(
           "time",
           [](PySimulation& s) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             return released([&] { return s.front().sim().syncTime(); });
           },
           "Simulated time (SPH: read from the device clock).")
       .def_property_readonly(
           "steps",
           [](PySimulation& s) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             return s.front().sim().steps();
           },
           "Steps taken since the scene was built (a loaded snapshot keeps its count).")
       .def_property_readonly(
           "n",
           [](PySimulation& s) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             return s.front().sim().size();
           },
           "Particle count.")
@@ -610,7 +690,7 @@ PYBIND11_MODULE(eddy, m) {
           [](PySimulation& s) { return deviceDict(s.front().sim().context().info()); },
           "The OpenCL device it runs on, as a dict (as eddy.devices()).")
       .def_property_readonly(
-          "params", [](PySimulation& s) { return ParamsView{s.core}; },
+          "params", [](PySimulation& s) { return ParamsView{s.shared()}; },
           "The parameters, a dict-like view (eddy.Params).")
       .def_property_readonly(
           "config",
@@ -623,8 +703,8 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "positions",
           [](PySimulation& s) {
-            Busy busy(*s.core);
-            ParticleState st = readState(*s.core);
+            Busy busy(s.core());
+            ParticleState st = readState(s.core());
             const size_t n = st.size();
             return floatArray(std::move(st.positions), n, 3);
           },
@@ -632,16 +712,16 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "velocities",
           [](PySimulation& s) {
-            Busy busy(*s.core);
-            ParticleState st = readState(*s.core);
+            Busy busy(s.core());
+            ParticleState st = readState(s.core());
             return takeField(st, "velocity");
           },
           "Velocities, shape (n, 3), float32 as stored.")
       .def(
           "field",
           [](PySimulation& s, const std::string& name) {
-            Busy busy(*s.core);
-            ParticleState st = readState(*s.core);
+            Busy busy(s.core());
+            ParticleState st = readState(s.core());
             return takeField(st, name);
           },
           py::arg("name"),
@@ -649,17 +729,17 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "fields",
           [](PySimulation& s) {
-            Busy busy(*s.core);
-            if (!s.core->fieldNamesKnown) readState(*s.core);
-            return s.core->fieldNames;
+            Busy busy(s.core());
+            if (!s.core().fieldNamesKnown) readState(s.core());
+            return s.core().fieldNames;
           },
           "The names of the per-particle fields (\"velocity\", then e.g. \"density\", "
           "\"pressure\" or \"mass\").")
       .def(
           "state",
           [](PySimulation& s) {
-            Busy busy(*s.core);
-            ParticleState st = readState(*s.core);
+            Busy busy(s.core());
+            ParticleState st = readState(s.core());
             const size_t n = st.size();
             py::dict out;
             out["step"] = st.step;
@@ -676,13 +756,13 @@ PYBIND11_MODULE(eddy, m) {
             // s.density(), s.pressure(), s.mass(): the fields by name.
             auto& s = self.cast<PySimulation&>();
             if (!name.empty() && name[0] != '_') {
-              bool known = s.core->fieldNamesKnown;
+              bool known = s.core().fieldNamesKnown;
               if (!known) {
-                Busy busy(*s.core);
-                readState(*s.core);
+                Busy busy(s.core());
+                readState(s.core());
                 known = true;
               }
-              const auto& names = s.core->fieldNames;
+              const auto& names = s.core().fieldNames;
               if (std::find(names.begin(), names.end(), name) != names.end())
                 return py::cpp_function([self, name]() { return self.attr("field")(name); });
             }
@@ -691,7 +771,7 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "probes",
           [](PySimulation& s) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             const auto rows = released([&] { return s.front().probeRows(); });
             const auto& specs = s.front().probes();
             py::dict out;
@@ -724,7 +804,7 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "bodies",
           [](PySimulation& s) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             Simulation& sim = s.front().sim();
             const auto columns = sim.objectColumns();
             const auto rows = released([&] { return sim.objectRows(); });
@@ -742,7 +822,7 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "diagnostics",
           [](PySimulation& s) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             const auto row = released([&] { return s.front().diagnostics(); });
             py::dict out;
             for (const auto& [k, v] : row) out[k.c_str()] = v;
@@ -752,7 +832,7 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "profile",
           [](PySimulation& s, bool reset) {
-            Busy busy(*s.core);
+            Busy busy(s.core());
             Profiler& p = s.front().sim().profiler();
             released([&] {
               p.collect(true);
@@ -781,7 +861,7 @@ PYBIND11_MODULE(eddy, m) {
           "save",
           [](PySimulation& s, const py::object& path) {
             const std::string p = pathText(path, "save");
-            Busy busy(*s.core);
+            Busy busy(s.core());
             released([&] {
               s.front().save(p);
               return 0;
@@ -792,14 +872,14 @@ PYBIND11_MODULE(eddy, m) {
           "export_vtk",
           [](PySimulation& s, const py::object& dir, bool overwrite) {
             const std::string d = pathText(dir, "export_vtk");
-            Busy busy(*s.core);
+            Busy busy(s.core());
             return released([&] { return s.front().exportVtk(d, overwrite); });
           },
           py::arg("dir"), py::kw_only(), py::arg("overwrite") = false,
           "Writes the current state as a ParaView frame DIR/step_<step>.vtp and lists it in "
           "DIR/eddy.pvd (later calls extend the series); returns the .pvd's path.")
       .def("__repr__", [](PySimulation& s) {
-        std::unique_lock<std::mutex> lock(s.core->mutex, std::try_to_lock);
+        std::unique_lock<std::mutex> lock(s.core().mutex, std::try_to_lock);
         if (!lock.owns_lock())
           return "<eddy.Simulation sim=" + s.front().spec().sim + " (running)>";
         std::ostringstream o;

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from conftest import NBODY_N, SPH_SMALL, cli_error, run_cli
+from conftest import NBODY_N, REPO, SPH_SMALL, cli_error, run_cli
 
 
 # ---- module-level functions -------------------------------------------------
@@ -565,3 +565,116 @@ def test_obstacles_and_bodies_as_keywords_and_config(eddy, tmp_path):
         eddy.Simulation(sim="sph", params=params, obstacles=[3])
 
 
+
+
+# ---- hostile input to the SPH features (solvers, solids, probes) ------------
+
+def test_scene_checks_are_value_errors_before_the_device(eddy, tmp_path):
+    # eddy-cli refuses these with exit 2 before it opens a device; the module
+    # raised eddy.Error (a RuntimeError) from the device's build, without the
+    # keyword and item.
+    params = {"spacing": 0.005, "depth": 0.04}
+    cases = [
+        (dict(bodies=["box:size=0.02:pos=3,0.1,0.02:density=500"]),
+         r"^bodies\[0\]: body box:.* does not fit in the tank"),
+        (dict(bodies=[BODY, {"shape": "box", "size": [0.002, 0.02, 0.02], "position": [0.1, 0.1, 0.02],
+                             "density": 500}]),
+         r"^bodies\[1\]: .*at least 1 particle spacing across"),
+        (dict(obstacles=[BOX, "sphere:d=0.02:pos=3,3,3"]), r"^obstacles\[1\]: .*entirely outside the tank"),
+        (dict(obstacles=[{"shape": "mesh", "file": str(tmp_path / "missing.stl")}]),
+         r"^obstacles\[0\]: .*missing\.stl: cannot read mesh: no such file"),
+        (dict(obstacles=["mesh:file=" + str(REPO / "tests/data/empty.stl")]),
+         r"^obstacles\[0\]: .*empty\.stl: "),
+        (dict(bodies=["mesh:file=" + str(tmp_path) + ":density=500"]), r"^bodies\[0\]: .*cannot read mesh"),
+        (dict(params={**params, "solver": "dfsph", "min_dt": 0.001, "max_dt": 0.0001}),
+         r"min_dt = 0.001 and max_dt = 1e-04 contradict each other"),
+        (dict(params={**params, "min_iterations": 50, "max_iterations": 10}),
+         r"min_iterations = 50 and max_iterations = 10 contradict"),
+        (dict(scene="wave_tank", params={"spacing": 0.1}),
+         r"wave_tank: bodies = 4 .*at least 1 particle spacing across"),
+    ]
+    for kwargs, message in cases:
+        kwargs = {"params": params, **kwargs}
+        with pytest.raises(ValueError, match=message):
+            eddy.Simulation(sim="sph", **kwargs)
+    cfg = {"sim": "sph", "params": params, "bodies": [BODY, {**BODY, "position": [0.3, 0.5, 0.02]}]}
+    with pytest.raises(ValueError, match=r"^config: key 'bodies\[1\]': body .* y extent"):
+        eddy.Simulation.from_config(cfg)
+
+
+def test_relative_mesh_paths_survive_a_change_of_folder(eddy, tmp_path, monkeypatch):
+    # As eddy-cli's --obstacle/--body: a relative mesh path is made absolute,
+    # so that a snapshot loaded from another folder finds the file.
+    monkeypatch.chdir(REPO)
+    s = eddy.Simulation(sim="sph", params={"spacing": 0.005, "depth": 0.04},
+                        obstacles=[{"shape": "mesh", "file": "tests/data/cube.stl", "scale": 0.02,
+                                    "position": [0.2, 0.01, 0.02]}],
+                        bodies=["mesh:file=tests/data/icosphere.stl:scale=0.01:pos=0.3,0.1,0.02:density=500"])
+    s.step(2)
+    snap = tmp_path / "mesh.snap"
+    s.save(snap)
+    monkeypatch.chdir(tmp_path)
+    r = eddy.Simulation.load(snap)
+    s.step(2)
+    r.step(2)
+    np.testing.assert_array_equal(s.positions(), r.positions())
+
+
+def test_contradicting_parameters_are_refused_live(eddy):
+    # Building a scene refuses min_dt > max_dt; a live change let it through,
+    # and the device clamped dt to an empty range.
+    s = eddy.Simulation(sim="sph", params={**SPH_SMALL, "solver": "dfsph"})
+    with pytest.raises(ValueError, match="min_dt = 0.01 and max_dt = 0.001 contradict each other"):
+        s.params["min_dt"] = 0.01
+    with pytest.raises(ValueError, match="max_iterations = 1 contradict"):
+        s.params.update({"max_iterations": 1, "viscosity": 0.02})
+    assert s.params["min_dt"] == 1e-6 and s.params["max_iterations"] == 100
+    s.params.update({"min_dt": 0.0005, "max_dt": 0.0006})  # both at once is fine
+    s.step(2)
+    assert 0.0005 <= s.diagnostics()["dt"] <= 0.0006 * (1 + 1e-6)
+
+
+def test_spec_dicts_with_non_finite_or_numpy_numbers(eddy):
+    # NaN/inf went through json.dumps as NaN/Infinity, which the JSON parser
+    # refused with a parse error naming neither key nor problem; NumPy scalars
+    # and arrays were "not JSON-serialisable".
+    bad = [
+        (dict(obstacles=[{"shape": "box", "size": [0.02, float("nan"), 0.02]}]),
+         r"^obstacles\[0\]: key 'size\[1\]': nan is not a finite number$"),
+        (dict(probes=[{"type": "level", "name": "A", "x": float("inf"), "z": 0.004}]),
+         r"^probes\[0\]: key 'x': inf is not a finite number$"),
+        (dict(bodies=[{"shape": "box", "size": [0.02] * 3, "position": [0.3, 0.1, 0.005],
+                       "motion": {"piston": {"amplitude": -math.inf, "period": 1}}}]),
+         r"^bodies\[0\]: key 'motion.piston.amplitude': -inf is not a finite number$"),
+        (dict(obstacles=[{"shape": object()}]), r"^obstacles\[0\]: key 'shape': expected a number, .* got object"),
+        (dict(obstacles=[{1: "box"}]), r"^obstacles\[0\]: keys must be strings, got int"),
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(ValueError, match=message):
+            eddy.Simulation(sim="sph", params=SPH_SMALL, **kwargs)
+    loop = {"shape": "box"}
+    loop["size"] = loop
+    with pytest.raises(ValueError, match="nested deeper than 32 levels"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, obstacles=[loop])
+    with pytest.raises(ValueError, match=r"^config: key 'params.spacing': nan is not a finite number$"):
+        eddy.Simulation.from_config({"sim": "sph", "params": {"spacing": float("nan")}})
+    # NumPy values are numbers and lists.
+    params = {"spacing": 0.005, "depth": 0.04}
+    a = eddy.Simulation(sim="sph", params=params, obstacles=[BOX],
+                        probes=[{"type": "level", "name": "L", "x": np.float32(0.25), "z": np.float64(0.02)}])
+    b = eddy.Simulation(sim="sph", params=params, probe_every=np.int64(10),
+                        obstacles=[{"shape": "box", "size": np.array([0.02, 0.03, 0.02]),
+                                    "position": np.array([0.03, 0.015, 0.02])}],
+                        probes=["level:L:0.25,0.02"])
+    assert a.n == b.n and a.probe_specs == b.probe_specs
+
+
+def test_a_simulation_never_made_raises_instead_of_crashing(eddy, tmp_path):
+    # Simulation.__new__ without __init__: pybind11 handed the methods
+    # uninitialised memory (save() segfaulted).
+    u = eddy.Simulation.__new__(eddy.Simulation)
+    for call in (lambda: u.step(), lambda: u.save(tmp_path / "x.snap"), lambda: u.positions(),
+                 lambda: u.probes(), lambda: u.bodies(), lambda: u.params, lambda: u.time, lambda: repr(u),
+                 lambda: u.probe_specs, lambda: u.density):
+        with pytest.raises(eddy.Error, match="never made"):
+            call()
