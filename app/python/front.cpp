@@ -69,7 +69,8 @@ void checkCadence(const std::vector<ProbeSpec>& probes, std::optional<unsigned l
     throw ArgumentError("probe_every: " + std::to_string(*every) + " is out of range [" +
                         std::to_string(kLimitEvery.min) + ", " + std::to_string(kLimitEvery.max) + "]");
   if (dt && !(*dt > 0 && *dt <= kMaxUntil))
-    throw ArgumentError("probe_dt: " + formatNumber(*dt) + " must be > 0 (simulated seconds)");
+    throw ArgumentError("probe_dt: " + formatNumber(*dt) + " is out of range: must be > 0 and at most " +
+                        formatNumber(kMaxUntil) + " (simulated seconds)");
   try {
     checkProbeNames(probes);
   } catch (const Error& e) {

@@ -519,6 +519,8 @@ def test_probe_errors(eddy):
         eddy.Simulation(sim="sph", params=SPH_SMALL, probe_every=2)
     with pytest.raises(ValueError, match="probe_dt: .* must be > 0"):
         eddy.Simulation(sim="sph", params=SPH_SMALL, probes=PROBES, probe_dt=-1)
+    with pytest.raises(ValueError, match="probe_dt: inf is out of range"):
+        eddy.Simulation(sim="sph", params=SPH_SMALL, probes=PROBES, probe_dt=float("inf"))
     with pytest.raises(ValueError, match="probes: expected a list"):
         eddy.Simulation(sim="sph", params=SPH_SMALL, probes="level:A:0.1,0.004")
     s = eddy.Simulation(sim="sph", params=SPH_SMALL)
