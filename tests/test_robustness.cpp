@@ -102,6 +102,10 @@ TEST(FiniteCheck, SimulationReportsStepAndCountOfABlowUp) {
   EXPECT_EQ(blow->particles, 3u);  // all three are pulled to inf
   EXPECT_TRUE(contains(blow->message("nbody"), "3 of 3 particles"));
   EXPECT_TRUE(contains(blow->message("nbody"), "at step 3"));
+  // Read a check later: the message says how far the run had got.
+  EXPECT_EQ(blow->reached, 4u);
+  EXPECT_TRUE(contains(blow->message("nbody"), "found when the run had reached step 4"))
+      << blow->message("nbody");
   const auto now = sim.checkFiniteNow();
   ASSERT_TRUE(now);
   EXPECT_EQ(now->step, 4u);

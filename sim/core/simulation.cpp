@@ -141,7 +141,9 @@ std::string BlowUp::message(std::string_view sim) const {
       << std::setprecision(6) << " m/s, " << kBlowUpSpeedFactor
       << " times the fastest the scene can make them (gravity over the tank's height, its moving "
          "bodies, its initial velocities)";
-  o << " at step " << step << " (t = " << time << "); try a smaller time step";
+  o << " at step " << step << " (t = " << time << ")";
+  if (reached > step) o << ", found when the run had reached step " << reached;
+  o << "; try a smaller time step";
   return o.str();
 }
 
@@ -222,6 +224,7 @@ void Simulation::throttle(size_t maxPending, uint64_t maxSteps) {
 std::optional<BlowUp> Simulation::pollFinite() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   auto previous = finite_->collect();
+  if (previous) previous->reached = steps_;
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
                    speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
   ctx_.queue().flush();
@@ -230,7 +233,10 @@ std::optional<BlowUp> Simulation::pollFinite() {
 
 std::optional<BlowUp> Simulation::checkFiniteNow() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
-  if (auto previous = finite_->collect()) return previous;
+  if (auto previous = finite_->collect()) {
+    previous->reached = steps_;
+    return previous;
+  }
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
                    speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
   return finite_->collect();
@@ -239,7 +245,9 @@ std::optional<BlowUp> Simulation::checkFiniteNow() {
 bool Simulation::finiteCheckAnswered() const { return finite_ && finite_->ready(); }
 
 std::optional<BlowUp> Simulation::collectFinite() {
-  return finite_ ? finite_->collect() : std::nullopt;
+  auto b = finite_ ? finite_->collect() : std::nullopt;
+  if (b) b->reached = steps_;
+  return b;
 }
 
 std::vector<const cl::Buffer*> Simulation::finiteCheckBuffers() const {

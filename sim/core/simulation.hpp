@@ -46,6 +46,10 @@ struct BlowUp {
   uint64_t particles = 0, n = 0;
   uint64_t fast = 0;
   double speedLimit = 0;
+  // The step the simulation had reached when the answer was read (the
+  // periodic check's answer is read a check later, never waited for); named
+  // in the message when it is past `step`.
+  uint64_t reached = 0;
   std::string message(std::string_view sim) const;
 };
 
