@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -140,26 +139,10 @@ CLI::Option* specOption(Options& o, const std::string& flag, const std::string& 
 
 }  // namespace
 
-namespace {
-
-// A mesh file named on the command line, as an absolute path: the run's
-// snapshot (--save) records it, and --load from another folder must still
-// find the file.
-ShapeSpec absoluteMeshPath(ShapeSpec s) {
-  if (s.kind == ShapeKind::Mesh && !s.file.empty() && std::filesystem::path(s.file).is_relative()) {
-    std::error_code ec;
-    const auto abs = std::filesystem::absolute(s.file, ec);
-    if (!ec) s.file = abs.lexically_normal().string();
-  }
-  return s;
-}
-
-}  // namespace
-
 CLI::Option* addObstacleOption(Options& o, std::vector<ShapeSpec>& to) {
   const char* help = "sph: a static obstacle (repeatable), e.g.\nbox:size=0.16,0.16,0.4:pos=0.74,0.08,0.5, "
                      "sphere:d=D, cylinder:d=D:h=H,\nmesh:file=F.stl:scale=S; :rot=A,B,C degrees (docs/USAGE.md)";
-  return specOption(o, "--obstacle", "SPEC", help, to, [](const std::string& v) { return absoluteMeshPath(parseShapeSpec(v)); }, false);
+  return specOption(o, "--obstacle", "SPEC", help, to, [](const std::string& v) { return withAbsoluteMeshPath(parseShapeSpec(v)); }, false);
 }
 
 CLI::Option* addBodyOption(Options& o, std::vector<BodySpec>& to) {
@@ -167,7 +150,7 @@ CLI::Option* addBodyOption(Options& o, std::vector<BodySpec>& to) {
                      "density=500 or ...:motion=piston:amplitude=A:period=T\n(docs/USAGE.md, \"Rigid bodies\")";
   return specOption(o, "--body", "SPEC", help, to, [](const std::string& v) {
     BodySpec b = parseBodySpec(v);
-    b.shape = absoluteMeshPath(b.shape);
+    b.shape = withAbsoluteMeshPath(b.shape);
     return b;
   }, false);
 }

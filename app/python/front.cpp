@@ -2,6 +2,7 @@
 #include "front.hpp"
 
 #include "io.hpp"
+#include "shape_spec_io.hpp"
 #include "snapshot.hpp"
 
 #include <algorithm>
@@ -94,17 +95,12 @@ void checkSolidsAndProbes(const std::string& sim, const SceneSpec& spec,
 // still find the file. A relative path is relative to the current folder (a
 // config file's paths are already relative to the file's folder).
 std::vector<ShapeSpec> absoluteMeshPaths(std::vector<ShapeSpec> v) {
-  for (ShapeSpec& s : v)
-    if (s.kind == ShapeKind::Mesh && !s.file.empty() && std::filesystem::path(s.file).is_relative()) {
-      std::error_code ec;
-      const auto abs = std::filesystem::absolute(s.file, ec);
-      if (!ec) s.file = abs.lexically_normal().string();
-    }
+  for (ShapeSpec& s : v) s = withAbsoluteMeshPath(std::move(s));
   return v;
 }
 
 std::vector<BodySpec> absoluteMeshPaths(std::vector<BodySpec> v) {
-  for (BodySpec& b : v) b.shape = absoluteMeshPaths({b.shape}).front();
+  for (BodySpec& b : v) b.shape = withAbsoluteMeshPath(std::move(b.shape));
   return v;
 }
 

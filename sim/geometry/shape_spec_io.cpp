@@ -110,6 +110,15 @@ std::string keysOf(ShapeKind k, const std::vector<std::string>& extra, bool cli 
 
 }  // namespace
 
+ShapeSpec withAbsoluteMeshPath(ShapeSpec s) {
+  if (s.kind == ShapeKind::Mesh && !s.file.empty() && std::filesystem::path(s.file).is_relative()) {
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(s.file, ec);
+    if (!ec) s.file = abs.lexically_normal().string();
+  }
+  return s;
+}
+
 ShapeSpec parseShapeSpec(std::string_view text) {
   std::map<std::string, std::string> extras;
   return parseShapeSpec(text, {}, extras);

@@ -26,6 +26,11 @@ namespace eddy {
 // key given twice, a missing key, a wrong number of values, a value that is
 // not a finite number, a size <= 0). The mesh file is not opened here.
 ShapeSpec parseShapeSpec(std::string_view text);
+// A mesh spec whose relative file path is made absolute from the current
+// folder (anything else as it is): a snapshot records the path, and a --load
+// from another folder must still find the file. eddy-cli's --obstacle and
+// --body and the Python module's solids.
+ShapeSpec withAbsoluteMeshPath(ShapeSpec s);
 // The same, also accepting the caller's own keys (e.g. "density" for a body):
 // their raw values are returned in `extras` (key -> text after '=').
 ShapeSpec parseShapeSpec(std::string_view text, const std::vector<std::string>& extraKeys,

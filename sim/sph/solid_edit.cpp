@@ -15,6 +15,18 @@ bool sameShape(const ShapeSpec& a, const ShapeSpec& b) {
          a.pose.position == b.pose.position && a.pose.rotationDeg == b.pose.rotationDeg;
 }
 
+// The obstacles of `obstacles` that are not among the static solids of `solids`.
+std::vector<ShapeSpec> newObstacles(const std::vector<SphSolid>& solids,
+                                    const std::vector<ShapeSpec>& obstacles) {
+  std::vector<ShapeSpec> fresh;
+  for (const ShapeSpec& o : obstacles) {
+    bool old = false;
+    for (const SphSolid& s : solids) old = old || (s.body < 0 && sameShape(s.spec, o));
+    if (!old) fresh.push_back(o);
+  }
+  return fresh;
+}
+
 // Keeps the elements i of `v` with keep[i] (v empty: stays empty).
 template <class T>
 void keepOnly(std::vector<T>& v, const std::vector<char>& keep) {
@@ -32,11 +44,7 @@ size_t editSphSolids(SphState& st, const std::vector<ShapeSpec>& obstacles,
   const size_t n = st.pos.size();
   // The solids that may enclose fluid: obstacles not there before, and the new bodies.
   std::vector<SphSolid> fresh;
-  for (const ShapeSpec& o : obstacles) {
-    bool old = false;
-    for (const SphSolid& s : st.setup.solids) old = old || (s.body < 0 && sameShape(s.spec, o));
-    if (!old) fresh.push_back({o, -1});
-  }
+  for (const ShapeSpec& o : newObstacles(st.setup.solids, obstacles)) fresh.push_back({o, -1});
   for (const BodySpec& b : addBodies) fresh.push_back({b.shape, 0});
   // Which particles stay (makeShape throws for a bad shape: nothing changed yet).
   std::vector<char> keep(n, 1);
@@ -99,13 +107,7 @@ std::unique_ptr<Simulation> SphSim::withSolids(const std::vector<ShapeSpec>& obs
   // is built (inside the tank, a floating body thick enough; throws
   // SolidSpecError): a body dropped from the app's panel or an obstacle moved
   // there, checked when it arrives, not at the next rebuild.
-  std::vector<ShapeSpec> fresh;
-  for (const ShapeSpec& o : obstacles) {
-    bool old = false;
-    for (const SphSolid& s : solids_) old = old || (s.body < 0 && sameShape(s.spec, o));
-    if (!old) fresh.push_back(o);
-  }
-  sphCheckSolids(tank_, spacing_, fresh, addBodies);
+  sphCheckSolids(tank_, spacing_, newObstacles(solids_, obstacles), addBodies);
   // The exact state, as a restart snapshot holds it (in memory).
   SnapshotWriter w;
   saveState(w);
