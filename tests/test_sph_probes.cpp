@@ -4,6 +4,9 @@
 // cadence) and the CLI's and config files' errors.
 #include "config.hpp"
 #include "eddy_shared.h"
+#include "factory.hpp"
+#include "snapshot.hpp"
+#include "snapshot_edit.hpp"
 #include "probe.hpp"
 #include "sph.hpp"
 #include "test_util.hpp"
@@ -13,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -409,6 +414,124 @@ TEST(SphProbeDelivery, PressureRowsAreTheMeanOverTheSamplingWindow) {
   EXPECT_NEAR(mean, rgd, 0.03 * rgd);
 }
 
+// A restart snapshot keeps the probes and their running state: a restored
+// run sampling them at the saved cadence (its default) writes the rows the
+// uninterrupted run wrote after the restart step, bit for bit, also when the
+// restart falls inside a pressure window (step 14 of every 4) and with
+// --probe-dt; no row of the restored state. At another cadence the probes
+// start anew (a row of the restored state, new windows).
+TEST(SphProbeRestart, RowsAfterALoadAreTheUninterruptedRunsBitForBit) {
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "dam_break";
+  const std::vector<ProbeSpec> probes = {{ProbeSpec::Kind::Pressure, "deep", 0.03, 0.01, 0.016},
+                                         {ProbeSpec::Kind::Level, "L", 0.12, 0, 0.016},
+                                         {ProbeSpec::Kind::Pressure, "wall", 0.0, 0.02, 0.016}};
+  const int kSave = 14, kMore = 16;
+  for (const std::string solver : {"dfsph", "wcsph"}) {
+    std::vector<ProbeCadence> cadences(2);
+    cadences[0].every = 4;
+    cadences[1].dt = solver == "dfsph" ? 0.0025 : 0.0007;  // 2-7 steps a window
+    for (const ProbeCadence& c : cadences) {
+      SCOPED_TRACE(solver + ", every " + std::to_string(c.every) + ", dt " + std::to_string(c.dt));
+      Params params(sphParamDecl());
+      params.set("spacing", 0.008);
+      params.set("depth", 0.032);
+      params.setAssignment("solver=" + solver);
+      std::vector<ProbeRow> straightRows, firstRows, restartRows;
+      auto straight = makeSimulation(test::context(), spec, params);
+      straight->startProbes(probes, c, [&](const ProbeRow& r) { straightRows.push_back(r); });
+      for (int k = 0; k < kSave + kMore; ++k) straight->step();
+      straight->flushProbes();
+      const std::string path = test::tempDir() + "/probes_" + solver + ".snap";
+      {
+        auto half = makeSimulation(test::context(), spec, params);
+        half->startProbes(probes, c, [&](const ProbeRow& r) { firstRows.push_back(r); });
+        for (int k = 0; k < kSave; ++k) half->step();
+        half->flushProbes();
+        saveSnapshot(*half, spec, path);
+      }
+      auto loaded = loadSnapshot(test::context(), Snapshot::read(path));
+      Simulation& sim = *loaded.sim;
+      const std::vector<ProbeSpec> kept = sim.builtinProbes();
+      ASSERT_EQ(kept.size(), probes.size());
+      for (size_t k = 0; k < probes.size(); ++k) EXPECT_TRUE(sameProbe(kept[k], probes[k])) << k;
+      ASSERT_TRUE(sim.keptProbeCadence());
+      const ProbeCadence again = probeCadenceFor(sim, std::nullopt, std::nullopt);
+      EXPECT_TRUE(sameProbeCadence(again, c));
+      // The same probe given again is that probe; another one with its name is refused.
+      EXPECT_EQ(probesToSample(sim, {probes[1]}).size(), probes.size());
+      ProbeSpec moved = probes[1];
+      moved.x += 0.01;
+      EXPECT_THROW(probesToSample(sim, {moved}), Error);
+      sim.startProbes(probesToSample(sim, {}), again,
+                      [&](const ProbeRow& r) { restartRows.push_back(r); });
+      EXPECT_FALSE(sim.keptProbeCadence()) << "used once";
+      for (int k = 0; k < kMore; ++k) sim.step();
+      sim.flushProbes();
+      ASSERT_FALSE(restartRows.empty());
+      EXPECT_GT(restartRows.front().step, uint64_t(kSave)) << "no row of the restored state";
+      std::vector<ProbeRow> joined = firstRows;
+      joined.insert(joined.end(), restartRows.begin(), restartRows.end());
+      ASSERT_EQ(joined.size(), straightRows.size());
+      bool windowOpen = false;  // the restart fell inside a pressure window
+      for (size_t m = 0; m < joined.size(); ++m) {
+        EXPECT_EQ(joined[m].step, straightRows[m].step) << "row " << m;
+        EXPECT_EQ(joined[m].time, straightRows[m].time) << "row " << m;
+        EXPECT_EQ(joined[m].values, straightRows[m].values) << "row " << m << " (step " << joined[m].step << ")";
+        if (m > 0 && joined[m - 1].step < uint64_t(kSave) && joined[m].step > uint64_t(kSave)) windowOpen = true;
+      }
+      std::string steps;
+      for (const auto& r : joined) steps += " " + std::to_string(r.step);
+      EXPECT_TRUE(windowOpen) << "rows at steps" << steps;
+      EXPECT_GT(straightRows.back().values[0], 0.0);
+
+      // Another cadence: the probes start anew at the restored state.
+      auto other = loadSnapshot(test::context(), Snapshot::read(path));
+      std::vector<ProbeRow> otherRows;
+      ProbeCadence five;
+      five.every = 5;
+      other.sim->startProbes(other.sim->builtinProbes(), five,
+                             [&](const ProbeRow& r) { otherRows.push_back(r); });
+      for (int k = 0; k < 5; ++k) other.sim->step();
+      other.sim->flushProbes();
+      ASSERT_EQ(otherRows.size(), 2u);
+      EXPECT_EQ(otherRows[0].step, uint64_t(kSave));
+      EXPECT_EQ(otherRows[1].step, 15u);  // the first multiple of 5 after the restart
+    }
+  }
+}
+
+// A snapshot's probes that are not probes are refused, naming them.
+TEST(SphProbeRestart, BadProbesInASnapshotAreRefused) {
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "dam_break";
+  Params params(sphParamDecl());
+  params.set("spacing", 0.01);
+  params.set("depth", 0.04);
+  auto sim = makeSimulation(test::context(), spec, params);
+  ProbeCadence c;
+  c.every = 3;
+  sim->startProbes({{ProbeSpec::Kind::Pressure, "p", 0.03, 0.01, 0.02}}, c, nullptr);
+  sim->step();
+  const std::string path = test::tempDir() + "/probes_bad.snap";
+  saveSnapshot(*sim, spec, path);
+  const Snapshot good = Snapshot::read(path);
+  auto edited = [&](const std::string& blob, const std::string& bytes) {
+    return test::loadError(test::withBlob(good, blob, bytes));
+  };
+  auto has = [](const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; };
+  EXPECT_TRUE(has(edited("sph/probes", R"(["pressure:p:0.03,0.01"])"), "probe 0: ")) << "two coordinates";
+  EXPECT_TRUE(has(edited("sph/probes", R"(["pressure:p:9,0.01,0.02"])"), "lies outside the tank"));
+  EXPECT_TRUE(has(edited("sph/probes", "{"), "sph/probes is not valid JSON"));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const cl_float2 w{{nan, 0.0f}};
+  EXPECT_TRUE(has(edited("sph/probe_windows", std::string(reinterpret_cast<const char*>(&w), sizeof w)),
+                  "window is not finite"));
+  EXPECT_TRUE(has(edited("sph/probe_windows", std::string(16, '\0')), "sph/probe_windows"));
+}
+
 // CSV through eddy-cli: the header, one column per probe (the scene's first,
 // then the config's, then --probe's), a row at step 0 and every K steps;
 // with --probe-dt a row at the first step at or after each multiple of T.
@@ -474,6 +597,45 @@ TEST(SphProbeCli, CsvHeaderColumnsAndCadence) {
     EXPECT_GE(times[k], 0.002 * double(k) - 1e-7) << "sample " << k;
     EXPECT_LT(times[k], 0.002 * double(k) + 0.0015) << "sample " << k << " (a step is < 1.5 ms)";
   }
+}
+
+// eddy-cli run --load: the snapshot's probes (the scene's and --probe's)
+// are written without being given again, at the saved cadence, and the CSV
+// goes on where the saved run's stopped: the two files hold the
+// uninterrupted run's rows. The same --probe given again is that probe;
+// another one with its name is refused (exit 2).
+TEST(SphProbeCli, LoadGoesOnWithTheSnapshotsProbes) {
+  const std::string dir = test::tempDir();
+  const std::string base =
+      "run --sim sph --device cpu --quiet --set spacing=0.02 --set depth=0.08 "
+      "--scene lobovsky_dam_break --probe pressure:P:0.2,0.1,0.04 --probe-every 4 ";
+  auto lines = [](const std::string& path) {
+    std::vector<std::string> out;
+    std::istringstream in(test::slurp(path));
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  auto r = test::run(EDDY_CLI, base + "--steps 30 --probe-out " + dir + "/all.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = test::run(EDDY_CLI, base + "--steps 13 --probe-out " + dir + "/a.csv --save " + dir + "/s.snap");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string load = "run --device cpu --quiet --load " + dir + "/s.snap --steps 17 ";
+  r = test::run(EDDY_CLI, load + "--probe-out " + dir + "/b.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto all = lines(dir + "/all.csv"), a = lines(dir + "/a.csv"), b = lines(dir + "/b.csv");
+  ASSERT_EQ(all.size(), 9u);  // the header, steps 0, 4, .., 28
+  EXPECT_EQ(all[0], "step,time,S1,S2,S3,S4,H1,H2,H3,H4,P");
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(b[0], all[0]);
+  std::vector<std::string> joined = a;
+  joined.insert(joined.end(), b.begin() + 1, b.end());
+  EXPECT_EQ(joined, all);
+  r = test::run(EDDY_CLI, load + "--probe pressure:P:0.2,0.1,0.04 --probe-out " + dir + "/c.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lines(dir + "/c.csv"), b);
+  r = test::run(EDDY_CLI, load + "--probe pressure:P:0.3,0.1,0.04 --probe-out " + dir + "/d.csv");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("probe name 'P' is given twice"), std::string::npos) << r.err;
 }
 
 // Usage errors: exit 2 with a message naming the problem.

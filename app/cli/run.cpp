@@ -414,7 +414,10 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
     j["bodies"] = bodies;
   }
   j["warnings"] = r.warnings;
-  if (!r.probes.empty()) {  // the last sample of each probe (Pa, m)
+  // The last sample of each probe (Pa, m); none yet when a run restored
+  // from a snapshot ended before its probes' next row (they go on where the
+  // saved run left off, and take no sample of the restored state).
+  if (!r.probes.empty() && !r.lastProbe.values.empty()) {
     json p = json::object();
     p["step"] = r.lastProbe.step;
     p["time"] = r.lastProbe.time;
@@ -634,9 +637,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
                        "pressure:NAME:x,y,z or level:NAME:x,z (scene " + scene + " has none built in)");
     probeFile = std::make_unique<AtomicFile>(*c.probeOut);
     probeCsv = std::make_unique<ProbeCsv>(probeFile->stream(), probes);
-    ProbeCadence cadence;
-    cadence.every = c.probeEvery.value_or(10);
-    cadence.dt = c.probeDt.value_or(0.0);
+    const ProbeCadence cadence = probeCadenceFor(*sim, c.probeEvery, c.probeDt);
     sim->startProbes(probes, cadence, [&probeCsv, &lastProbe](const ProbeRow& row) {
       probeCsv->write(row);
       lastProbe = row;

@@ -221,8 +221,9 @@ std::unique_ptr<Front> Front::load(const std::string& path, const std::string& d
   LoadedSimulation loaded = loadSnapshot(*f->ctx_, snap);
   f->sim_ = std::move(loaded.sim);
   f->spec_ = loaded.spec;
-  // A snapshot keeps no probes (as eddy-cli run --load): only the caller's.
-  f->startProbes(probes, false, probeEvery, probeDt);
+  // The probes the snapshot kept (its run's), then the caller's; at the
+  // run's cadence they go on where it left off (as eddy-cli run --load).
+  f->startProbes(probes, true, probeEvery, probeDt);
   return f;
 }
 
@@ -258,9 +259,8 @@ void Front::startProbes(const std::vector<ProbeSpec>& extra, bool builtins,
                           sceneName() + " has none built in)");
     return;
   }
-  ProbeCadence cadence;
-  cadence.every = every.value_or(10);
-  cadence.dt = dt.value_or(0.0);
+  const ProbeCadence cadence =
+      probeCadenceFor(*sim_, every ? std::optional<uint64_t>(*every) : std::nullopt, dt);
   sim_->startProbes(probes_, cadence, [this](const ProbeRow& row) { probeRows_.push_back(row); });
 }
 

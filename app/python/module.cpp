@@ -633,8 +633,9 @@ PYBIND11_MODULE(eddy, m) {
           py::arg("probes") = py::none(), py::arg("probe_every") = py::none(),
           py::arg("probe_dt") = py::none(),
           "Restores a restart snapshot (eddy-cli run --load); on the same device it continues "
-          "bit-identically. A snapshot keeps its obstacles and bodies but no probes: give them "
-          "here.")
+          "bit-identically. A snapshot keeps its obstacles, bodies and probes; probes given here "
+          "are added (a kept one given again is that one). At the saved cadence (the default) "
+          "the probes go on where the saved run's left off: no sample of the restored state.")
       .def(
           "step",
           [](PySimulation& s, const py::object& n) {

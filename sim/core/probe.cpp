@@ -98,6 +98,15 @@ std::string probeSpecText(const ProbeSpec& p) {
   return s + formatNumber(p.z);
 }
 
+bool sameProbeCadence(const ProbeCadence& a, const ProbeCadence& b) {
+  if (a.dt > 0 || b.dt > 0) return a.dt == b.dt;
+  return a.every == b.every;
+}
+
+bool sameProbe(const ProbeSpec& a, const ProbeSpec& b) {
+  return a.kind == b.kind && a.name == b.name && a.x == b.x && a.y == b.y && a.z == b.z;
+}
+
 void checkProbeNames(const std::vector<ProbeSpec>& probes) {
   std::set<std::string> seen;
   for (const auto& p : probes)

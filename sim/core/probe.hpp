@@ -53,6 +53,11 @@ struct ProbeCadence {
   unsigned deliverEvery = 0;
 };
 
+// Whether two cadences sample the same steps (dt decides when either has one).
+bool sameProbeCadence(const ProbeCadence& a, const ProbeCadence& b);
+// Whether two probes are the same sensor: kind, name and place.
+bool sameProbe(const ProbeSpec& a, const ProbeSpec& b);
+
 struct ProbeRow {
   uint64_t step = 0;
   double time = 0;

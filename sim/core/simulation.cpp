@@ -7,6 +7,7 @@
 #include "eddy_shared.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -44,7 +45,9 @@ class FiniteCheck {
                const cl::Buffer* clock = nullptr) {
     if (buffers.empty() || n == 0) return;
     auto& q = ctx_.queue();
-    const float speed2 = speedLimit < 1e18 ? float(speedLimit * speedLimit) : INFINITY;
+    // A limit whose square no float holds is no limit.
+    const double limit2 = speedLimit * speedLimit;
+    const float speed2 = limit2 <= double(FLT_MAX) ? float(limit2) : INFINITY;
     try {
       q.enqueueFillBuffer(counter_, cl_uint(0), 0, 2 * sizeof(cl_uint));
       for (size_t i = 0; i < buffers.size(); i += 2) {
@@ -98,7 +101,11 @@ class FiniteCheck {
       std::memcpy(&lo, &host_[3], sizeof lo);
       t = double(hi) + double(lo);
     }
-    BlowUp b{step_, t, std::min<uint64_t>(host_[0], n_), n_};
+    BlowUp b;
+    b.step = step_;
+    b.time = t;
+    b.particles = std::min<uint64_t>(host_[0], n_);
+    b.n = n_;
     b.fast = std::min<uint64_t>(host_[1], n_);
     b.speedLimit = speedLimit_;
     return b;
@@ -138,9 +145,7 @@ std::string BlowUp::message(std::string_view sim) const {
     o << particles << " of " << n << " particles have a non-finite (NaN or infinite) position or velocity";
   else
     o << fast << " of " << n << " particles move faster than " << std::setprecision(3) << speedLimit
-      << std::setprecision(6) << " m/s, " << kBlowUpSpeedFactor
-      << " times the fastest the scene can make them (gravity over the tank's height, its moving "
-         "bodies, its initial velocities)";
+      << std::setprecision(6) << speedBasis;
   o << " at step " << step << " (t = " << time << ")";
   if (reached > step) o << ", found when the run had reached step " << reached;
   o << "; try a smaller time step";
@@ -165,6 +170,19 @@ void Simulation::startProbes(const std::vector<ProbeSpec>&, const ProbeCadence&,
   throw Error(kind() + ": probes are not offered (they sample a fluid: --sim sph)");
 }
 
+ProbeCadence probeCadenceFor(const Simulation& sim, std::optional<uint64_t> every,
+                             std::optional<double> dt) {
+  ProbeCadence c;
+  if (every || dt) {
+    c.every = every.value_or(10);
+    c.dt = dt.value_or(0.0);
+  } else if (const std::optional<ProbeCadence> kept = sim.keptProbeCadence()) {
+    c.every = kept->every;
+    c.dt = kept->dt;
+  }
+  return c;
+}
+
 std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<ProbeSpec>& extra,
                                       bool builtins) {
   if (!sim.supportsProbes()) {
@@ -173,7 +191,13 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
   }
   std::vector<ProbeSpec> probes;
   if (builtins) probes = sim.builtinProbes();
-  probes.insert(probes.end(), extra.begin(), extra.end());
+  const size_t own = probes.size();
+  // One of `extra` that is one of the simulation's own (the same kind, name
+  // and place: a probe a snapshot kept, given again as before snapshots kept
+  // them) is that probe, not a second one with its name.
+  for (const ProbeSpec& p : extra)
+    if (std::none_of(probes.begin(), probes.begin() + own, [&](const ProbeSpec& q) { return sameProbe(p, q); }))
+      probes.push_back(p);
   checkProbeNames(probes);
   if (const std::optional<Box> box = sim.domain()) {
     const double tank[3] = {box->hi[0], box->hi[1], box->hi[2]};
@@ -221,10 +245,17 @@ void Simulation::throttle(size_t maxPending, uint64_t maxSteps) {
   }
 }
 
+std::optional<BlowUp> Simulation::described(std::optional<BlowUp> b) const {
+  if (b) {
+    b->reached = steps_;
+    if (b->fast) b->speedBasis = blowUpSpeedBasis();
+  }
+  return b;
+}
+
 std::optional<BlowUp> Simulation::pollFinite() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
-  auto previous = finite_->collect();
-  if (previous) previous->reached = steps_;
+  auto previous = described(finite_->collect());
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
                    speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
   ctx_.queue().flush();
@@ -233,21 +264,16 @@ std::optional<BlowUp> Simulation::pollFinite() {
 
 std::optional<BlowUp> Simulation::checkFiniteNow() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
-  if (auto previous = finite_->collect()) {
-    previous->reached = steps_;
-    return previous;
-  }
+  if (auto previous = described(finite_->collect())) return previous;
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
                    speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
-  return finite_->collect();
+  return described(finite_->collect());
 }
 
 bool Simulation::finiteCheckAnswered() const { return finite_ && finite_->ready(); }
 
 std::optional<BlowUp> Simulation::collectFinite() {
-  auto b = finite_ ? finite_->collect() : std::nullopt;
-  if (b) b->reached = steps_;
-  return b;
+  return described(finite_ ? finite_->collect() : std::nullopt);
 }
 
 std::vector<const cl::Buffer*> Simulation::finiteCheckBuffers() const {

@@ -50,6 +50,9 @@ struct BlowUp {
   // periodic check's answer is read a check later, never waited for); named
   // in the message when it is past `step`.
   uint64_t reached = 0;
+  // After speedLimit in the message: its unit and where it comes from
+  // (Simulation::blowUpSpeedBasis).
+  std::string speedBasis;
   std::string message(std::string_view sim) const;
 };
 
@@ -176,14 +179,22 @@ class Simulation {
   virtual const std::vector<DeviceShare>* deviceShares() const { return nullptr; }
 
   // Probes (issue 12, probe.hpp): sensors sampled on the device after a
-  // step. builtinProbes(): the scene's own (declared first). startProbes()
+  // step. builtinProbes(): the scene's own (declared first), or, restored
+  // from a snapshot, those the saved run sampled (else its scene's). startProbes()
   // checks nothing about names or places (the caller did), takes a sample of
-  // the current state at once, then one at `cadence`, and hands every sample
+  // the current state at once, then one at `cadence` (the first call on a
+  // simulation restored at the saved run's cadence, keptProbeCadence(),
+  // instead goes on with that run's samples: none at once), and hands every sample
   // to `sink` in order, in batches (never a blocking read per sample);
   // flushProbes() waits for the samples still on the device and delivers
   // them. The defaults: no probes (startProbes throws eddy::Error).
   virtual bool supportsProbes() const { return false; }
   virtual std::vector<ProbeSpec> builtinProbes() const { return {}; }
+  // A simulation restored from a snapshot whose run sampled probes: that
+  // run's cadence (the default for the restored run's probes, so that they
+  // go on where the saved run's left off: SPH, sim/sph/probes.hpp). None
+  // otherwise, and once startProbes() has been called.
+  virtual std::optional<ProbeCadence> keptProbeCadence() const { return std::nullopt; }
   virtual void startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
                            ProbeSink sink);
   virtual void flushProbes() {}
@@ -229,6 +240,9 @@ class Simulation {
   // blown up although its values are finite: kBlowUpSpeedFactor times the
   // fastest the scene can move it. Default kNoSpeedLimit: none.
   virtual double blowUpSpeed() const { return kNoSpeedLimit; }
+  // What a blow-up message says after that speed: its unit and its basis
+  // (SPH: " m/s, 100 times the fastest the scene can make them (...)").
+  virtual std::string blowUpSpeedBasis() const { return ""; }
   // Whether the checks hold the particles to blowUpSpeed() (default on). The
   // desktop app turns it off: the mouse pushes the fluid at any speed.
   void setSpeedCheck(bool on) { speedCheck_ = on; }
@@ -296,6 +310,10 @@ class Simulation {
   uint64_t steps_ = 0;
 
  private:
+  // A check's answer with what the run knows now: the step it has reached,
+  // and the speed limit's basis when particles were too fast.
+  std::optional<BlowUp> described(std::optional<BlowUp> b) const;
+
   std::unique_ptr<FiniteCheck> finite_;
   bool speedCheck_ = true;
 };
@@ -315,12 +333,18 @@ ParticleCheck checkParticles(Context& ctx, const cl::Buffer& a, const cl::Buffer
 // cannot fit the device: checked before any allocation.
 void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what);
 
-// The probes a run samples: the scene's built-ins (when `builtins`), then
-// `extra`, in that order; names checked (checkProbeNames) and points inside
+// The probes a run samples: the simulation's own (builtinProbes(), when
+// `builtins`), then `extra`, in that order (one of `extra` that is the same
+// as one of its own, sameProbe, is that one); names checked (checkProbeNames) and points inside
 // the simulation's domain (checkProbesInside). Throws eddy::Error naming the
 // problem, and when `sim` has no probes but some were asked for. Used by
 // every front end (eddy-cli run, the app, the Python module).
 std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<ProbeSpec>& extra,
                                       bool builtins = true);
+// The cadence a run samples its probes at: `every` steps or every `dt`
+// seconds when given (not both), else the saved run's (keptProbeCadence),
+// else every 10 steps.
+ProbeCadence probeCadenceFor(const Simulation& sim, std::optional<uint64_t> every,
+                             std::optional<double> dt);
 
 }  // namespace eddy

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -95,6 +96,8 @@ std::unique_ptr<Shape> makeShape(const ShapeSpec& spec) {
   throw Error("unknown shape kind");
 }
 
+static constexpr const char* kHashPrefix = "fnv1a64:";
+
 std::string fileContentHash(const std::string& path) {
   // Only a regular file (opening a FIFO would wait for a writer).
   std::error_code ec;
@@ -115,7 +118,13 @@ std::string fileContentHash(const std::string& path) {
   if (in.bad() || !in.eof()) throw Error(path + ": read error while hashing the file");
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return std::string("fnv1a64:") + hex;
+  return std::string(kHashPrefix) + hex;
+}
+
+bool isFileContentHash(const std::string& text) {
+  const size_t prefix = std::strlen(kHashPrefix);
+  return text.size() == prefix + 16 && text.compare(0, prefix, kHashPrefix) == 0 &&
+         text.find_first_not_of("0123456789abcdef", prefix) == std::string::npos;
 }
 
 namespace geom {

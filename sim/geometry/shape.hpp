@@ -85,6 +85,8 @@ std::unique_ptr<Shape> makeShape(const ShapeSpec& spec);
 // 64-bit FNV-1a hash of the file's bytes in 16 lower-case hex digits. Throws
 // eddy::Error naming the file when it cannot be read.
 std::string fileContentHash(const std::string& path);
+// Whether `text` has fileContentHash's form.
+bool isFileContentHash(const std::string& text);
 
 // A signed-distance grid of a shape in its local frame, for the device:
 // values at the nodes origin + (i, j, k) * cell, i fastest, covering

@@ -152,6 +152,43 @@ void SphProbes::deliver(bool wait) {
   }
 }
 
+SphProbeState SphProbes::state() {
+  SphProbeState s;
+  s.probes = probes_;
+  s.cadence = cadence_;
+  s.cadence.deliverEvery = 0;  // the reader's choice, not the run's
+  s.windows.resize(probes_.size());
+  std::vector<cl_uint> st(2 * EDDY_PROBE_STATE_SIZE);
+  try {
+    auto& q = ctx_.queue();
+    q.enqueueReadBuffer(acc_, CL_TRUE, 0, s.windows.size() * sizeof(cl_float2), s.windows.data());
+    q.enqueueReadBuffer(state_, CL_TRUE, 0, st.size() * sizeof(cl_uint), st.data());
+  } catch (const cl::Error& e) {
+    throw Error("SPH probes state read: " + describe(e));
+  }
+  // The next launch reads copy launches_ % 2 (sph_probes.cl).
+  s.next = st[(launches_ % 2) * EDDY_PROBE_STATE_SIZE + EDDY_PROBE_ST_NEXT];
+  return s;
+}
+
+void SphProbes::continueFrom(const SphProbeState& kept) {
+  if (launches_ != 0) throw Error("SPH probes: continueFrom after the first sample");
+  std::vector<cl_float2> acc(probes_.size(), cl_float2{{0.0f, 0.0f}});
+  for (size_t k = 0; k < probes_.size(); ++k)
+    for (size_t m = 0; m < kept.probes.size() && m < kept.windows.size(); ++m)
+      if (sameProbe(probes_[k], kept.probes[m])) acc[k] = kept.windows[m];
+  std::vector<cl_uint> st(2 * EDDY_PROBE_STATE_SIZE, 0u);
+  if (cadence_.dt > 0 && sameProbeCadence(cadence_, kept.cadence))
+    st[EDDY_PROBE_ST_NEXT] = kept.next;  // copy 0: the first launch's
+  try {
+    auto& q = ctx_.queue();
+    q.enqueueWriteBuffer(acc_, CL_TRUE, 0, acc.size() * sizeof(cl_float2), acc.data());
+    q.enqueueWriteBuffer(state_, CL_TRUE, 0, st.size() * sizeof(cl_uint), st.data());
+  } catch (const cl::Error& e) {
+    throw Error("SPH probes state write: " + describe(e));
+  }
+}
+
 void SphProbes::flush() {
   if (sinceRead_ > 0 || reads_.empty()) enqueueRead();
   deliver(true);

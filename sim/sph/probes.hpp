@@ -62,6 +62,19 @@ struct SphProbeArgs {
   }
 };
 
+// The probes' running state that a restart snapshot keeps (SphSim::saveState):
+// the probes, their cadence, each probe's open window (sum p dt, sum dt over
+// the steps since its last row; level probes keep none) and the --probe-dt
+// cadence's next sample index. A run restored from it and sampling the same
+// probes at the same cadence writes the rows the uninterrupted run would
+// have written after the restart step, bit for bit (continueFrom).
+struct SphProbeState {
+  std::vector<ProbeSpec> probes;
+  ProbeCadence cadence;
+  std::vector<cl_float2> windows;  // one per probe
+  cl_uint next = 0;
+};
+
 class SphProbes {
  public:
   static constexpr cl_uint kRingRows = 256;
@@ -83,6 +96,12 @@ class SphProbes {
                  bool force = false);
   // Reads back every row still on the device, waits, delivers them.
   void flush();
+  // The running state (blocking reads; call between steps).
+  SphProbeState state();
+  // Before the first launch: each probe that `kept` holds too (sameProbe)
+  // goes on with its open window, and, at the same cadence, the --probe-dt
+  // sample index goes on too; the others start a new window. Takes no sample.
+  void continueFrom(const SphProbeState& kept);
   // The values of the last delivered row (empty before the first).
   const ProbeRow& last() const { return last_; }
   const std::vector<ProbeSpec>& probes() const { return probes_; }

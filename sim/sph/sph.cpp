@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace eddy {
 
@@ -578,6 +579,7 @@ void SphSim::saveState(SnapshotWriter& out) {
   out.addArray("sph/clock", clk);
   out.addArray("sph/counters", cnt);
   solver_->saveState(out, n_);
+  saveProbes(out);
   if (bodies_) {
     std::string specs = "[";
     for (size_t b = 0; b < bodies_->specs().size(); ++b)
@@ -585,6 +587,66 @@ void SphSim::saveState(SnapshotWriter& out) {
     out.addString("sph/bodies", specs + "]");
     out.addArray("sph/bodies_state", bodies_->kernels().readRaw());
   }
+}
+
+// The probes: those this run samples (else the scene's), one spec text
+// each ("sph/probes", JSON); with probes running, also their cadence and
+// running state (SphProbeState), so that a restart continues their rows.
+void SphSim::saveProbes(SnapshotWriter& out) {
+  const std::vector<ProbeSpec>& kept = probes_ ? probes_->probes() : builtinProbes_;
+  if (kept.empty()) return;
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : kept) j.push_back(probeSpecText(p));
+  out.addString("sph/probes", j.dump());
+  if (!probes_) return;
+  const SphProbeState st = probes_->state();
+  out.addU64("sph/probe_every", st.cadence.every);
+  out.addF64("sph/probe_dt", st.cadence.dt);
+  out.addU64("sph/probe_next", st.next);
+  out.addArray("sph/probe_windows", st.windows);
+}
+
+// The blobs of saveProbes() (absent in snapshots of runs without probes and
+// in those written before session 22).
+static void decodeSphProbes(const Snapshot& snap, SphState& s) {
+  if (!snap.has("sph/probes")) return;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(snap.string("sph/probes"));
+  } catch (const nlohmann::json::exception&) {
+    snap.fail("sph/probes is not valid JSON");
+  }
+  if (!j.is_array() || j.empty()) snap.fail("sph/probes is not a non-empty JSON array");
+  for (size_t k = 0; k < j.size(); ++k) {
+    if (!j[k].is_string()) snap.fail("probe " + std::to_string(k) + " is not a probe spec text");
+    try {
+      s.setup.probes.push_back(parseProbeSpec(j[k].get<std::string>()));
+    } catch (const Error& e) {
+      snap.fail("probe " + std::to_string(k) + ": " + e.what());
+    }
+  }
+  try {
+    checkProbeNames(s.setup.probes);
+    checkProbesInside(s.setup.probes, s.setup.tank.data());
+  } catch (const Error& e) {
+    snap.fail(std::string("probes: ") + e.what());
+  }
+  if (!snap.has("sph/probe_windows")) return;  // kept probes, not sampled
+  SphProbeState st;
+  st.probes = s.setup.probes;
+  st.cadence.every = snap.u64("sph/probe_every");
+  st.cadence.dt = snap.f64("sph/probe_dt");
+  if (!(std::isfinite(st.cadence.dt) && st.cadence.dt >= 0) || (st.cadence.dt == 0 && st.cadence.every == 0))
+    snap.fail("the probes' cadence (every " + std::to_string(st.cadence.every) + " steps, dt " +
+              formatNumber(st.cadence.dt) + " s) is not a cadence");
+  const uint64_t next = snap.u64("sph/probe_next");
+  if (next > 0xffffffffu) snap.fail("the probes' next sample index " + std::to_string(next) + " is too large");
+  st.next = cl_uint(next);
+  st.windows = snap.array<cl_float2>("sph/probe_windows", st.probes.size());
+  for (const auto& w : st.windows)
+    if (!std::isfinite(w.s[0]) || !std::isfinite(w.s[1]) || w.s[1] < 0)
+      snap.fail("a probe's running window is not finite (or its duration is negative)");
+  s.probes = std::move(st);
 }
 
 void SphSim::restoreState(const SphState& st) {
@@ -600,6 +662,7 @@ void SphSim::restoreState(const SphState& st) {
     q.enqueueWriteBuffer(particles_->counters(), CL_TRUE, 0, st.counters.size() * sizeof(cl_uint),
                          st.counters.data());
     solver_->restoreState(st);
+    keptProbes_ = st.probes;
     if (bodies_) {
       if (st.bodies.size() != bodies_->size() * EDDY_BODY_STRIDE)
         throw Error("SPH restore: the snapshot's body state does not match the bodies");
@@ -664,8 +727,7 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
         snap.fail(std::string("solid ") + std::to_string(k) + ": " + e.what());
       }
       if (j[k].contains("file_hash") &&
-          (so.spec.kind != ShapeKind::Mesh || hash.size() != 24 || hash.rfind("fnv1a64:", 0) != 0 ||
-           hash.find_first_not_of("0123456789abcdef", 8) != std::string::npos))
+          (so.spec.kind != ShapeKind::Mesh || !isFileContentHash(hash)))
         snap.fail("solid " + std::to_string(k) + ": file_hash '" + hash +
                   "' is not a mesh file's content hash (fnv1a64: and 16 hex digits)");
       s.setup.solids.push_back(so);
@@ -726,6 +788,7 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   }
   for (float c : s.clock)
     if (!std::isfinite(c)) snap.fail("the SPH clock is not finite");
+  decodeSphProbes(snap, s);
   return s;
 }
 
@@ -779,15 +842,37 @@ void SphSim::step() {
   throttle();
 }
 
+std::string SphSim::blowUpSpeedBasis() const {
+  std::ostringstream o;
+  o << " m/s, " << kBlowUpSpeedFactor
+    << " times the fastest the scene can make them (gravity over the tank's height, its moving "
+       "bodies, its initial velocities)";
+  return o.str();
+}
+
+std::optional<ProbeCadence> SphSim::keptProbeCadence() const {
+  if (!keptProbes_) return std::nullopt;
+  return keptProbes_->cadence;
+}
+
 void SphSim::startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
                          ProbeSink sink) {
   probes_.reset();
+  // A restored run at the saved run's cadence goes on with its probes' rows:
+  // no row of the restored state (the uninterrupted run wrote none there, or
+  // wrote it before the snapshot), the open windows continued.
+  std::optional<SphProbeState> kept = std::exchange(keptProbes_, std::nullopt);
+  if (kept && !sameProbeCadence(kept->cadence, cadence)) kept.reset();
   if (probes.empty()) return;
+  probes_ = std::make_unique<SphProbes>(ctx_, cfg_, probes, cadence, std::move(sink), spacing_,
+                                        tank_[1]);
+  if (kept) {
+    probes_->continueFrom(*kept);
+    return;
+  }
   // The first sample: density and pressure of the current positions.
   syncParams();
   refreshDensity();
-  probes_ = std::make_unique<SphProbes>(ctx_, cfg_, probes, cadence, std::move(sink), spacing_,
-                                        tank_[1]);
   probes_->afterStep(*particles_, solver_->densityPressure(), phys_.h, phys_.mass, steps_, true);
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,9 @@ struct SphState {
   // WCSPH's carried density (density_diffusion > 0, slot order); empty: none saved.
   std::vector<cl_float> rho;
   bool rhoPending = false;  // its advance by the last step's dt is still to come
+  // The probes the saved run sampled, and their running state (the probes
+  // alone are in setup.probes); none: the run sampled none.
+  std::optional<SphProbeState> probes;
 };
 class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles
@@ -226,6 +230,7 @@ class SphSim : public Simulation {
   // Probes (probes.hpp): sampled after every step where the cadence wants.
   bool supportsProbes() const override { return true; }
   std::vector<ProbeSpec> builtinProbes() const override { return builtinProbes_; }
+  std::optional<ProbeCadence> keptProbeCadence() const override;
   void startProbes(const std::vector<ProbeSpec>& probes, const ProbeCadence& cadence,
                    ProbeSink sink) override;
   void flushProbes() override;
@@ -247,6 +252,7 @@ class SphSim : public Simulation {
     return {&particles_->positions(), &particles_->velocities()};
   }
   double blowUpSpeed() const override { return blowUpSpeed_; }
+  std::string blowUpSpeedBasis() const override;
   const cl::Buffer* timeBuffer() const override {
     static_assert(EDDY_SPH_CLOCK_T_HI == 0 && EDDY_SPH_CLOCK_T_LO == 1, "timeBuffer: hi, lo first");
     return &particles_->clock();
@@ -270,6 +276,7 @@ class SphSim : public Simulation {
   // hash .. density on the current positions (no time advance): used before
   // diagnostics and output so density/pressure belong to the positions.
   void refreshDensity();
+  void saveProbes(SnapshotWriter& out);
 
   // Read-backs (blocking; tests, diagnostics, output).
   std::vector<cl_float4> readPositions();
@@ -337,6 +344,8 @@ class SphSim : public Simulation {
   std::unique_ptr<InteractKernels> interact_;  // built on first use (app only)
   std::vector<ProbeSpec> builtinProbes_;       // the scene's (setup.probes)
   std::unique_ptr<SphProbes> probes_;          // startProbes()
+  // A restored run's probe state (SphState::probes), for the first startProbes().
+  std::optional<SphProbeState> keptProbes_;
   // time() without stalling: every few steps a non-blocking read of the device
   // clock; the next step() takes its value once the read has completed.
   void pollClock();

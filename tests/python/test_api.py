@@ -527,6 +527,30 @@ def test_probe_errors(eddy):
     assert s.probe_specs == [] and list(s.probes()) == ["step", "time"]
 
 
+def test_load_goes_on_with_the_snapshots_probes(eddy, tmp_path):
+    # A snapshot keeps the probes and their running means: loaded without
+    # probes=, the rows after the restart step are the uninterrupted run's.
+    a = eddy.Simulation(sim="sph", params=SPH_SMALL, probes=PROBES, probe_every=4)
+    b = eddy.Simulation(sim="sph", params=SPH_SMALL, probes=PROBES, probe_every=4)
+    a.step(30)
+    b.step(14)
+    snap = tmp_path / "p.snap"
+    b.save(snap)
+    first = b.probes()
+    r = eddy.Simulation.load(snap)
+    assert r.probe_specs == PROBES
+    r.step(16)
+    rest = r.probes()
+    assert list(rest["step"]) == [16, 20, 24, 28]
+    straight = a.probes()
+    for key in straight:
+        np.testing.assert_array_equal(np.concatenate([first[key], rest[key]]), straight[key])
+    # Given again, a kept probe is that probe; another with its name is refused.
+    assert eddy.Simulation.load(snap, probes=[PROBES[1]]).probe_specs == PROBES
+    with pytest.raises(ValueError, match="probe name 'L' is given twice"):
+        eddy.Simulation.load(snap, probes=["level:L:0.05,0.004"])
+
+
 BOX = "box:size=0.02,0.03,0.02:pos=0.03,0.015,0.02"  # in the water column
 BODY = {"shape": "box", "size": [0.02, 0.02, 0.02], "position": [0.3, 0.12, 0.02], "density": 500}
 
