@@ -62,9 +62,13 @@ void registerNBodyType() {
   t.load = [](Context& ctx, const Params& params, uint64_t count,
               const Snapshot& snap) -> std::unique_ptr<Simulation> {
     NBodySim::checkFits(ctx.info(), count);
-    NBodyKernelConfig cfg;  // the layout as before; the method as declared
-    cfg.method = NBodyMethod(params.getInt("method"));
-    return std::make_unique<NBodySim>(ctx, params, decodeNBodyState(snap, count), cfg);
+    // The layout a new run of this size picks on this device (and the method
+    // as declared): the summation order of the run that was saved, so that
+    // the restart is bit-identical on a GPU too (the default 256 x 1 layout
+    // a restore used before summed in another order there: PoCL, where the
+    // automatic layout is that default, could not tell).
+    return std::make_unique<NBodySim>(ctx, params, decodeNBodyState(snap, count),
+                                      configFor(ctx, size_t(count), params));
   };
   registerSimulationType(std::move(t));
 }
