@@ -59,10 +59,26 @@ inline void writeFile(const std::string& path, const std::string& text) {
 }
 
 // Runs a binary with the arguments (a shell-quoted string) and captures output.
+// The CLI tests are written for the CI's device (`--device cpu`, PoCL); with
+// EDDY_TEST_DEVICE=D set (e.g. gpu, on the H200) every `--device cpu` (and
+// `--device=cpu`) in the arguments names D instead, so that they run there too.
 inline Result run(const std::string& binary, const std::string& args) {
   static int counter = 0;
   const std::string base = tempDir() + "/run" + std::to_string(counter++);
-  const std::string cmd = binary + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+  std::string a = args;
+  if (const char* d = std::getenv("EDDY_TEST_DEVICE"); d && *d && std::string(d) != "cpu")
+    for (const std::string flag : {"--device cpu", "--device=cpu"})
+      for (size_t at = 0; (at = a.find(flag, at)) != std::string::npos;) {
+        const size_t end = at + flag.size();
+        if (end < a.size() && a[end] != ' ') {  // e.g. --device cpu:1 or a longer word
+          at = end;
+          continue;
+        }
+        const std::string to = flag.substr(0, 9) + d;
+        a.replace(at, flag.size(), to);
+        at += to.size();
+      }
+  const std::string cmd = binary + " " + a + " >" + base + ".out 2>" + base + ".err </dev/null";
   const int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
