@@ -181,30 +181,6 @@ inline bool sph_guard_rule(float3* p, float3* v, const float dist, const float3 
     return true;
 }
 
-/* Whether the particle at p with velocity v is too far from the solid for
- * the guard's and the contact's rules to act on it within dt: farther from
- * its bounding sphere than twice the clearance plus what it can close in
- * dt at its speed relative to the solid's velocity field there (a bound of
- * v_n in those rules). The sphere is about the local origin and holds the
- * SDF grid's box (which holds the shape): outside it the grid reads
- * nothing and the exact distance is at least |p - c| - R. One test of a
- * few operations per solid, so that many bodies cost little where they are
- * not (100 bodies made the guard and the contact 40 times dearer:
- * docs/PERFORMANCE.md, session 22). */
-inline bool sph_solid_far(__global const float4* restrict solid, const float3 p, const float3 v,
-                          const float clearance, const float dt)
-{
-    const float4 o = solid[EDDY_SOLID_SDF];
-    const uint4 g = as_uint4(solid[EDDY_SOLID_GRID]);
-    const float3 hi = o.xyz + o.w * (convert_float3(g.xyz) - 1.0f);
-    const float R = length(fmax(fabs(o.xyz), fabs(hi)));
-    const float d = length(p - solid[EDDY_SOLID_POS].xyz);
-    const float reach = 2.0f * clearance +
-                        fmax(dt, 0.0f) * (length(v) + length(solid[EDDY_SOLID_VEL].xyz) +
-                                          length(solid[EDDY_SOLID_OMEGA].xyz) * d);
-    return d - R > reach;
-}
-
 /* The contact rule before a move (sph_boundary_contact): the particle at p
  * with velocity v, at distance dist from the solid's surface along the unit
  * outward normal nw (world), would cross the surface within dt at its
@@ -259,7 +235,6 @@ void sph_boundary_contact(__global const float4* restrict pos,
     bool changed = false;
     for (uint s = 0; s < nsolids; ++s) {
         __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        if (sph_solid_far(solid, p, v, clearance, dt)) continue;
         const float3 l = sph_solid_local(solid, p);
         float dist;
         float3 gl, nw;
@@ -321,7 +296,6 @@ void sph_boundary_guard(__global float4* restrict pos,
     bool moved = false, inside = false;
     for (uint s = 0; s < nsolids; ++s) {
         __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        if (sph_solid_far(solid, p, v, clearance, dt)) continue;
         float dist;
         float3 gl, nw;
         const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
