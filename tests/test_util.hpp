@@ -74,7 +74,7 @@ inline Result run(const std::string& binary, const std::string& args) {
           at = end;
           continue;
         }
-        const std::string to = flag.substr(0, 9) + d;
+        const std::string to = flag.substr(0, flag.size() - 3) + d;  // "cpu" -> D
         a.replace(at, flag.size(), to);
         at += to.size();
       }

@@ -259,8 +259,7 @@ void Front::startProbes(const std::vector<ProbeSpec>& extra, bool builtins,
                           sceneName() + " has none built in)");
     return;
   }
-  const ProbeCadence cadence =
-      probeCadenceFor(*sim_, every ? std::optional<uint64_t>(*every) : std::nullopt, dt);
+  const ProbeCadence cadence = probeCadenceFor(*sim_, every, dt);
   sim_->startProbes(probes_, cadence, [this](const ProbeRow& row) { probeRows_.push_back(row); });
 }
 

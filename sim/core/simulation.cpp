@@ -172,14 +172,11 @@ void Simulation::startProbes(const std::vector<ProbeSpec>&, const ProbeCadence&,
 
 ProbeCadence probeCadenceFor(const Simulation& sim, std::optional<uint64_t> every,
                              std::optional<double> dt) {
-  ProbeCadence c;
-  if (every || dt) {
-    c.every = every.value_or(10);
-    c.dt = dt.value_or(0.0);
-  } else if (const std::optional<ProbeCadence> kept = sim.keptProbeCadence()) {
-    c.every = kept->every;
-    c.dt = kept->dt;
-  }
+  if (!every && !dt)
+    if (const std::optional<ProbeCadence> kept = sim.keptProbeCadence()) return *kept;
+  ProbeCadence c;  // every 10 steps unless given
+  if (every) c.every = *every;
+  if (dt) c.dt = *dt;
   return c;
 }
 
