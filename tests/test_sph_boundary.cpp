@@ -1094,6 +1094,149 @@ TEST(SphBoundaryKernels, MeshContactFollowsItsSdfGrid) {
   }
 }
 
+// Culling the solids per work-group (sph_solid_may_act, sph_boundary.cl)
+// changes nothing: the guard and the contact (both forms) with culling
+// against every particle visiting every solid, bit for bit (positions,
+// velocities, accelerations, the penetration count), on 1, 13, 1009 and
+// 4001 particles (sorted by 5 cm cells, as the pipeline keeps them, so that
+// a group's box is small and most solids lie far from it) and 181 solids
+// (two chunks of SPH_WG, the second partial): boxes, spheres, cylinders and
+// icosphere meshes of 1-4 cm at random poses, moving and spinning (their
+// records' v up to 1.5 m/s, omega up to 30 /s, so that the surface speed
+// enters the reach), a fifth of the particles within 0.6 dx of a solid's
+// surface (inside too), fast ones among them; fresh seed.
+TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
+  const unsigned seed = test::freshSeed();
+  Context& ctx = test::context();
+  auto& q = ctx.queue();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double dx = 0.01, clearance = 0.25 * dx;
+  const float dt = 0.004f;
+  const size_t nsolids = 181;
+  std::vector<SphSolidSamples> solids;
+  std::vector<std::unique_ptr<Shape>> shapes;
+  std::vector<ShapeSpec> specs;
+  for (size_t s = 0; s < nsolids; ++s) {
+    ShapeSpec sp;
+    const int kind = int(s % 4);
+    const double a = 0.01 + 0.03 * u(rng);
+    if (kind == 0) {
+      sp.kind = ShapeKind::Box;
+      sp.size = {a, 0.5 * a + a * u(rng), a};
+    } else if (kind == 1) {
+      sp.kind = ShapeKind::Sphere;
+      sp.size = {0.5 * a, 0, 0};
+    } else if (kind == 2) {
+      sp.kind = ShapeKind::Cylinder;
+      sp.size = {0.5 * a, a, 0};
+    } else {
+      sp.kind = ShapeKind::Mesh;
+      sp.file = std::string(EDDY_TEST_DATA) + "/icosphere.stl";
+      sp.scale = {a, a, a};
+    }
+    sp.pose.position = {0.05 + 0.5 * u(rng), 0.05 + 0.4 * u(rng), 0.05 + 0.4 * u(rng)};
+    sp.pose.rotationDeg = {360 * u(rng), 360 * u(rng), 360 * u(rng)};
+    shapes.push_back(makeShape(sp));
+    specs.push_back(sp);
+    solids.push_back(sampleSolid({sp, -1}, 0.5 * dx, 0.5 * dx, 0.7 * dx));
+  }
+  for (size_t n : {size_t(1), size_t(13), size_t(1009), size_t(4001)}) {
+    SCOPED_TRACE("n " + std::to_string(n) + " seed " + std::to_string(seed));
+    SphSetup setup = solidTestSetup(dx);
+    while (setup.particles.size() < n) {
+      const double fast = u(rng) < 0.2 ? 4 : 1;
+      Vec3d w{0.6 * u(rng), 0.5 * u(rng), 0.5 * u(rng)};
+      if (setup.particles.size() % 5 == 0) {  // near a solid's surface
+        const size_t s = size_t(u(rng) * nsolids) % nsolids;
+        const Aabb bb = shapes[s]->bounds();
+        Vec3d l;
+        for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
+        const double d = shapes[s]->sdf(l);
+        if (d > 0.6 * dx || d < -0.6 * dx) continue;
+        w = poseApply(specs[s].pose, l);
+        if (!(w[0] > 0 && w[0] < 0.6 && w[1] > 0 && w[1] < 0.5 && w[2] > 0 && w[2] < 0.5)) continue;
+      }
+      setup.particles.push_back(
+          {w[0], w[1], w[2], fast * (u(rng) - 0.5), fast * (u(rng) - 0.5), fast * (u(rng) - 0.5)});
+    }
+    // grid-cell order (5 cm cells, x fastest), as the pipeline sorts them
+    auto cellOf = [](const SphParticle& pt) {
+      return std::array<int, 3>{int(pt.z / 0.05), int(pt.y / 0.05), int(pt.x / 0.05)};
+    };
+    std::stable_sort(setup.particles.begin(), setup.particles.end(),
+                     [&](const auto& x, const auto& y) { return cellOf(x) < cellOf(y); });
+    Profiler prof;
+    SphParticles parts(ctx, prof, setup, SphKernelConfig{}, n, 0.022, solids);
+    q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+    // the solids move and spin
+    std::vector<cl_float4> rec(nsolids * EDDY_SOLID_STRIDE);
+    q.enqueueReadBuffer(parts.boundary().solidRecords(), CL_TRUE, 0, rec.size() * sizeof(cl_float4), rec.data());
+    for (size_t s = 0; s < nsolids; ++s) {
+      for (int k = 0; k < 3; ++k) {
+        rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_VEL].s[k] = float(3 * (u(rng) - 0.5));
+        rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_OMEGA].s[k] = float(60 * (u(rng) - 0.5));
+      }
+    }
+    q.enqueueWriteBuffer(parts.boundary().solidRecords(), CL_TRUE, 0, rec.size() * sizeof(cl_float4), rec.data());
+    std::vector<cl_float4> a0(n);
+    for (auto& a : a0)
+      a = cl_float4{{float(200 * (u(rng) - 0.5)), float(200 * (u(rng) - 0.5)), float(200 * (u(rng) - 0.5)), 0.0f}};
+    cl::Buffer acc = ctx.createBuffer(CL_MEM_READ_WRITE, n * sizeof(cl_float4), "test acc");
+    const auto p0 = readBuf<cl_float4>(parts.positions(), n);
+    const auto v0 = readBuf<cl_float4>(parts.velocities(), n);
+    const std::vector<cl_uint> zeros(EDDY_SPH_NUM_COUNTERS, 0);
+    struct Out {
+      std::vector<cl_float4> p, v, a;
+      cl_uint inside = 0;
+    };
+    // phase 0: the guard; 1: the contact on vel; 2: the contact on acc
+    auto runOnce = [&](int phase, bool cull) {
+      q.enqueueWriteBuffer(parts.positions(), CL_TRUE, 0, n * sizeof(cl_float4), p0.data());
+      q.enqueueWriteBuffer(parts.velocities(), CL_TRUE, 0, n * sizeof(cl_float4), v0.data());
+      q.enqueueWriteBuffer(acc, CL_TRUE, 0, n * sizeof(cl_float4), a0.data());
+      q.enqueueWriteBuffer(parts.counters(), CL_TRUE, 0, zeros.size() * sizeof(cl_uint), zeros.data());
+      parts.boundary().setCulling(cull);
+      if (phase == 0)
+        parts.boundary().runGuard(parts.positions(), parts.velocities(), parts.counters(), parts.clock(), n,
+                                  clearance, setup.tank, 0.0);
+      else
+        parts.boundary().runContact(parts.positions(), parts.velocities(), phase == 2 ? &acc : nullptr,
+                                    parts.clock(), n, clearance);
+      Out o{readBuf<cl_float4>(parts.positions(), n), readBuf<cl_float4>(parts.velocities(), n),
+            readBuf<cl_float4>(acc, n), readBuf<cl_uint>(parts.counters(), EDDY_SPH_NUM_COUNTERS)
+                                            [EDDY_SPH_CNT_PENETRATIONS]};
+      return o;
+    };
+    for (int phase : {0, 1, 2}) {
+      SCOPED_TRACE(phase == 0 ? "guard" : phase == 1 ? "contact (vel)" : "contact (acc)");
+      const Out all = runOnce(phase, false);
+      const Out culled = runOnce(phase, true);
+      size_t changed = 0;
+      for (size_t i = 0; i < n; ++i) {
+        bool diff = false;
+        for (int k = 0; k < 4; ++k) {
+          EXPECT_EQ(culled.p[i].s[k], all.p[i].s[k]) << "particle " << i;
+          EXPECT_EQ(culled.v[i].s[k], all.v[i].s[k]) << "particle " << i;
+          EXPECT_EQ(culled.a[i].s[k], all.a[i].s[k]) << "particle " << i;
+          diff |= all.p[i].s[k] != p0[i].s[k] || all.v[i].s[k] != v0[i].s[k] || all.a[i].s[k] != a0[i].s[k];
+        }
+        changed += diff;
+      }
+      EXPECT_EQ(culled.inside, all.inside);
+      if (n > 1000) {
+        EXPECT_GT(changed, n / 50);  // the rules did act
+        if (phase == 0) {
+          EXPECT_GT(all.inside, 0u);
+        }
+      }
+      std::printf("culling, %s, n=%zu, %zu solids: %zu particles changed, %u inside, the same bit for bit\n",
+                  phase == 0 ? "guard" : phase == 1 ? "contact (vel)" : "contact (acc)", n, nsolids, changed,
+                  all.inside);
+    }
+  }
+}
+
 // The guard against the tank: a box resting 0.4 spacing above the floor
 // (its faces axis-aligned), fluid particles caught under it. The two in the
 // band and the one inside are pushed down, kept at the wall clearance (not

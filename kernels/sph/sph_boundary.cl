@@ -203,6 +203,122 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
     return true;
 }
 
+/* ---- Culling the solids per work-group (sph_boundary_contact, _guard) ----
+ * Every particle against every solid made 100 floating bodies cost +30 %
+ * (DFSPH) and +95 % (WCSPH) per step in wave_tank (H200, 990K particles,
+ * docs/PERFORMANCE.md, session 22): the loop was bound by reading each
+ * solid's record per particle (a per-particle bounding-sphere test before
+ * the rules made it dearer). The particles are in grid-cell order, so
+ * SPH_CULL_SPAN consecutive ones (a warp on NVIDIA) lie in a few cells of a
+ * row; the group takes the box of each span, tests the boxes against the
+ * solids once, SPH_WG solids at a time (one per work-item), and each
+ * particle then visits only the solids that passed for its span:
+ *
+ *      solids  s = base + 0 .. base + SPH_WG - 1          (one chunk)
+ *      item    lid tests solid base + lid against each span's box
+ *      mask    span 0: [w0][w1][w2][w3]   bit k set: solid base + k
+ *              span 1: [w0][w1][w2][w3]   may act on a particle of
+ *              ...                        that span
+ *      items   walk their span's set bits in ascending order (as the
+ *              full loop does)
+ *
+ * A solid is passed over only when no rule can act on any particle of the
+ * span: farther from the span's box than its bounding sphere (about its
+ * local origin, holding its shape and its SDF grid's box, outside which the
+ * grid reads nothing) plus twice the clearance plus what a particle closes
+ * in dt at the span's largest speed plus the solid's surface speed there
+ * (|v_s| + |omega| times the farthest point of the box). Every rule needs a
+ * distance below the clearance or below dt v_n, and the exact distance is
+ * at least |p - c| - R, so the result is bit for bit the full loop's
+ * (SphBoundaryKernels.CullingChangesNothingAgainstVisitingEverySolid). A
+ * particle that one solid has moved or slowed may then be anywhere near and
+ * faster than the box says: from that solid on it visits every solid of
+ * the rest, as the full loop does. cull = 0 visits them all (the host's
+ * choice for a handful of solids, and tests). */
+#define SPH_CULL_SPAN 32
+#define SPH_CULL_SPANS (SPH_WG / SPH_CULL_SPAN)
+#define SPH_CULL_WORDS ((SPH_WG + 31) / 32)
+#if SPH_WG % SPH_CULL_SPAN != 0
+#error "SPH_WG must be a multiple of SPH_CULL_SPAN"
+#endif
+
+/* The box of each span's particle positions (xyz of lo, hi) and their
+ * largest speed (hi.w), left in lo[k * SPH_CULL_SPAN], hi[k * ...] for span
+ * k; work-items past n (active false) take no part. Every work-item of the
+ * group calls it (barriers). */
+inline void sph_span_boxes(const bool active, const float3 p, const float speed,
+                           __local float4* restrict lo, __local float4* restrict hi)
+{
+    const uint lid = get_local_id(0);
+    lo[lid] = active ? (float4)(p, 0.0f) : (float4)(INFINITY);
+    hi[lid] = active ? (float4)(p, speed) : (float4)(-INFINITY);
+    for (uint span = SPH_CULL_SPAN / 2; span > 0; span >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if ((lid & (SPH_CULL_SPAN - 1)) < span) {
+            lo[lid] = fmin(lo[lid], lo[lid + span]);
+            hi[lid] = fmax(hi[lid], hi[lid + span]);
+        }
+    }
+    /* sph_cull_chunk's barriers come before the boxes are read */
+}
+
+/* Whether a rule of the guard or the contact may act on a particle in the
+ * box [lo, hi] moving at most at `speed`, within dt, against the solid
+ * (see above). False only when that is certain: NaNs keep the solid. */
+inline bool sph_solid_may_act(__global const float4* restrict solid, const float3 lo,
+                              const float3 hi, const float speed, const float clearance,
+                              const float dt)
+{
+    const float4 o = solid[EDDY_SOLID_SDF];
+    const uint4 g = as_uint4(solid[EDDY_SOLID_GRID]);
+    const float3 top = o.xyz + o.w * (convert_float3(g.xyz) - 1.0f);
+    const float4 shape = solid[EDDY_SOLID_SHAPE];
+    const float R = fmax(length(fmax(fabs(o.xyz), fabs(top))),
+                         length(shape.xyz)); /* the grid's box; the primitive's sizes */
+    const float3 c = solid[EDDY_SOLID_POS].xyz;
+    const float near = length(fmax(fmax(lo - c, c - hi), (float3)(0.0f)));
+    const float far = length(fmax(fabs(lo - c), fabs(hi - c)));
+    const float reach = 2.0f * clearance + 1e-4f * (R + far) +
+                        fmax(dt, 0.0f) * (speed + length(solid[EDDY_SOLID_VEL].xyz) +
+                                          length(solid[EDDY_SOLID_OMEGA].xyz) * far);
+    return !(near - R > reach);
+}
+
+/* Sets, for each span k, mask[k * SPH_CULL_WORDS + ...]'s bit j for the
+ * solids base + j (j < SPH_WG) that may act on the span's box (all of them
+ * with cull = 0). Every work-item of the group calls it (barriers). */
+inline void sph_cull_chunk(__global const float4* restrict solids, const uint base,
+                           const uint nsolids, __local const float4* restrict lo,
+                           __local const float4* restrict hi, const float clearance,
+                           const float dt, const uint cull, __local uint* restrict mask)
+{
+    const uint lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk's mask is read; the boxes are done */
+    if (lid < SPH_CULL_SPANS * SPH_CULL_WORDS) mask[lid] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint s = base + lid;
+    if (s < nsolids) {
+        __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
+        const uint word = lid >> 5, bit = 1u << (lid & 31u);
+        for (uint k = 0; k < SPH_CULL_SPANS; ++k)
+            if (!cull || sph_solid_may_act(solid, lo[k * SPH_CULL_SPAN].xyz, hi[k * SPH_CULL_SPAN].xyz,
+                                           hi[k * SPH_CULL_SPAN].w, clearance, dt))
+                atomic_or(&mask[k * SPH_CULL_WORDS + word], bit);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* The first set bit of a span's mask (SPH_CULL_WORDS words) at k or after
+ * it; SPH_WG when none. */
+inline uint sph_cull_next(__local const uint* restrict mask, uint k)
+{
+    for (uint w = k >> 5; w < SPH_CULL_WORDS; ++w, k = w << 5) {
+        const uint m = mask[w] & (0xffffffffu << (k & 31u));
+        if (m) return (w << 5) + (31u - clz(m & (0u - m)));
+    }
+    return SPH_WG;
+}
+
 /* Phase "boundary_contact" (before the move, after the last velocity
  * change of the step; the clock holds this step's dt): the speculative
  * contact of sph_contact_rule against every solid, by a box's, sphere's or
@@ -223,25 +339,35 @@ void sph_boundary_contact(__global const float4* restrict pos,
                           __global const float* restrict sdf,
                           __global const float* restrict clock,
                           const uint nsolids, const uint n, const float clearance,
-                          const uint with_acc)
+                          const uint with_acc, const uint cull)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
+    __local float4 lo[SPH_WG], hi[SPH_WG];
+    __local uint mask[SPH_CULL_SPANS * SPH_CULL_WORDS];
     const float dt = clock[EDDY_SPH_CLOCK_DT];
-    if (!(dt > 0.0f)) return;
-    const float3 p = pos[i].xyz;
-    const float3 v0 = with_acc ? vel[i].xyz + dt * acc[i].xyz : vel[i].xyz;
+    const uint i = get_global_id(0);
+    /* no return before the barriers: a whole group alike, but PoCL's
+     * work-item loops want every item at each barrier */
+    const bool active = i < n && dt > 0.0f;
+    const float3 p = active ? pos[i].xyz : (float3)(0.0f);
+    const float3 v0 = !active ? (float3)(0.0f) : with_acc ? vel[i].xyz + dt * acc[i].xyz : vel[i].xyz;
+    if (cull) sph_span_boxes(active, p, length(v0), lo, hi);
+    __local const uint* my_mask = mask + (get_local_id(0) / SPH_CULL_SPAN) * SPH_CULL_WORDS;
     float3 v = v0;
     bool changed = false;
-    for (uint s = 0; s < nsolids; ++s) {
-        __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        const float3 l = sph_solid_local(solid, p);
-        float dist;
-        float3 gl, nw;
-        if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
-            continue;
-        if (!sph_solid_normal(solid, gl, &nw)) continue;
-        changed |= sph_contact_rule(p, &v, dist, nw, solid, clearance, dt);
+    for (uint base = 0; base < nsolids; base += SPH_WG) {
+        sph_cull_chunk(solids, base, nsolids, lo, hi, clearance, dt, cull, mask);
+        const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
+        for (uint k = 0; k < top; ++k) {
+            if (!changed && (k = sph_cull_next(my_mask, k)) >= top) break;
+            __global const float4* solid = solids + (size_t)(base + k) * EDDY_SOLID_STRIDE;
+            const float3 l = sph_solid_local(solid, p);
+            float dist;
+            float3 gl, nw;
+            if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
+                continue;
+            if (!sph_solid_normal(solid, gl, &nw)) continue;
+            changed |= sph_contact_rule(p, &v, dist, nw, solid, clearance, dt);
+        }
     }
     if (!changed) return;
     if (with_acc)
@@ -286,28 +412,43 @@ void sph_boundary_guard(__global float4* restrict pos,
                         __global const float* restrict sdf,
                         __global const float* restrict clock,
                         const uint nsolids, const uint n, const float clearance,
-                        const float4 tank)
+                        const float4 tank, const uint cull)
 {
+    __local float4 lo[SPH_WG], hi[SPH_WG];
+    __local uint mask[SPH_CULL_SPANS * SPH_CULL_WORDS];
     const uint i = get_global_id(0);
-    if (i >= n) return;
-    float3 p = pos[i].xyz;
-    float3 v = vel[i].xyz;
+    const bool active = i < n;
+    float3 p = active ? pos[i].xyz : (float3)(0.0f);
+    float3 v = active ? vel[i].xyz : (float3)(0.0f);
     const float dt = clock[EDDY_SPH_CLOCK_DT];
+    if (cull) sph_span_boxes(active, p, length(v), lo, hi);
+    __local const uint* my_mask = mask + (get_local_id(0) / SPH_CULL_SPAN) * SPH_CULL_WORDS;
     bool moved = false, inside = false;
-    for (uint s = 0; s < nsolids; ++s) {
-        __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        float dist;
-        float3 gl, nw;
-        const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
-        if (exact) {
-            if (dist < 0.0f) inside = true;
-            if (sph_solid_normal(solid, gl, &nw))
-                moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, false, true);
+    for (uint base = 0; base < nsolids; base += SPH_WG) {
+        sph_cull_chunk(solids, base, nsolids, lo, hi, clearance, dt, cull, mask);
+        const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
+        for (uint k = 0; k < top; ++k) {
+            if (!moved && (k = sph_cull_next(my_mask, k)) >= top) break;
+            __global const float4* solid = solids + (size_t)(base + k) * EDDY_SOLID_STRIDE;
+            float dist;
+            float3 gl, nw;
+            const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
+            if (exact) {
+                if (dist < 0.0f) inside = true;
+                if (sph_solid_normal(solid, gl, &nw))
+                    moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, false, true);
+                /* At the clearance or farther (p not moved: the rule moves
+                 * only within it) the grid cannot act on a primitive: it
+                 * reads no less than the exact distance (convex), its band
+                 * rule needs less than the clearance and its speculative
+                 * rule is the exact one's. Its 8 reads saved. */
+                if (dist >= clearance) continue;
+            }
+            if (!sph_solid_sdf(solid, sdf, sph_solid_local(solid, p), &dist, &gl)) continue;
+            if (!sph_solid_normal(solid, gl, &nw)) continue;
+            if (!exact && dist < 0.0f) inside = true;
+            moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, true, !exact);
         }
-        if (!sph_solid_sdf(solid, sdf, sph_solid_local(solid, p), &dist, &gl)) continue;
-        if (!sph_solid_normal(solid, gl, &nw)) continue;
-        if (!exact && dist < 0.0f) inside = true;
-        moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, true, !exact);
     }
     if (inside) atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);
     if (moved) {

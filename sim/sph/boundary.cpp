@@ -347,7 +347,8 @@ void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
         "boundary_guard", guard_,
         EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
         pos, vel, counters, solidBuf_, sdf_, clock, cl_uint(solids_.size()), cl_uint(n),
-        cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance));
+        cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance),
+        cl_uint(cullSolids() ? 1 : 0));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary guard kernel: " + describe(e));
   }
@@ -361,7 +362,7 @@ void SphBoundary::runContact(const cl::Buffer& pos, const cl::Buffer& vel, const
               EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
                           cl::NDRange(EDDY_SPH_WG)),
               pos, vel, acc ? *acc : vel, solidBuf_, sdf_, clock, cl_uint(solids_.size()),
-              cl_uint(n), cl_float(clearance), cl_uint(acc ? 1 : 0));
+              cl_uint(n), cl_float(clearance), cl_uint(acc ? 1 : 0), cl_uint(cullSolids() ? 1 : 0));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary contact kernel: " + describe(e));
   }
