@@ -210,6 +210,29 @@ std::array<double, 3> gradW(const cl_float4& a, const cl_float4& b, double h) {
   return g;
 }
 
+// The pipeline's buffers of a kernel-level DFSPH test on `parts` (its
+// boundary included), with the test's own rhop and acc.
+DfsphBuffers dfsphTestBuffers(SphParticles& parts, const cl::Buffer& rhop, const cl::Buffer& acc,
+                              unsigned laneBits) {
+  DfsphBuffers b;
+  b.pos = &parts.positions();
+  b.vel = &parts.velocities();
+  b.nlist = &parts.neighbourList();
+  b.nbcount = &parts.neighbourCounts();
+  b.rhop = &rhop;
+  b.acc = &acc;
+  b.clock = &parts.clock();
+  b.counters = &parts.counters();
+  b.n = parts.size();
+  b.tank = parts.tank();
+  b.laneBits = laneBits;
+  b.boundary = &parts.boundary();
+  b.cells = &parts.cells();
+  b.dims = parts.dims4();
+  b.invCell = parts.invCell();
+  return b;
+}
+
 const std::vector<std::pair<size_t, size_t>> kSizes = {
     {1, 1}, {13, 1}, {127, 331}, {1009, 7}, {1009, 2003}};
 
@@ -577,22 +600,7 @@ TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
         k[i] = u(rng) < 0.2 ? 0.0f : float(1e-3 * u(rng));
         kd[i] = k[i];
       }
-      DfsphBuffers b;
-      b.pos = &parts.positions();
-      b.vel = &parts.velocities();
-      b.nlist = &parts.neighbourList();
-      b.nbcount = &parts.neighbourCounts();
-      b.rhop = &rhop;
-      b.acc = &acc;
-      b.clock = &parts.clock();
-      b.counters = &parts.counters();
-      b.n = nf;
-      b.tank = parts.tank();
-      b.laneBits = lb;
-      b.boundary = &parts.boundary();
-      b.cells = &parts.cells();
-      b.dims = parts.dims4();
-      b.invCell = parts.invCell();
+      const DfsphBuffers b = dfsphTestBuffers(parts, rhop, acc, lb);
       // mode 0: predict, the density solve's warm start (k, times dt);
       // mode 1: the density kernel of a step, the divergence solve's warm
       // start (kv, its unknown already holds dt: times 1).
@@ -601,7 +609,10 @@ TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
       q.enqueueWriteBuffer(parts.velocities(), CL_TRUE, 0, nf * sizeof(cl_float4), zero4.data());
       const double fdt = mode ? 1.0 : double(dt);
       if (mode == 0) {
+        // the density kernel of the step first: it sums the boundary's
+        // terms that predict reads (kv = 0: no warm start to apply)
         kern.writePressures(zero, k);
+        kern.runDensity(b, DfsphSolver::params(phys));
         kern.runPredict(b, DfsphSolver::params(phys));
       } else {
         kern.writePressures(k, zero);
@@ -649,6 +660,93 @@ TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
       std::printf("dfsph pressure acceleration (%s) nf=%zu nb=%zu lanes %u: %.2e\n",
                   mode ? "density's warm start" : "predict", nf, nb, 1u << lb, worst);
       }
+    }
+}
+
+// DFSPH's density change rate with moving boundary particles (random
+// velocities), as the divergence solve's first update reads it:
+//     Drho_i/Dt = sum_j m (v_i - v_j) . grad W_ij + sum_b psi_b (v_i - v_b) . grad W_ib,
+// the boundary part from the sums sph_dfsph_density keeps for the step
+// (v_i . g_b - c_b); kv = 0, so dk_i = max(omega r_i / (s D_i), 0) with
+// r_i the rate (0 for a deficient particle). Lanes 1 and 4, fresh seed.
+TEST(SphBoundaryKernels, DfsphRateIncludesTheMovingBoundary) {
+  const unsigned seed = test::freshSeed();
+  Context& ctx = test::context();
+  for (unsigned lb : {0u, 2u})
+    for (const auto& [nf, nb] : kSizes) {
+      SCOPED_TRACE(caseName(nf, nb, int(lb), seed));
+      Params P = params();
+      P.setAssignment("solver=dfsph");
+      BoundaryCase c(ctx, P, nf, nb, seed + unsigned(nf * 7 + nb), int(lb));
+      const SphPhysics& phys = c.phys;
+      SphParticles& parts = *c.parts;
+      SphBoundary& bd = parts.boundary();
+      std::mt19937_64 rng(seed + 17 * unsigned(nb));
+      std::uniform_real_distribution<double> u(-1, 1);
+      std::vector<cl_float4> bvel(nb);
+      for (auto& v : bvel) v = makeFloat4(float(u(rng)), float(u(rng)), float(u(rng)), 0.0f);
+      bd.writeState(bd.readPositions(), bvel);
+      bd.update(phys.rho0);
+      parts.update();
+      DfsphKernels kern(ctx, nf, c.prof, true);
+      const cl::Buffer rhop = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float2), "t");
+      const cl::Buffer acc = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float4), "t");
+      const DfsphBuffers b = dfsphTestBuffers(parts, rhop, acc, lb);
+      const DfsphParams dp = DfsphSolver::params(phys);
+      const std::vector<cl_float> zero(nf, 0.0f);
+      kern.writePressures(zero, zero);
+      kern.runDensity(b, dp);  // kv = 0: the velocities stay
+      kern.runRate(EDDY_DFSPH_SLOT_DIV, b, dp);
+      const auto dk = kern.readDk(nf);
+      const auto aux = kern.readFactor(nf);
+      DfsphReferenceInput in;
+      in.pos = readBuf<cl_float4>(parts.positions(), nf);
+      in.vel = readBuf<cl_float4>(parts.velocities(), nf);
+      in.tank = parts.tank();
+      in.h = phys.h;
+      in.mass = phys.mass;
+      in.rho0 = phys.rho0;
+      in.gradScale = phys.gradScale;
+      std::vector<double> rate, scale;
+      dfsphReferenceRate(in, rate, scale);
+      const auto bpos = bd.readPositions();
+      double worst = 0, boundaryPart = 0;
+      size_t checked = 0;
+      for (size_t i = 0; i < nf; ++i) {
+        double part = 0;
+        for (size_t j = 0; j < nb; ++j) {
+          if (!sphIsNeighbour(in.pos[i], bpos[j], float(phys.h))) continue;
+          const auto g = gradW(in.pos[i], bpos[j], phys.h);
+          double t = 0;
+          for (int a = 0; a < 3; ++a) t += (double(in.vel[i].s[a]) - bvel[j].s[a]) * g[a];
+          t *= bpos[j].s[3];
+          part += t;
+          scale[i] += std::fabs(t);
+        }
+        rate[i] += part;
+        const bool deficient = aux[i].s[1] < float(EDDY_DFSPH_MIN_NEIGHBOURS);
+        const double r = deficient ? 0.0 : rate[i];
+        const double fac = aux[i].s[0];
+        const double want = std::max(EDDY_DFSPH_OMEGA * r * fac, 0.0);
+        const double tol = EDDY_DFSPH_OMEGA * scale[i] * fac;
+        EXPECT_NEAR(dk[i], want, 1e-5 * tol + 1e-30) << "i = " << i;
+        if (tol > 0) worst = std::max(worst, std::fabs(dk[i] - want) / tol);
+        if (!deficient && scale[i] > 0) {
+          boundaryPart = std::max(boundaryPart, std::fabs(part) / scale[i]);
+          ++checked;
+        }
+      }
+      // the boundary term is there to be checked wherever fluid and
+      // boundary particles are close at all
+      size_t closePairs = 0;
+      for (size_t i = 0; i < nf; ++i)
+        for (size_t j = 0; j < nb; ++j) closePairs += dist(in.pos[i], bpos[j]) < 0.7 * phys.h ? 1 : 0;
+      if (closePairs >= 3 && checked > 0) {
+        EXPECT_GT(boundaryPart, 1e-3) << closePairs << " pairs within 0.7 h";
+      }
+      std::printf("dfsph rate with moving boundary nf=%zu nb=%zu lanes %u: %.2e (boundary part up to "
+                  "%.2e of the scale)\n",
+                  nf, nb, 1u << lb, worst, boundaryPart);
     }
 }
 

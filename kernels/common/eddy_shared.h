@@ -242,13 +242,15 @@
  * reorder writes the other) in rows of `kstride` floats (the capacity
  * rounded up to EDDY_DFSPH_K_ALIGN): from row EDDY_DFSPH_K_AUX the factor
  * pairs (float2, two rows), then the divergence unknown kv, the density
- * unknown k and the last change dk. */
+ * unknown k and the last change dk, and from row EDDY_DFSPH_K_BND the
+ * boundary's sums of the step (float4, four rows; sph_dfsph_density). */
 #define EDDY_DFSPH_K_ALIGN 64
 #define EDDY_DFSPH_K_AUX 0
 #define EDDY_DFSPH_K_DIV 2
 #define EDDY_DFSPH_K_DEN 3
 #define EDDY_DFSPH_K_DK 4
-#define EDDY_DFSPH_K_ROWS 5
+#define EDDY_DFSPH_K_BND 5
+#define EDDY_DFSPH_K_ROWS 9
 /* Iteration count before the first step (the host then gives a solve
  * max_iterations rounds). */
 #define EDDY_DFSPH_UNKNOWN_ITER 0xffffffffu

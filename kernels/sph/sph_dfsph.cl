@@ -36,8 +36,15 @@
  * Drho_i/Dt += sum_b psi_b (v_i - v_b) . grad W_ib (bvel enters here), and
  * the pressure acceleration (1) gets -s sum_b psi_b f k_i grad W_ib
  * (f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR = 2, pressure mirroring, with psi's
- * half-space scale: eddy_shared.h). D_i then uses G = g_f + g_b
- * (g_b = sum_b psi_b grad W_ib):
+ * half-space scale: eddy_shared.h). Within a step nothing of the boundary
+ * moves (the bodies move after the integration), so the two boundary terms
+ * of the solves are linear in what changes:
+ *     sum_b psi_b (v_i - v_b) . grad W_ib = v_i . g_b - c_b,
+ *     sum_b psi_b f k_i grad W_ib        = f k_i g_b,
+ * with g_b = sum_b psi_b grad W_ib and c_b = sum_b psi_b v_b . grad W_ib,
+ * which sph_dfsph_density sums once per step (row EDDY_DFSPH_K_BND: g_b,
+ * c_b); the solves' kernels read them instead of walking the boundary's
+ * cells at every iteration. D_i then uses G = g_f + g_b:
  *     D_i = |G|^2 + (f - 1) |G| |g_b| + sum_j |m grad W_ij|^2,
  * never below the exact diagonal |G|^2 + (f - 1) G . g_b + sum_j |..|^2
  * (equal where G and g_b are aligned; a larger diagonal only slows Jacobi).
@@ -296,7 +303,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
         state[EDDY_DFSPH_ST_DEN_DONE] = 0u;
     }
     SPH_LANE_ID(i, lane);
-    float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f;
+    float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f, cb = 0.0f;
     float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f);
     float mxx = 0.0f, myy = 0.0f, mzz = 0.0f, mxy = 0.0f, mxz = 0.0f, myz = 0.0f;
     if (i < n) {
@@ -341,7 +348,9 @@ void sph_dfsph_density(__global const float4* restrict pos,
             const float q = sqrt(br2) * inv_h;
             bsw += bp.w * sph_w_q(q);
             const float gw = sph_gradw_q(q);
-            gb += (bp.w * gcu * gw) * bd;
+            const float3 gbb = (bp.w * gcu * gw) * bd;
+            gb += gbb;
+            cb += dot(bvel[bj].xyz, gbb);
             bcnt += bp.w;
             if (warm) ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kvi * gw) * bd;
         SPH_BOUNDARY_END
@@ -349,8 +358,11 @@ void sph_dfsph_density(__global const float4* restrict pos,
     }
     const float4 s1 = sph_lane_sum(red, (float4)(g, sw), lane_bits);
     const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, bcnt, mxx), lane_bits);
-    float4 s3 = (float4)(0.0f);
-    if (nbound != 0u) s3 = sph_lane_sum(red, (float4)(gb, bsw), lane_bits); /* uniform */
+    float4 s3 = (float4)(0.0f), s5 = (float4)(0.0f);
+    if (nbound != 0u) { /* uniform */
+        s3 = sph_lane_sum(red, (float4)(gb, bsw), lane_bits);
+        s5 = sph_lane_sum(red, (float4)(cb, 0.0f, 0.0f, 0.0f), lane_bits);
+    }
     const float4 sa4 = sph_lane_sum(red, (float4)(a, myy), lane_bits);
     const float3 sa = sa4.xyz;
     float rho = mass * sph_w_sigma(h) * s1.w;
@@ -377,6 +389,8 @@ void sph_dfsph_density(__global const float4* restrict pos,
     }
     rhop[i] = (float2)(rho, warm ? 0.0f : dfsph_pressure(kden[i], kdiv[i], clock, rho));
     aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, neighbours);
+    if (nbound != 0u) /* the solves' boundary terms (g_b, c_b) */
+        ((__global float4*)(kb + EDDY_DFSPH_K_BND * kstride))[i] = (float4)(s3.xyz, s5.x);
 }
 
 /* The check of a solve (slot), by the work-group of sph_dfsph_rate that
@@ -453,10 +467,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     __global float* restrict kb,
                     __global uint* restrict ctl,
                     __global const float* restrict clock,
-                    __global const float4* restrict bpos,
-                    __global const float4* restrict bvel,
-                    __global const uint2* restrict bcells,
-                    const uint nbound, const int4 dims, const float inv_cell,
+                    const uint nbound,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
                     const uint min_iter, const uint max_iter, const float cheb_rho,
@@ -503,11 +514,10 @@ void sph_dfsph_rate(__global const float4* restrict pos,
             DFSPH_PAIRS_END
             rate *= mass * sph_gradw_coef(h);
         }
-        float brate = 0.0f;
-        SPH_BOUNDARY_BEGIN(p)
-            brate += bp.w * sph_gradw_q(sqrt(br2) * inv_h) * dot(vi - bvel[bj].xyz, bd);
-        SPH_BOUNDARY_END
-        if (nbound != 0u) rate += sph_gradw_coef(h) * brate;
+        if (nbound != 0u && lane == 0u) { /* v_i . g_b - c_b (sph_dfsph_density) */
+            const float4 gcb = ((__global const float4*)(kb + EDDY_DFSPH_K_BND * kstride))[i];
+            rate += dot(vi, gcb.xyz) - gcb.w;
+        }
     }
     rate = sph_lane_sum(red, (float4)(rate, 0.0f, 0.0f, 0.0f), lane_bits).x;
     dfsph_sum_t err = (dfsph_sum_t)(0.0f); /* the residual (, the error) */
@@ -590,11 +600,9 @@ inline float3 dfsph_pressure_sum(const uint i, const float3 p, const float ki,
                                  __global const uint* restrict nlist,
                                  __global const uint* restrict nbcount,
                                  __global const float* restrict pairs, const uint use_pairs,
-                                 __global const float4* restrict bpos,
-                                 __global const uint2* restrict bcells, const uint nbound,
-                                 const int4 dims, const float inv_cell, const uint n,
-                                 const float4 tank, const float h, const float mass,
-                                 const uint lane, const uint lane_bits)
+                                 __global const float4* restrict bnd, const uint nbound,
+                                 const uint n, const float4 tank, const float h,
+                                 const float mass, const uint lane, const uint lane_bits)
 {
     float3 w;
     const uint mask = sph_walls(p, tank, h, &w);
@@ -616,11 +624,8 @@ inline float3 dfsph_pressure_sum(const uint i, const float3 p, const float ki,
         DFSPH_PAIRS_END
         a *= mass * sph_gradw_coef(h);
     }
-    float3 ab = (float3)(0.0f);
-    SPH_BOUNDARY_BEGIN(p)
-        ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki * sph_gradw_q(sqrt(br2) * inv_h)) * bd;
-    SPH_BOUNDARY_END
-    if (nbound != 0u) a += sph_gradw_coef(h) * ab;
+    if (nbound != 0u && lane == 0u) /* f k_i g_b (sph_dfsph_density) */
+        a += (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * ki) * bnd[i].xyz;
     return a;
 }
 
@@ -639,10 +644,7 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
                         __global float* restrict kb,
                         __global uint* restrict ctl,
                         __global const float* restrict clock,
-                        __global const float4* restrict bpos,
-                        __global const float4* restrict bvel,
-                        __global const uint2* restrict bcells,
-                        const uint nbound, const int4 dims, const float inv_cell,
+                        const uint nbound,
                         const uint slot, const uint use_dt, const uint commit,
                         const uint n, const float4 tank, const float h, const float mass,
                         const float grad_scale, const uint lane_bits, const uint kstride,
@@ -661,8 +663,9 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
     if (active) {
         const float3 p = pos[i].xyz;
         dki = dk[i];
-        a = dfsph_pressure_sum(i, p, dki, dk, pos, nlist, nbcount, pairs, use_pairs, bpos, bcells,
-                               nbound, dims, inv_cell, n, tank, h, mass, lane, lane_bits);
+        a = dfsph_pressure_sum(i, p, dki, dk, pos, nlist, nbcount, pairs, use_pairs,
+                               (__global const float4*)(kb + EDDY_DFSPH_K_BND * kstride), nbound,
+                               n, tank, h, mass, lane, lane_bits);
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (!active || lane != 0u) return;
@@ -722,10 +725,7 @@ void sph_dfsph_predict(__global const float4* restrict pos,
                        __global const float* restrict kb,
                        __global const uint* restrict ctl,
                        __global const float* restrict clock,
-                       __global const float4* restrict bpos,
-                       __global const float4* restrict bvel,
-                       __global const uint2* restrict bcells,
-                       const uint nbound, const int4 dims, const float inv_cell,
+                       const uint nbound,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale, const uint lane_bits, const uint kstride,
                        __global const float* restrict pairs, const uint use_pairs)
@@ -736,8 +736,9 @@ void sph_dfsph_predict(__global const float4* restrict pos,
     float3 a = (float3)(0.0f);
     if (i < n) {
         const float3 p = pos[i].xyz;
-        a = dfsph_pressure_sum(i, p, kden[i], kden, pos, nlist, nbcount, pairs, use_pairs, bpos,
-                               bcells, nbound, dims, inv_cell, n, tank, h, mass, lane, lane_bits);
+        a = dfsph_pressure_sum(i, p, kden[i], kden, pos, nlist, nbcount, pairs, use_pairs,
+                               (__global const float4*)(kb + EDDY_DFSPH_K_BND * kstride), nbound,
+                               n, tank, h, mass, lane, lane_bits);
     }
     a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
     if (i >= n || lane != 0u) return;

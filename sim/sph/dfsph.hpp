@@ -109,10 +109,7 @@ struct DfsphDensityArgs {
 };
 struct DfsphRateArgs {
   const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &kb, &ctl, &clock;
-  const cl::Buffer &bpos, &bvel, &bcells;
-  cl_uint nbound;
-  cl_int4 dims;
-  cl_float invCell;
+  cl_uint nbound;  // boundary particles: their sums are in kb (EDDY_DFSPH_K_BND)
   cl_uint slot, n;
   cl_float4 tank;
   cl_float h, mass, rho0, tolerance;
@@ -122,17 +119,13 @@ struct DfsphRateArgs {
   const cl::Buffer& pairs;
   cl_uint usePairs;
   auto args() const {
-    return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
-                    dims, invCell, slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter,
+    return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, nbound, slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter,
                     chebyshevRho, beta, laneBits, kstride, pairs, usePairs);
   }
 };
 struct DfsphVelocityArgs {
   const cl::Buffer &pos, &vel, &nlist, &nbcount, &kb, &ctl, &clock;
-  const cl::Buffer &bpos, &bvel, &bcells;
-  cl_uint nbound;
-  cl_int4 dims;
-  cl_float invCell;
+  cl_uint nbound;  // boundary particles: their sums are in kb (EDDY_DFSPH_K_BND)
   cl_uint slot, useDt, commit, n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
@@ -140,8 +133,7 @@ struct DfsphVelocityArgs {
   const cl::Buffer& pairs;
   cl_uint usePairs;
   auto args() const {
-    return std::tie(pos, vel, nlist, nbcount, kb, ctl, clock, bpos, bvel, bcells, nbound, dims,
-                    invCell, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits, kstride,
+    return std::tie(pos, vel, nlist, nbcount, kb, ctl, clock, nbound, slot, useDt, commit, n, tank, h, mass, gradScale, laneBits, kstride,
                     pairs, usePairs);
   }
 };
@@ -154,10 +146,7 @@ struct DfsphDtArgs {
 };
 struct DfsphPredictArgs {
   const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kb, &ctl, &clock;
-  const cl::Buffer &bpos, &bvel, &bcells;
-  cl_uint nbound;
-  cl_int4 dims;
-  cl_float invCell;
+  cl_uint nbound;  // boundary particles: their sums are in kb (EDDY_DFSPH_K_BND)
   cl_uint n;
   cl_float4 tank;
   cl_float h, mass, gradScale;
@@ -165,8 +154,7 @@ struct DfsphPredictArgs {
   const cl::Buffer& pairs;
   cl_uint usePairs;
   auto args() const {
-    return std::tie(pos, vel, acc, nlist, nbcount, kb, ctl, clock, bpos, bvel, bcells, nbound,
-                    dims, invCell, n, tank, h, mass, gradScale, laneBits, kstride, pairs,
+    return std::tie(pos, vel, acc, nlist, nbcount, kb, ctl, clock, nbound, n, tank, h, mass, gradScale, laneBits, kstride, pairs,
                     usePairs);
   }
 };
