@@ -19,8 +19,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
+#include <string>
 
 using namespace eddy;
 
@@ -208,6 +210,19 @@ std::array<double, 3> gradW(const cl_float4& a, const cl_float4& b, double h) {
   const double dw = sphKernelDW(r, h);
   for (int k = 0; k < 3; ++k) g[k] = dw * (double(a.s[k]) - b.s[k]) / r;
   return g;
+}
+
+// The bounding radius about its local origin that the guard's and the
+// contact's culling use for a solid (sph_boundary_cull): its SDF grid's box
+// and its primitive's sizes.
+double cullRadius(const SphSolidSamples& so) {
+  double grid = 0, shape = 0;
+  for (int k = 0; k < 3; ++k) {
+    const double lo = so.sdf.origin[k], hi = lo + so.sdf.cell * (so.sdf.dims[k] - 1);
+    grid += std::max(std::fabs(lo), std::fabs(hi)) * std::max(std::fabs(lo), std::fabs(hi));
+    shape += 0.25 * so.size[k] * so.size[k];  // half sizes, as the shape record
+  }
+  return std::max(std::sqrt(grid), std::sqrt(shape));
 }
 
 // The pipeline's buffers of a kernel-level DFSPH test on `parts` (its
@@ -1192,17 +1207,21 @@ TEST(SphBoundaryKernels, MeshContactFollowsItsSdfGrid) {
   }
 }
 
-// Culling the solids per work-group (sph_solid_may_act, sph_boundary.cl)
-// changes nothing: the guard and the contact (both forms) with culling
+// Culling the solids per work-group (sph_solid_may_act, sph_boundary.cl;
+// the default span and spans of 32) changes nothing: the guard and the
+// contact (both forms) with culling
 // against every particle visiting every solid, bit for bit (positions,
 // velocities, accelerations, the penetration count), on 1, 13, 1009 and
-// 4001 particles (sorted by 5 cm cells, as the pipeline keeps them, so that
-// a group's box is small and most solids lie far from it) and 181 solids
+// 4001 particles (in clusters of 32 around a solid each, consecutive as the
+// pipeline's cell order keeps neighbours, so that a span's box is small and
+// most solids lie far from it) and 181 solids
 // (two chunks of SPH_WG, the second partial): boxes, spheres, cylinders and
 // icosphere meshes of 1-4 cm at random poses, moving and spinning (their
-// records' v up to 1.5 m/s, omega up to 30 /s, so that the surface speed
-// enters the reach), a fifth of the particles within 0.6 dx of a solid's
-// surface (inside too), fast ones among them; fresh seed.
+// records' v up to 2 m/s a component, omega up to 30 /s: the surface speed
+// enters the reach), the particles from 0.6 dx inside a solid's surface to
+// 3 cm out, fast ones among them, and clusters that only a solid's own
+// speed brings within reach (without moved() after writing the records,
+// the culling's stale copy fails this test); fresh seed.
 TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
   const unsigned seed = test::freshSeed();
   Context& ctx = test::context();
@@ -1239,44 +1258,84 @@ TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
     specs.push_back(sp);
     solids.push_back(sampleSolid({sp, -1}, 0.5 * dx, 0.5 * dx, 0.7 * dx));
   }
+  // The default span (the work-group) and spans of 32 (a build option).
+  const char* given = std::getenv("EDDY_CL_OPTIONS");
+  const std::string kept = given ? given : "";
+  for (const char* span : {"", "-DSPH_CULL_SPAN=32"})
   for (size_t n : {size_t(1), size_t(13), size_t(1009), size_t(4001)}) {
-    SCOPED_TRACE("n " + std::to_string(n) + " seed " + std::to_string(seed));
+    SCOPED_TRACE("n " + std::to_string(n) + " seed " + std::to_string(seed) + " " + span);
+    const std::string opts = kept + " " + span;
+    setenv("EDDY_CL_OPTIONS", opts.c_str(), 1);
     SphSetup setup = solidTestSetup(dx);
+    // In clusters of 32 (a culling span) around one solid each
+    // (consecutive, as the pipeline's cell order keeps neighbours), the last
+    // tenth anywhere.
+    // Every third cluster is "approached": its particles slow and 0.6-3 cm
+    // outside the bounding sphere the culling uses, the solid (each at most
+    // once) heading for them at 10 m/s, which brings some within reach in
+    // dt (their own speed does not).
+    size_t cluster = 0;
+    bool approached = false;
+    Vec3d side{1, 0, 0};  // an approached cluster's direction from its solid
+    std::vector<int> heading(nsolids, -1);  // solid -> its approached cluster's first particle
+    size_t nextApproached = 0;
     while (setup.particles.size() < n) {
-      const double fast = u(rng) < 0.2 ? 4 : 1;
+      double fast = u(rng) < 0.2 ? 4 : 1;
       Vec3d w{0.6 * u(rng), 0.5 * u(rng), 0.5 * u(rng)};
-      if (setup.particles.size() % 5 == 0) {  // near a solid's surface
-        const size_t s = size_t(u(rng) * nsolids) % nsolids;
-        const Aabb bb = shapes[s]->bounds();
+      if (setup.particles.size() < n - n / 10) {  // near the cluster's solid
+        if (setup.particles.size() % 32 == 0) {
+          approached = (setup.particles.size() / 32) % 3 == 0 && nextApproached < nsolids;
+          cluster = approached ? nextApproached++ : size_t(u(rng) * nsolids) % nsolids;
+          if (approached) heading[cluster] = int(setup.particles.size());
+        }
+        const Aabb bb = shapes[cluster]->bounds();
+        const double reach = 0.03;
         Vec3d l;
-        for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - dx + (bb.hi[k] - bb.lo[k] + 2 * dx) * u(rng);
-        const double d = shapes[s]->sdf(l);
-        if (d > 0.6 * dx || d < -0.6 * dx) continue;
-        w = poseApply(specs[s].pose, l);
+        if (approached) {  // 0.6-3 cm outside the culling's bounding sphere, on one side
+          if (setup.particles.size() % 32 == 0) side = {u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5};
+          Vec3d dir{side[0] + 0.05 * (u(rng) - 0.5), side[1] + 0.05 * (u(rng) - 0.5), side[2] + 0.05 * (u(rng) - 0.5)};
+          const double len = std::sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+          const double r = cullRadius(solids[cluster]) + 0.006 + 0.024 * u(rng);
+          for (int k = 0; k < 3; ++k) l[k] = r * dir[k] / len;
+        } else {
+          for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - reach + (bb.hi[k] - bb.lo[k] + 2 * reach) * u(rng);
+          const double d = shapes[cluster]->sdf(l);
+          if (d > reach || d < -0.6 * dx) continue;
+          if (d > 0.6 * dx && u(rng) < 0.5) continue;  // more near the surface
+        }
+        w = poseApply(specs[cluster].pose, l);
         if (!(w[0] > 0 && w[0] < 0.6 && w[1] > 0 && w[1] < 0.5 && w[2] > 0 && w[2] < 0.5)) continue;
+        if (approached) fast = 0.2;
       }
       setup.particles.push_back(
           {w[0], w[1], w[2], fast * (u(rng) - 0.5), fast * (u(rng) - 0.5), fast * (u(rng) - 0.5)});
     }
-    // grid-cell order (5 cm cells, x fastest), as the pipeline sorts them
-    auto cellOf = [](const SphParticle& pt) {
-      return std::array<int, 3>{int(pt.z / 0.05), int(pt.y / 0.05), int(pt.x / 0.05)};
-    };
-    std::stable_sort(setup.particles.begin(), setup.particles.end(),
-                     [&](const auto& x, const auto& y) { return cellOf(x) < cellOf(y); });
     Profiler prof;
     SphParticles parts(ctx, prof, setup, SphKernelConfig{}, n, 0.022, solids);
+    if (given) setenv("EDDY_CL_OPTIONS", kept.c_str(), 1);
+    else unsetenv("EDDY_CL_OPTIONS");
     q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
     // the solids move and spin
     std::vector<cl_float4> rec(nsolids * EDDY_SOLID_STRIDE);
     q.enqueueReadBuffer(parts.boundary().solidRecords(), CL_TRUE, 0, rec.size() * sizeof(cl_float4), rec.data());
     for (size_t s = 0; s < nsolids; ++s) {
       for (int k = 0; k < 3; ++k) {
-        rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_VEL].s[k] = float(3 * (u(rng) - 0.5));
+        rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_VEL].s[k] = float(4 * (u(rng) - 0.5));
         rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_OMEGA].s[k] = float(60 * (u(rng) - 0.5));
+      }
+      if (heading[s] >= 0 && size_t(heading[s]) < n) {  // at 10 m/s for its first particle
+        const SphParticle& t = setup.particles[size_t(heading[s])];
+        const Vec3d d{t.x - specs[s].pose.position[0], t.y - specs[s].pose.position[1],
+                      t.z - specs[s].pose.position[2]};
+        const double len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        for (int k = 0; k < 3; ++k) {
+          rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_VEL].s[k] = float(10 * d[k] / len);
+          rec[s * EDDY_SOLID_STRIDE + EDDY_SOLID_OMEGA].s[k] = 0.0f;
+        }
       }
     }
     q.enqueueWriteBuffer(parts.boundary().solidRecords(), CL_TRUE, 0, rec.size() * sizeof(cl_float4), rec.data());
+    parts.boundary().moved();  // the records changed (the culling's copy follows)
     std::vector<cl_float4> a0(n);
     for (auto& a : a0)
       a = cl_float4{{float(200 * (u(rng) - 0.5)), float(200 * (u(rng) - 0.5)), float(200 * (u(rng) - 0.5)), 0.0f}};
@@ -1328,9 +1387,9 @@ TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
           EXPECT_GT(all.inside, 0u);
         }
       }
-      std::printf("culling, %s, n=%zu, %zu solids: %zu particles changed, %u inside, the same bit for bit\n",
-                  phase == 0 ? "guard" : phase == 1 ? "contact (vel)" : "contact (acc)", n, nsolids, changed,
-                  all.inside);
+      std::printf("culling%s, %s, n=%zu, %zu solids: %zu particles changed, %u inside, the same bit for bit\n",
+                  *span ? " (spans of 32)" : "", phase == 0 ? "guard" : phase == 1 ? "contact (vel)" : "contact (acc)",
+                  n, nsolids, changed, all.inside);
     }
   }
 }

@@ -345,6 +345,14 @@ void expectTank(const Params& p, double beside, double above, double face, doubl
 // tank whose surface layer alone spans 4 cm), the bulk within 2 % at both
 // tolerances. The 2 % stays missed at this resolution, by 1 - 3 %.
 // Asserted: the worse device's figure plus a margin of about 0.5 %.
+// Session 23 measured how far rounding alone moves the force and the faces
+// (PoCL, EDDY_SPH_LANES = 1, 2, 4: the same sums in other orders; before
+// and after DFSPH's boundary sums were kept per step, equal to 1e-7):
+// force at the defaults -4.1 / -6.8 / -2.4 % before, -6.8 / -5.8 / -1.7 %
+// after; at density_tolerance 0.01 % +0.3 / -1.7 / -3.4 % before,
+// -5.2 / -2.5 / +0.1 % after, its worst face 7.2 % (lanes 2, after). So
+// DFSPH's force is asserted at 8 % (defaults) and 6 % (0.01 %), its faces
+// at 7.5 %: the spread that rounding gives, not a physics change.
 TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   ASSERT_GT(p.get("density_diffusion"), 0.0);  // the default: delta-SPH
@@ -360,14 +368,14 @@ TEST(SphObstacles, WcsphSummationSubmergedBoxHydrostaticPressureAndBuoyancy) {
 TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
-  expectTank(p, 0.04, 0.06, 0.075, 0.06);
+  expectTank(p, 0.04, 0.06, 0.075, 0.08);
 }
 
 TEST(SphObstacles, DfsphSubmergedBoxPressureAtTheSensorTolerance) {
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
   p.set("density_tolerance", 0.01);
-  expectTank(p, 0.04, 0.045, 0.065, 0.05);
+  expectTank(p, 0.04, 0.045, 0.075, 0.06);
 }
 
 // WCSPH with delta-SPH (density_diffusion 0.1): with solids present the

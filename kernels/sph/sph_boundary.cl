@@ -209,8 +209,8 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
  * docs/PERFORMANCE.md, session 22): the loop was bound by reading each
  * solid's record per particle (a per-particle bounding-sphere test before
  * the rules made it dearer). The particles are in grid-cell order, so
- * SPH_CULL_SPAN consecutive ones (a warp on NVIDIA) lie in a few cells of a
- * row; the group takes the box of each span, tests the boxes against the
+ * SPH_CULL_SPAN consecutive ones (by default the work-group's) lie in a few
+ * cells of a row; the group takes the box of each span, tests the boxes against the
  * solids once, SPH_WG solids at a time (one per work-item), and each
  * particle then visits only the solids that passed for its span:
  *
@@ -234,12 +234,18 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
  * particle that one solid has moved or slowed may then be anywhere near and
  * faster than the box says: from that solid on it visits every solid of
  * the rest, as the full loop does. cull = 0 visits them all (the host's
- * choice for a handful of solids, and tests). */
-#define SPH_CULL_SPAN 32
+ * choice for a handful of solids, and tests); cull = 1 reads each solid's
+ * sphere and speeds from cull_data (sph_boundary_cull). */
+#ifndef SPH_CULL_SPAN /* a build option may set it (EDDY_CL_OPTIONS: measuring, tests) */
+/* The whole group: on the H200 (wave_tank, 100 bodies, session 23) spans of
+ * 32 made the guard and the contact 8 % dearer than one box of 128 (their
+ * extra tests cost more than the fewer visits saved). */
+#define SPH_CULL_SPAN SPH_WG
+#endif
 #define SPH_CULL_SPANS (SPH_WG / SPH_CULL_SPAN)
 #define SPH_CULL_WORDS ((SPH_WG + 31) / 32)
-#if SPH_WG % SPH_CULL_SPAN != 0
-#error "SPH_WG must be a multiple of SPH_CULL_SPAN"
+#if SPH_WG % SPH_CULL_SPAN != 0 || SPH_CULL_SPAN % 32 != 0 || SPH_CULL_SPANS > 32
+#error "SPH_CULL_SPAN: a multiple of 32 that divides SPH_WG"
 #endif
 
 /* The box of each span's particle positions (xyz of lo, hi) and their
@@ -262,32 +268,58 @@ inline void sph_span_boxes(const bool active, const float3 p, const float speed,
     /* sph_cull_chunk's barriers come before the boxes are read */
 }
 
-/* Whether a rule of the guard or the contact may act on a particle in the
- * box [lo, hi] moving at most at `speed`, within dt, against the solid
- * (see above). False only when that is certain: NaNs keep the solid. */
-inline bool sph_solid_may_act(__global const float4* restrict solid, const float3 lo,
-                              const float3 hi, const float speed, const float clearance,
-                              const float dt)
+/* What the culling needs of a solid (see above): its centre (xyz) and
+ * bounding radius R (w), the bound of its surface speed |v_s| + |omega| r
+ * as (|v_s|, |omega|). */
+typedef struct {
+    float4 sphere;
+    float2 speed;
+} sph_cull_solid;
+
+/* Phase "boundary_cull" (when a solid moved; sim/sph/boundary.cpp): each
+ * solid's culling data, compact (cull[s]: sphere, cull[nsolids + s]:
+ * speeds), so that a work-group's SPH_WG work-items read SPH_WG solids in
+ * a few coalesced loads instead of one scattered record each (the record
+ * reads were most of the culled guard's and contact's time: H200,
+ * wave_tank, 100 bodies, docs/PERFORMANCE.md, session 23). */
+__kernel void sph_boundary_cull(__global const float4* restrict solids,
+                                __global float4* restrict cull, const uint nsolids)
 {
+    const uint s = get_global_id(0);
+    if (s >= nsolids) return;
+    __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
     const float4 o = solid[EDDY_SOLID_SDF];
     const uint4 g = as_uint4(solid[EDDY_SOLID_GRID]);
     const float3 top = o.xyz + o.w * (convert_float3(g.xyz) - 1.0f);
-    const float4 shape = solid[EDDY_SOLID_SHAPE];
     const float R = fmax(length(fmax(fabs(o.xyz), fabs(top))),
-                         length(shape.xyz)); /* the grid's box; the primitive's sizes */
-    const float3 c = solid[EDDY_SOLID_POS].xyz;
+                         length(solid[EDDY_SOLID_SHAPE].xyz)); /* the grid's box; the primitive */
+    cull[s] = (float4)(solid[EDDY_SOLID_POS].xyz, R);
+    cull[nsolids + s] = (float4)(length(solid[EDDY_SOLID_VEL].xyz),
+                                 length(solid[EDDY_SOLID_OMEGA].xyz), 0.0f, 0.0f);
+}
+
+/* Whether a rule of the guard or the contact may act on a particle in the
+ * box [lo, hi] moving at most at `speed`, within dt, against the solid
+ * (see above). False only when that is certain: NaNs keep the solid. */
+inline bool sph_solid_may_act(const sph_cull_solid sc, const float3 lo, const float3 hi,
+                              const float speed, const float clearance, const float dt)
+{
+    const float3 c = sc.sphere.xyz;
+    const float R = sc.sphere.w;
     const float near = length(fmax(fmax(lo - c, c - hi), (float3)(0.0f)));
     const float far = length(fmax(fabs(lo - c), fabs(hi - c)));
     const float reach = 2.0f * clearance + 1e-4f * (R + far) +
-                        fmax(dt, 0.0f) * (speed + length(solid[EDDY_SOLID_VEL].xyz) +
-                                          length(solid[EDDY_SOLID_OMEGA].xyz) * far);
+                        fmax(dt, 0.0f) * (speed + sc.speed.x + sc.speed.y * far);
     return !(near - R > reach);
 }
 
 /* Sets, for each span k, mask[k * SPH_CULL_WORDS + ...]'s bit j for the
  * solids base + j (j < SPH_WG) that may act on the span's box (all of them
- * with cull = 0). Every work-item of the group calls it (barriers). */
-inline void sph_cull_chunk(__global const float4* restrict solids, const uint base,
+ * with cull = 0). Each work-item reads one solid's culling data
+ * (sph_boundary_cull) and tests it against every span (the spans' boxes:
+ * broadcast reads of local memory), then sets its bits. Every work-item of
+ * the group calls it (barriers). */
+inline void sph_cull_chunk(__global const float4* restrict cull_data, const uint base,
                            const uint nsolids, __local const float4* restrict lo,
                            __local const float4* restrict hi, const float clearance,
                            const float dt, const uint cull, __local uint* restrict mask)
@@ -297,14 +329,23 @@ inline void sph_cull_chunk(__global const float4* restrict solids, const uint ba
     if (lid < SPH_CULL_SPANS * SPH_CULL_WORDS) mask[lid] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint s = base + lid;
+    uint spans = 0u; /* bit k: span k */
     if (s < nsolids) {
-        __global const float4* solid = solids + (size_t)s * EDDY_SOLID_STRIDE;
-        const uint word = lid >> 5, bit = 1u << (lid & 31u);
-        for (uint k = 0; k < SPH_CULL_SPANS; ++k)
-            if (!cull || sph_solid_may_act(solid, lo[k * SPH_CULL_SPAN].xyz, hi[k * SPH_CULL_SPAN].xyz,
-                                           hi[k * SPH_CULL_SPAN].w, clearance, dt))
-                atomic_or(&mask[k * SPH_CULL_WORDS + word], bit);
+        if (cull) {
+            sph_cull_solid sc;
+            sc.sphere = cull_data[s];
+            sc.speed = cull_data[nsolids + s].xy;
+            for (uint k = 0; k < SPH_CULL_SPANS; ++k) {
+                const float4 l = lo[k * SPH_CULL_SPAN], h = hi[k * SPH_CULL_SPAN];
+                if (sph_solid_may_act(sc, l.xyz, h.xyz, h.w, clearance, dt)) spans |= 1u << k;
+            }
+        } else {
+            spans = (1u << SPH_CULL_SPANS) - 1u;
+        }
     }
+    const uint word = lid >> 5, bit = 1u << (lid & 31u);
+    for (uint k = 0; k < SPH_CULL_SPANS; ++k)
+        if (spans & (1u << k)) atomic_or(&mask[k * SPH_CULL_WORDS + word], bit);
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
@@ -338,6 +379,7 @@ void sph_boundary_contact(__global const float4* restrict pos,
                           __global const float4* restrict solids,
                           __global const float* restrict sdf,
                           __global const float* restrict clock,
+                          __global const float4* restrict cull_data,
                           const uint nsolids, const uint n, const float clearance,
                           const uint with_acc, const uint cull)
 {
@@ -355,7 +397,7 @@ void sph_boundary_contact(__global const float4* restrict pos,
     float3 v = v0;
     bool changed = false;
     for (uint base = 0; base < nsolids; base += SPH_WG) {
-        sph_cull_chunk(solids, base, nsolids, lo, hi, clearance, dt, cull, mask);
+        sph_cull_chunk(cull_data, base, nsolids, lo, hi, clearance, dt, cull, mask);
         const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
         for (uint k = 0; k < top; ++k) {
             if (!changed && (k = sph_cull_next(my_mask, k)) >= top) break;
@@ -411,6 +453,7 @@ void sph_boundary_guard(__global float4* restrict pos,
                         __global const float4* restrict solids,
                         __global const float* restrict sdf,
                         __global const float* restrict clock,
+                        __global const float4* restrict cull_data,
                         const uint nsolids, const uint n, const float clearance,
                         const float4 tank, const uint cull)
 {
@@ -425,7 +468,7 @@ void sph_boundary_guard(__global float4* restrict pos,
     __local const uint* my_mask = mask + (get_local_id(0) / SPH_CULL_SPAN) * SPH_CULL_WORDS;
     bool moved = false, inside = false;
     for (uint base = 0; base < nsolids; base += SPH_WG) {
-        sph_cull_chunk(solids, base, nsolids, lo, hi, clearance, dt, cull, mask);
+        sph_cull_chunk(cull_data, base, nsolids, lo, hi, clearance, dt, cull, mask);
         const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
         for (uint k = 0; k < top; ++k) {
             if (!moved && (k = sph_cull_next(my_mask, k)) >= top) break;

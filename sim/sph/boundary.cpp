@@ -257,6 +257,8 @@ SphBoundary::SphBoundary(Context& ctx, Profiler& profiler, RadixSort& sorter,
                                  "SPH boundary counters");
     solidBuf_ = ctx.createBuffer(CL_MEM_READ_WRITE, rec.size() * sizeof(cl_float4), "SPH solids");
     sdf_ = ctx.createBuffer(CL_MEM_READ_WRITE, sdf.size() * sizeof(cl_float), "SPH solid SDF");
+    cull_ = ctx.createBuffer(CL_MEM_READ_WRITE, std::max<size_t>(2 * solids_.size(), 1) * sizeof(cl_float4),
+                             "SPH solids' culling data");
     auto& q = ctx.queue();
     q.enqueueWriteBuffer(bpos_, CL_TRUE, 0, v4, pos.data());
     q.enqueueWriteBuffer(bvel_, CL_TRUE, 0, v4, zeros.data());
@@ -337,16 +339,30 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
   }
 }
 
+void SphBoundary::refreshCull() {
+  if (!cullSolids() || !cullDirty_) return;
+  cullDirty_ = false;
+  try {
+    prof_.run("boundary_cull", cullKernel_,
+              EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(solids_.size(), EDDY_SPH_WG)),
+                          cl::NDRange(EDDY_SPH_WG)),
+              solidBuf_, cull_, cl_uint(solids_.size()));
+  } catch (const cl::Error& e) {
+    throw Error("SPH boundary cull kernel: " + describe(e));
+  }
+}
+
 void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
                            const cl::Buffer& counters, const cl::Buffer& clock, size_t n,
                            double clearance, const std::array<double, 3>& tank,
                            double wallClearance) {
   if (solids_.empty() || n == 0) return;
+  refreshCull();
   try {
     prof_.run(
         "boundary_guard", guard_,
         EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
-        pos, vel, counters, solidBuf_, sdf_, clock, cl_uint(solids_.size()), cl_uint(n),
+        pos, vel, counters, solidBuf_, sdf_, clock, cull_, cl_uint(solids_.size()), cl_uint(n),
         cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance),
         cl_uint(cullSolids() ? 1 : 0));
   } catch (const cl::Error& e) {
@@ -357,11 +373,12 @@ void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
 void SphBoundary::runContact(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer* acc,
                              const cl::Buffer& clock, size_t n, double clearance) {
   if (solids_.empty() || n == 0) return;
+  refreshCull();
   try {
     prof_.run("boundary_contact", contact_,
               EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
                           cl::NDRange(EDDY_SPH_WG)),
-              pos, vel, acc ? *acc : vel, solidBuf_, sdf_, clock, cl_uint(solids_.size()),
+              pos, vel, acc ? *acc : vel, solidBuf_, sdf_, clock, cull_, cl_uint(solids_.size()),
               cl_uint(n), cl_float(clearance), cl_uint(acc ? 1 : 0), cl_uint(cullSolids() ? 1 : 0));
   } catch (const cl::Error& e) {
     throw Error("SPH boundary contact kernel: " + describe(e));

@@ -165,7 +165,7 @@ class SphBoundary {
   std::pair<size_t, size_t> range(size_t s) const;
   // Positions/velocities (bpos/bvel) or a solid's record changed on the
   // device: the grid and psi are rebuilt at the next update().
-  void moved() { dirty_ = true; }
+  void moved() { dirty_ = cullDirty_ = true; }
   // hash .. psi when something moved (nothing otherwise).
   void update(double rho0);
   // The force of the fluid on every boundary particle into bforce.
@@ -230,10 +230,15 @@ class SphBoundary {
   unsigned keyBits_ = 1;
   bool dirty_ = true;
   bool culling_ = true;
+  bool cullDirty_ = true;  // cull_ is not the records' (boundary_cull before the next use)
   bool cullSolids() const { return culling_ && solids_.size() >= kCullSolidsFrom; }
+  // The culling's compact copy of the records (sph_boundary_cull), when
+  // culling and stale: before the guard's or the contact's launch.
+  void refreshCull();
   cl::Program program_;
   cl::Buffer bpos_, bvel_, blocal_, bforce_, bspos_, bsposTmp_, bsvel_;
   cl::Buffer keys_, vals_, tmpKeys_, tmpVals_, bcells_, counters_, solidBuf_, sdf_;
+  cl::Buffer cull_;  // 2 float4 a solid: sphere (centre, R), then (|v|, |omega|)
 
   KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
       hash_{program_, "sph_hash"};
@@ -245,12 +250,13 @@ class SphBoundary {
                     cl_float, cl_float, cl_float>
       psi_{program_, "sph_boundary_psi"};
   KernelFunctorOf<SphBoundaryForceArgs> force_{program_, "sph_boundary_force"};
-  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint,
-                    cl_uint, cl_float, cl_float4, cl_uint>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl_uint, cl_uint, cl_float, cl_float4, cl_uint>
       guard_{program_, "sph_boundary_guard"};
-  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint,
-                    cl_uint, cl_float, cl_uint, cl_uint>
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer,
+                    cl_uint, cl_uint, cl_float, cl_uint, cl_uint>
       contact_{program_, "sph_boundary_contact"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cullKernel_{program_, "sph_boundary_cull"};
 };
 
 }  // namespace eddy
