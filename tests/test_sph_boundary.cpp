@@ -225,6 +225,32 @@ double cullRadius(const SphSolidSamples& so) {
   return std::max(std::sqrt(grid), std::sqrt(shape));
 }
 
+// The DFSPH reference's input: the device's particles (sorted order) and
+// the physics of the case.
+DfsphReferenceInput dfsphTestInput(SphParticles& parts, const SphPhysics& phys, size_t nf) {
+  DfsphReferenceInput in;
+  in.pos = readBuf<cl_float4>(parts.positions(), nf);
+  in.vel = readBuf<cl_float4>(parts.velocities(), nf);
+  in.tank = parts.tank();
+  in.h = phys.h;
+  in.mass = phys.mass;
+  in.rho0 = phys.rho0;
+  in.gradScale = phys.gradScale;
+  return in;
+}
+
+// Random velocities in [-1, 1] m/s per axis for the nb boundary particles
+// (written, then the boundary grid rebuilt); returns them.
+std::vector<cl_float4> moveBoundaryRandomly(SphBoundary& bd, size_t nb, unsigned seed, double rho0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<cl_float4> bvel(nb);
+  for (auto& v : bvel) v = makeFloat4(float(u(rng)), float(u(rng)), float(u(rng)), 0.0f);
+  bd.writeState(bd.readPositions(), bvel);
+  bd.update(rho0);
+  return bvel;
+}
+
 // The pipeline's buffers of a kernel-level DFSPH test on `parts` (its
 // boundary included), with the test's own rhop and acc.
 DfsphBuffers dfsphTestBuffers(SphParticles& parts, const cl::Buffer& rhop, const cl::Buffer& acc,
@@ -453,12 +479,7 @@ TEST(SphBoundaryKernels, ContinuityRateIncludesTheBoundary) {
       SphParticles& parts = *c.parts;
       WcsphSolver solver(ctx, parts, c.cfg);
       SphBoundary& bd = parts.boundary();
-      std::mt19937_64 rng(seed + 31 * unsigned(nb));
-      std::uniform_real_distribution<double> u(-1, 1);
-      std::vector<cl_float4> bvel(nb);
-      for (auto& v : bvel) v = makeFloat4(float(u(rng)), float(u(rng)), float(u(rng)), 0.0f);
-      bd.writeState(bd.readPositions(), bvel);
-      bd.update(phys.rho0);
+      const auto bvel = moveBoundaryRandomly(bd, nb, seed + 31 * unsigned(nb), phys.rho0);
       parts.update();
       solver.computeDensity(parts, phys);  // summation start, then the rate
 
@@ -532,14 +553,7 @@ TEST(SphBoundaryKernels, DfsphDensityFactorAndRateIncludeTheBoundary) {
     solver.reordered(parts, false);
     solver.computeDensity(parts, phys);
     const auto bpos = parts.boundary().readPositions();
-    DfsphReferenceInput in;
-    in.pos = readBuf<cl_float4>(parts.positions(), nf);
-    in.vel = readBuf<cl_float4>(parts.velocities(), nf);
-    in.tank = parts.tank();
-    in.h = phys.h;
-    in.mass = phys.mass;
-    in.rho0 = phys.rho0;
-    in.gradScale = phys.gradScale;
+    DfsphReferenceInput in = dfsphTestInput(parts, phys, nf);
     std::vector<double> rho, D;
     std::vector<unsigned> count;
     dfsphReferenceDensity(in, rho, D, count);
@@ -635,14 +649,8 @@ TEST(SphBoundaryKernels, DfsphPressureAccelerationIncludesTheBoundary) {
       }
       const auto v = readBuf<cl_float4>(parts.velocities(), nf);
       const auto bpos = parts.boundary().readPositions();
-      DfsphReferenceInput in;
-      in.pos = readBuf<cl_float4>(parts.positions(), nf);
+      DfsphReferenceInput in = dfsphTestInput(parts, phys, nf);
       in.vel = zero4;
-      in.tank = parts.tank();
-      in.h = phys.h;
-      in.mass = phys.mass;
-      in.rho0 = phys.rho0;
-      in.gradScale = phys.gradScale;
       std::vector<std::array<double, 3>> pa;
       std::vector<double> scale;
       dfsphReferencePressureAccel(in, kd, pa, scale);
@@ -696,12 +704,7 @@ TEST(SphBoundaryKernels, DfsphRateIncludesTheMovingBoundary) {
       const SphPhysics& phys = c.phys;
       SphParticles& parts = *c.parts;
       SphBoundary& bd = parts.boundary();
-      std::mt19937_64 rng(seed + 17 * unsigned(nb));
-      std::uniform_real_distribution<double> u(-1, 1);
-      std::vector<cl_float4> bvel(nb);
-      for (auto& v : bvel) v = makeFloat4(float(u(rng)), float(u(rng)), float(u(rng)), 0.0f);
-      bd.writeState(bd.readPositions(), bvel);
-      bd.update(phys.rho0);
+      const auto bvel = moveBoundaryRandomly(bd, nb, seed + 17 * unsigned(nb), phys.rho0);
       parts.update();
       DfsphKernels kern(ctx, nf, c.prof, true);
       const cl::Buffer rhop = ctx.createBuffer(CL_MEM_READ_WRITE, nf * sizeof(cl_float2), "t");
@@ -714,14 +717,7 @@ TEST(SphBoundaryKernels, DfsphRateIncludesTheMovingBoundary) {
       kern.runRate(EDDY_DFSPH_SLOT_DIV, b, dp);
       const auto dk = kern.readDk(nf);
       const auto aux = kern.readFactor(nf);
-      DfsphReferenceInput in;
-      in.pos = readBuf<cl_float4>(parts.positions(), nf);
-      in.vel = readBuf<cl_float4>(parts.velocities(), nf);
-      in.tank = parts.tank();
-      in.h = phys.h;
-      in.mass = phys.mass;
-      in.rho0 = phys.rho0;
-      in.gradScale = phys.gradScale;
+      const DfsphReferenceInput in = dfsphTestInput(parts, phys, nf);
       std::vector<double> rate, scale;
       dfsphReferenceRate(in, rate, scale);
       const auto bpos = bd.readPositions();
@@ -1264,7 +1260,9 @@ TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
   for (const char* span : {"", "-DSPH_CULL_SPAN=32"})
   for (size_t n : {size_t(1), size_t(13), size_t(1009), size_t(4001)}) {
     SCOPED_TRACE("n " + std::to_string(n) + " seed " + std::to_string(seed) + " " + span);
-    const std::string opts = kept + " " + span;
+    std::string opts = kept;
+    opts += ' ';
+    opts += span;
     setenv("EDDY_CL_OPTIONS", opts.c_str(), 1);
     SphSetup setup = solidTestSetup(dx);
     // In clusters of 32 (a culling span) around one solid each

@@ -349,6 +349,20 @@ inline void sph_cull_chunk(__global const float4* restrict cull_data, const uint
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* The same test for one particle at its current p and v (the rules depend
+ * on nothing else of it), before its visit of solid s: a candidate of the
+ * span may lie beyond this particle's reach, and after a solid moved or
+ * slowed it the particle tests every later solid this way. */
+inline bool sph_particle_may_act(__global const float4* restrict cull_data, const uint s,
+                                 const uint nsolids, const float3 p, const float3 v,
+                                 const float clearance, const float dt)
+{
+    sph_cull_solid sc;
+    sc.sphere = cull_data[s];
+    sc.speed = cull_data[nsolids + s].xy;
+    return sph_solid_may_act(sc, p, p, length(v), clearance, dt);
+}
+
 /* The first set bit of a span's mask (SPH_CULL_WORDS words) at k or after
  * it; SPH_WG when none. */
 inline uint sph_cull_next(__local const uint* restrict mask, uint k)
@@ -401,6 +415,8 @@ void sph_boundary_contact(__global const float4* restrict pos,
         const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
         for (uint k = 0; k < top; ++k) {
             if (!changed && (k = sph_cull_next(my_mask, k)) >= top) break;
+            if (cull && !sph_particle_may_act(cull_data, base + k, nsolids, p, v, clearance, dt))
+                continue;
             __global const float4* solid = solids + (size_t)(base + k) * EDDY_SOLID_STRIDE;
             const float3 l = sph_solid_local(solid, p);
             float dist;
@@ -472,6 +488,8 @@ void sph_boundary_guard(__global float4* restrict pos,
         const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
         for (uint k = 0; k < top; ++k) {
             if (!moved && (k = sph_cull_next(my_mask, k)) >= top) break;
+            if (cull && !sph_particle_may_act(cull_data, base + k, nsolids, p, v, clearance, dt))
+                continue;
             __global const float4* solid = solids + (size_t)(base + k) * EDDY_SOLID_STRIDE;
             float dist;
             float3 gl, nw;
