@@ -210,9 +210,10 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
  * solid's record per particle (a per-particle bounding-sphere test before
  * the rules made it dearer). The particles are in grid-cell order, so
  * SPH_CULL_SPAN consecutive ones (by default the work-group's) lie in a few
- * cells of a row; the group takes the box of each span, tests the boxes against the
- * solids once, SPH_WG solids at a time (one per work-item), and each
- * particle then visits only the solids that passed for its span:
+ * cells of a row; the group takes the box of each span, tests the boxes
+ * against the solids once, SPH_WG solids at a time (one per work-item), and
+ * each particle then visits only the solids that passed for its span and
+ * pass the same test at its own position and speed (sph_particle_may_act):
  *
  *      solids  s = base + 0 .. base + SPH_WG - 1          (one chunk)
  *      item    lid tests solid base + lid against each span's box
@@ -232,14 +233,15 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
  * at least |p - c| - R, so the result is bit for bit the full loop's
  * (SphBoundaryKernels.CullingChangesNothingAgainstVisitingEverySolid). A
  * particle that one solid has moved or slowed may then be anywhere near and
- * faster than the box says: from that solid on it visits every solid of
- * the rest, as the full loop does. cull = 0 visits them all (the host's
+ * faster than the box says: from that solid on it tests every solid of the
+ * rest at its own position and speed (the bound holds at any p and v).
+ * cull = 0 visits them all (the host's
  * choice for a handful of solids, and tests); cull = 1 reads each solid's
  * sphere and speeds from cull_data (sph_boundary_cull). */
 #ifndef SPH_CULL_SPAN /* a build option may set it (EDDY_CL_OPTIONS: measuring, tests) */
 /* The whole group: on the H200 (wave_tank, 100 bodies, session 23) spans of
- * 32 made the guard and the contact 8 % dearer than one box of 128 (their
- * extra tests cost more than the fewer visits saved). */
+ * 32 made the guard and the contact about 10 % dearer than one box of 128
+ * (their extra tests cost more than the fewer visits saved). */
 #define SPH_CULL_SPAN SPH_WG
 #endif
 #define SPH_CULL_SPANS (SPH_WG / SPH_CULL_SPAN)
