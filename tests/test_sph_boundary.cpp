@@ -253,24 +253,13 @@ std::vector<cl_float4> moveBoundaryRandomly(SphBoundary& bd, size_t nb, unsigned
 
 // The pipeline's buffers of a kernel-level DFSPH test on `parts` (its
 // boundary included), with the test's own rhop and acc.
+// Lanes as the test asks; no list capacity, so no pair gradients (the
+// per-pair path of the kernels).
 DfsphBuffers dfsphTestBuffers(SphParticles& parts, const cl::Buffer& rhop, const cl::Buffer& acc,
                               unsigned laneBits) {
-  DfsphBuffers b;
-  b.pos = &parts.positions();
-  b.vel = &parts.velocities();
-  b.nlist = &parts.neighbourList();
-  b.nbcount = &parts.neighbourCounts();
-  b.rhop = &rhop;
-  b.acc = &acc;
-  b.clock = &parts.clock();
-  b.counters = &parts.counters();
-  b.n = parts.size();
-  b.tank = parts.tank();
+  DfsphBuffers b = dfsphBuffersOf(parts, rhop, acc);
   b.laneBits = laneBits;
-  b.boundary = &parts.boundary();
-  b.cells = &parts.cells();
-  b.dims = parts.dims4();
-  b.invCell = parts.invCell();
+  b.listCapacity = 0;
   return b;
 }
 
@@ -1286,8 +1275,6 @@ TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
           cluster = approached ? nextApproached++ : size_t(u(rng) * nsolids) % nsolids;
           if (approached) heading[cluster] = int(setup.particles.size());
         }
-        const Aabb bb = shapes[cluster]->bounds();
-        const double reach = 0.03;
         Vec3d l;
         if (approached) {  // 0.6-3 cm outside the culling's bounding sphere, on one side
           if (setup.particles.size() % 32 == 0) side = {u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5};
@@ -1296,6 +1283,8 @@ TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
           const double r = cullRadius(solids[cluster]) + 0.006 + 0.024 * u(rng);
           for (int k = 0; k < 3; ++k) l[k] = r * dir[k] / len;
         } else {
+          const Aabb bb = shapes[cluster]->bounds();
+          const double reach = 0.03;
           for (int k = 0; k < 3; ++k) l[k] = bb.lo[k] - reach + (bb.hi[k] - bb.lo[k] + 2 * reach) * u(rng);
           const double d = shapes[cluster]->sdf(l);
           if (d > reach || d < -0.6 * dx) continue;
@@ -1313,6 +1302,9 @@ TEST(SphBoundaryKernels, CullingChangesNothingAgainstVisitingEverySolid) {
     if (given) setenv("EDDY_CL_OPTIONS", kept.c_str(), 1);
     else unsetenv("EDDY_CL_OPTIONS");
     q.enqueueWriteBuffer(parts.clock(), CL_TRUE, EDDY_SPH_CLOCK_DT * sizeof(cl_float), sizeof(cl_float), &dt);
+    // a contact with the solids at rest first: the culling's copy is made
+    // from those records, so that only moved() below brings it up to date
+    parts.boundary().runContact(parts.positions(), parts.velocities(), nullptr, parts.clock(), n, clearance);
     // the solids move and spin
     std::vector<cl_float4> rec(nsolids * EDDY_SOLID_STRIDE);
     q.enqueueReadBuffer(parts.boundary().solidRecords(), CL_TRUE, 0, rec.size() * sizeof(cl_float4), rec.data());

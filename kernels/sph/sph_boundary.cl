@@ -235,9 +235,10 @@ inline bool sph_contact_rule(const float3 p, float3* v, const float dist, const 
  * particle that one solid has moved or slowed may then be anywhere near and
  * faster than the box says: from that solid on it tests every solid of the
  * rest at its own position and speed (the bound holds at any p and v).
- * cull = 0 visits them all (the host's
- * choice for a handful of solids, and tests); cull = 1 reads each solid's
- * sphere and speeds from cull_data (sph_boundary_cull). */
+ * cull = 0 visits them all (the host's choice for a handful of solids, and
+ * tests); cull = 1 reads each solid's sphere and speeds from cull_data
+ * (sph_boundary_cull). SPH_CULLED_SOLIDS_BEGIN is the loop both kernels
+ * run. */
 #ifndef SPH_CULL_SPAN /* a build option may set it (EDDY_CL_OPTIONS: measuring, tests) */
 /* The whole group: on the H200 (wave_tank, 100 bodies, session 23) spans of
  * 32 made the guard and the contact about 10 % dearer than one box of 128
@@ -300,6 +301,16 @@ __kernel void sph_boundary_cull(__global const float4* restrict solids,
                                  length(solid[EDDY_SOLID_OMEGA].xyz), 0.0f, 0.0f);
 }
 
+/* Solid s's entry of the compact copy that sph_boundary_cull writes. */
+inline sph_cull_solid sph_cull_solid_at(__global const float4* restrict cull_data, const uint s,
+                                        const uint nsolids)
+{
+    sph_cull_solid sc;
+    sc.sphere = cull_data[s];
+    sc.speed = cull_data[nsolids + s].xy;
+    return sc;
+}
+
 /* Whether a rule of the guard or the contact may act on a particle in the
  * box [lo, hi] moving at most at `speed`, within dt, against the solid
  * (see above). False only when that is certain: NaNs keep the solid. */
@@ -334,9 +345,7 @@ inline void sph_cull_chunk(__global const float4* restrict cull_data, const uint
     uint spans = 0u; /* bit k: span k */
     if (s < nsolids) {
         if (cull) {
-            sph_cull_solid sc;
-            sc.sphere = cull_data[s];
-            sc.speed = cull_data[nsolids + s].xy;
+            const sph_cull_solid sc = sph_cull_solid_at(cull_data, s, nsolids);
             for (uint k = 0; k < SPH_CULL_SPANS; ++k) {
                 const float4 l = lo[k * SPH_CULL_SPAN], h = hi[k * SPH_CULL_SPAN];
                 if (sph_solid_may_act(sc, l.xyz, h.xyz, h.w, clearance, dt)) spans |= 1u << k;
@@ -359,10 +368,8 @@ inline bool sph_particle_may_act(__global const float4* restrict cull_data, cons
                                  const uint nsolids, const float3 p, const float3 v,
                                  const float clearance, const float dt)
 {
-    sph_cull_solid sc;
-    sc.sphere = cull_data[s];
-    sc.speed = cull_data[nsolids + s].xy;
-    return sph_solid_may_act(sc, p, p, length(v), clearance, dt);
+    return sph_solid_may_act(sph_cull_solid_at(cull_data, s, nsolids), p, p, length(v), clearance,
+                             dt);
 }
 
 /* The first set bit of a span's mask (SPH_CULL_WORDS words) at k or after
@@ -375,6 +382,28 @@ inline uint sph_cull_next(__local const uint* restrict mask, uint k)
     }
     return SPH_WG;
 }
+
+/* The culled loop over the solids of sph_boundary_contact and _guard: BODY
+ * sees `solid` (its record), in ascending order, for every solid the
+ * culling keeps for this particle; `touched` (the kernel's flag that a
+ * rule changed the particle) turns the span's mask off for the rest. The
+ * kernels have arguments solids, cull_data, nsolids, clearance, cull and
+ * locals lo, hi, mask (after sph_span_boxes), active, p, v and dt. */
+#define SPH_CULLED_SOLIDS_BEGIN(touched)                                        \
+    {                                                                           \
+        __local const uint* my_mask_ =                                         \
+            mask + (get_local_id(0) / SPH_CULL_SPAN) * SPH_CULL_WORDS;          \
+        for (uint base_ = 0; base_ < nsolids; base_ += SPH_WG) {                \
+            sph_cull_chunk(cull_data, base_, nsolids, lo, hi, clearance, dt, cull, mask); \
+            const uint top_ = active ? min(nsolids - base_, (uint)SPH_WG) : 0u; \
+            for (uint k_ = 0; k_ < top_; ++k_) {                                \
+                if (!(touched) && (k_ = sph_cull_next(my_mask_, k_)) >= top_) break; \
+                if (cull && !sph_particle_may_act(cull_data, base_ + k_, nsolids, p, v, \
+                                                  clearance, dt))               \
+                    continue;                                                   \
+                __global const float4* solid =                                  \
+                    solids + (size_t)(base_ + k_) * EDDY_SOLID_STRIDE;
+#define SPH_CULLED_SOLIDS_END }}}
 
 /* Phase "boundary_contact" (before the move, after the last velocity
  * change of the step; the clock holds this step's dt): the speculative
@@ -409,26 +438,17 @@ void sph_boundary_contact(__global const float4* restrict pos,
     const float3 p = active ? pos[i].xyz : (float3)(0.0f);
     const float3 v0 = !active ? (float3)(0.0f) : with_acc ? vel[i].xyz + dt * acc[i].xyz : vel[i].xyz;
     if (cull) sph_span_boxes(active, p, length(v0), lo, hi);
-    __local const uint* my_mask = mask + (get_local_id(0) / SPH_CULL_SPAN) * SPH_CULL_WORDS;
     float3 v = v0;
     bool changed = false;
-    for (uint base = 0; base < nsolids; base += SPH_WG) {
-        sph_cull_chunk(cull_data, base, nsolids, lo, hi, clearance, dt, cull, mask);
-        const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
-        for (uint k = 0; k < top; ++k) {
-            if (!changed && (k = sph_cull_next(my_mask, k)) >= top) break;
-            if (cull && !sph_particle_may_act(cull_data, base + k, nsolids, p, v, clearance, dt))
-                continue;
-            __global const float4* solid = solids + (size_t)(base + k) * EDDY_SOLID_STRIDE;
-            const float3 l = sph_solid_local(solid, p);
-            float dist;
-            float3 gl, nw;
-            if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
-                continue;
-            if (!sph_solid_normal(solid, gl, &nw)) continue;
-            changed |= sph_contact_rule(p, &v, dist, nw, solid, clearance, dt);
-        }
-    }
+    SPH_CULLED_SOLIDS_BEGIN(changed)
+        const float3 l = sph_solid_local(solid, p);
+        float dist;
+        float3 gl, nw;
+        if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
+            continue;
+        if (!sph_solid_normal(solid, gl, &nw)) continue;
+        changed |= sph_contact_rule(p, &v, dist, nw, solid, clearance, dt);
+    SPH_CULLED_SOLIDS_END
     if (!changed) return;
     if (with_acc)
         acc[i].xyz += (v - v0) / dt;
@@ -483,36 +503,27 @@ void sph_boundary_guard(__global float4* restrict pos,
     float3 v = active ? vel[i].xyz : (float3)(0.0f);
     const float dt = clock[EDDY_SPH_CLOCK_DT];
     if (cull) sph_span_boxes(active, p, length(v), lo, hi);
-    __local const uint* my_mask = mask + (get_local_id(0) / SPH_CULL_SPAN) * SPH_CULL_WORDS;
     bool moved = false, inside = false;
-    for (uint base = 0; base < nsolids; base += SPH_WG) {
-        sph_cull_chunk(cull_data, base, nsolids, lo, hi, clearance, dt, cull, mask);
-        const uint top = active ? min(nsolids - base, (uint)SPH_WG) : 0u;
-        for (uint k = 0; k < top; ++k) {
-            if (!moved && (k = sph_cull_next(my_mask, k)) >= top) break;
-            if (cull && !sph_particle_may_act(cull_data, base + k, nsolids, p, v, clearance, dt))
-                continue;
-            __global const float4* solid = solids + (size_t)(base + k) * EDDY_SOLID_STRIDE;
-            float dist;
-            float3 gl, nw;
-            const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
-            if (exact) {
-                if (dist < 0.0f) inside = true;
-                if (sph_solid_normal(solid, gl, &nw))
-                    moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, false, true);
-                /* At the clearance or farther (p not moved: the rule moves
-                 * only within it) the grid cannot act on a primitive: it
-                 * reads no less than the exact distance (convex), its band
-                 * rule needs less than the clearance and its speculative
-                 * rule is the exact one's. Its 8 reads saved. */
-                if (dist >= clearance) continue;
-            }
-            if (!sph_solid_sdf(solid, sdf, sph_solid_local(solid, p), &dist, &gl)) continue;
-            if (!sph_solid_normal(solid, gl, &nw)) continue;
-            if (!exact && dist < 0.0f) inside = true;
-            moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, true, !exact);
+    SPH_CULLED_SOLIDS_BEGIN(moved)
+        float dist;
+        float3 gl, nw;
+        const bool exact = sph_solid_exact_sdf(solid, sph_solid_local(solid, p), &dist, &gl);
+        if (exact) {
+            if (dist < 0.0f) inside = true;
+            if (sph_solid_normal(solid, gl, &nw))
+                moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, false, true);
+            /* At the clearance or farther (p not moved: the rule moves
+             * only within it) the grid cannot act on a primitive: it
+             * reads no less than the exact distance (convex), its band
+             * rule needs less than the clearance and its speculative
+             * rule is the exact one's. Its 8 reads saved. */
+            if (dist >= clearance) continue;
         }
-    }
+        if (!sph_solid_sdf(solid, sdf, sph_solid_local(solid, p), &dist, &gl)) continue;
+        if (!sph_solid_normal(solid, gl, &nw)) continue;
+        if (!exact && dist < 0.0f) inside = true;
+        moved |= sph_guard_rule(&p, &v, dist, nw, solid, clearance, dt, true, !exact);
+    SPH_CULLED_SOLIDS_END
     if (inside) atomic_inc(&counters[EDDY_SPH_CNT_PENETRATIONS]);
     if (moved) {
         pos[i].xyz = clamp(p, (float3)(tank.w), tank.xyz - (float3)(tank.w));

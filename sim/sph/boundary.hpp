@@ -190,13 +190,15 @@ class SphBoundary {
   void runContact(const cl::Buffer& pos, const cl::Buffer& vel, const cl::Buffer* acc,
                   const cl::Buffer& clock, size_t n, double clearance);
 
-  // The guard and the contact pass over, per 32 particles, the solids too
-  // far from them to act on them (sph_solid_may_act in sph_boundary.cl)
-  // when there are at least kCullSolidsFrom solids; off, every particle
-  // visits every solid. Bit for bit the same either way; tests compare the
-  // two. With one solid (a tank's piston) the culling's reduction cost
-  // more than it saved (H200, wave_tank: 0.038 against 0.028 ms a kernel
-  // at 1M particles; 100 solids: 0.16 against 1.08 ms).
+  // The guard and the contact pass over, per work-group, the solids too
+  // far from its particles to act on them (sph_solid_may_act in
+  // sph_boundary.cl) when there are at least kCullSolidsFrom solids; off,
+  // every particle visits every solid. Bit for bit the same either way;
+  // tests compare the two. With one solid (a tank's piston) the culling's
+  // reduction cost more than it saved (H200, wave_tank, 1M particles: 0.038
+  // against 0.028 ms a kernel); with 100 bodies it saves most of the
+  // kernels' time (guard + contact 2.15 -> 0.18 ms a step,
+  // docs/PERFORMANCE.md, session 23).
   static constexpr size_t kCullSolidsFrom = 3;
   void setCulling(bool on) { culling_ = on; }
 

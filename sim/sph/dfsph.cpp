@@ -758,14 +758,14 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   return d;
 }
 
-DfsphBuffers DfsphSolver::buffers(SphParticles& p) const {
+DfsphBuffers dfsphBuffersOf(SphParticles& p, const cl::Buffer& rhop, const cl::Buffer& acc) {
   DfsphBuffers b;
   b.pos = &p.positions();
   b.vel = &p.velocities();
   b.nlist = &p.neighbourList();
   b.nbcount = &p.neighbourCounts();
-  b.rhop = &rhop_;
-  b.acc = &acc_;
+  b.rhop = &rhop;
+  b.acc = &acc;
   b.clock = &p.clock();
   b.counters = &p.counters();
   b.n = p.size();
@@ -778,6 +778,8 @@ DfsphBuffers DfsphSolver::buffers(SphParticles& p) const {
   b.invCell = p.invCell();
   return b;
 }
+
+DfsphBuffers DfsphSolver::buffers(SphParticles& p) const { return dfsphBuffersOf(p, rhop_, acc_); }
 
 void DfsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
   kernels_.runDensity(buffers(p), params(phys), true);

@@ -73,14 +73,20 @@ struct DfsphBuffers {
   size_t listCapacity = 0;
   std::array<double, 3> tank{};
   cl_uint laneBits = 0;  // 2^laneBits work-items per particle (sph_common.cl, "Lanes")
-  // Boundary particles (boundary.hpp); null: none. Their sums walk the
-  // boundary grid (the fluid's cells: dims, invCell); cells is the fluid's
-  // cell table (sph_boundary_force).
+  // Boundary particles (boundary.hpp); null: none. dfsph_density's sums
+  // walk the boundary grid (the fluid's cells: dims, invCell) and keep the
+  // solves' boundary terms; cells is the fluid's cell table
+  // (sph_boundary_force).
   SphBoundary* boundary = nullptr;
   const cl::Buffer* cells = nullptr;
   cl_int4 dims{};
   cl_float invCell = 1;
 };
+
+class SphParticles;
+// The pipeline's buffers of `p` (its boundary included, lanes and list
+// capacity as it has them) with the solver's own rhop and acc.
+DfsphBuffers dfsphBuffersOf(SphParticles& p, const cl::Buffer& rhop, const cl::Buffer& acc);
 
 // Arguments of the kernels of kernels/sph/sph_dfsph.cl, in their order
 // (kernel_args.hpp).
