@@ -27,6 +27,7 @@ struct TankResult {
   double worstBeside = 0, worstAbove = 0, force = 0, buoyancy = 0;
   double worstFace = 0;  // Shepard pressure on the box's faces (as the probes sample)
   size_t inside = 0;
+  double dx = 0;  // the spacing it ran at
 };
 
 // 1 m of water (dx = 0.04 m: 12 x 25 x 4 particles) in a 0.48 m tank, a box
@@ -56,7 +57,8 @@ ShapeSpec submergedBoxTank(Params& p, double dx = kBoxTankDx) {
 
 TankResult submergedBox(Params p, double dx = kBoxTankDx) {
   // Developer aid: EDDY_BOX_TANK_DX runs the default-spacing tank at another
-  // spacing (the bounds are the default spacing's; read the printout).
+  // spacing (the bounds are the default spacing's, but for expectTank's
+  // issue12 layers at <= 0.005 m; read the printout).
   if (const char* e = std::getenv("EDDY_BOX_TANK_DX"); e && *e && dx == kBoxTankDx) dx = std::atof(e);
   const double D = 4 * dx, h = p.get("smoothing_ratio") * dx;
   const ShapeSpec b = submergedBoxTank(p, dx);
@@ -68,6 +70,7 @@ TankResult submergedBox(Params p, double dx = kBoxTankDx) {
   std::vector<double> pA(layers, 0), yA(layers, 0), nA(layers, 0);
   std::vector<double> pU(layers, 0), yU(layers, 0), nU(layers, 0);  // under the box (printed)
   TankResult r;
+  r.dx = dx;
   double K = 0;
   double fSum = 0, fN = 0;
   const auto range = sim.boundary().range(0);
@@ -250,8 +253,15 @@ double damBreakAgainstBox(const std::string& solver, double delta = 0) {
 // The submerged-box tank of p within the given relative errors: pressure
 // beside and above the box and on its faces, force on it against rho g V;
 // and no fluid inside it.
-void expectTank(const Params& p, double beside, double above, double face, double force) {
+// The bounds are the CI spacing's (0.04 m). issue12 = true: at the GPU
+// benchmark's spacing (EDDY_BOX_TANK_DX <= 0.005 m) the layers beside and
+// above the box are held to issue 12's 2 % instead (DFSPH, measured on the
+// H200 at 0.005 m, 2026-12-04: 1.56 / 1.84 % at the defaults, 1.69 / 1.79 %
+// at density_tolerance 0.01 %; docs/PERFORMANCE.md, session 24).
+void expectTank(const Params& p, double beside, double above, double face, double force,
+                bool issue12 = false) {
   const TankResult r = submergedBox(p);
+  if (issue12 && r.dx <= 0.005 + 1e-12) beside = above = 0.02;
   EXPECT_LT(r.worstBeside, beside);
   EXPECT_LT(r.worstAbove, above);
   EXPECT_LT(r.worstFace, face);
@@ -368,14 +378,14 @@ TEST(SphObstacles, WcsphSummationSubmergedBoxHydrostaticPressureAndBuoyancy) {
 TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
-  expectTank(p, 0.04, 0.06, 0.075, 0.08);
+  expectTank(p, 0.04, 0.06, 0.075, 0.08, true);
 }
 
 TEST(SphObstacles, DfsphSubmergedBoxPressureAtTheSensorTolerance) {
   Params p(sphParamDecl());
   p.setAssignment("solver=dfsph");
   p.set("density_tolerance", 0.01);
-  expectTank(p, 0.04, 0.045, 0.075, 0.06);
+  expectTank(p, 0.04, 0.045, 0.075, 0.06, true);
 }
 
 // WCSPH with delta-SPH (density_diffusion 0.1): with solids present the
