@@ -261,7 +261,15 @@ inline float dfsph_pressure(const float k, const float kv, __global const float*
  * compiler being free to contract the two kernels' sums differently), and resets both
  * solves' state (the iterations of the step before kept in
  * EDDY_DFSPH_ST_*_PREV). Nothing here reads a velocity, so the change of v_i
- * cannot reach another particle's sums in this launch. */
+ * cannot reach another particle's sums in this launch.
+ * The same walk also sums the density solve's warm-start pressure term for
+ * sph_dfsph_predict, from the stored k (the warm-start fraction of the last
+ * step's, sph_dfsph_reorder):
+ *     warm_acc_i = sum_j m (k_i + k_j) grad_i W_ij + f k_i g_b
+ * (images included; f k_i g_b the boundary's, g_b as kept below). Neither
+ * the positions nor k change before predict, so this is the sum predict
+ * took in its own walk until session 24, done here at the cost of one more
+ * load per pair. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_density(__global const float4* restrict pos,
                        __global float4* restrict vel,
@@ -278,7 +286,8 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        const uint with_pressure, const uint correct, const float rho0,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale, const uint lane_bits, const uint kstride,
-                       __global float* restrict pairs, const uint use_pairs)
+                       __global float* restrict pairs, const uint use_pairs,
+                       __global float4* restrict warm_acc)
 {
     __local float4 red[SPH_WG];
     __local uint last;
@@ -304,7 +313,8 @@ void sph_dfsph_density(__global const float4* restrict pos,
     }
     SPH_LANE_ID(i, lane);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f, cb = 0.0f;
-    float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f);
+    float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f), ad = (float3)(0.0f);
+    float kdi = 0.0f;
     float mxx = 0.0f, myy = 0.0f, mzz = 0.0f, mxy = 0.0f, mxz = 0.0f, myz = 0.0f;
     if (i < n) {
         const float3 p = pos[i].xyz;
@@ -312,6 +322,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
         const float kvi = kdiv[i];
+        kdi = kden[i];
         /* DFSPH_PAIRS written out: the real pair's g_ij (s = 0, the last
          * of j's terms) is stored for the solves (DFSPH_STORED_BEGIN). */
         SPH_NEIGHBOURS_BEGIN(i, p)
@@ -328,7 +339,10 @@ void sph_dfsph_density(__global const float4* restrict pos,
                     g += gj;
                     g2 += dot(gj, gj);
                     if (r2 > 0.0f) cnt += 1.0f;
-                    if (warm) a += ((kvi + kdiv[j]) * gw) * d;
+                    if (warm) {
+                        a += ((kvi + kdiv[j]) * gw) * d;
+                        ad += ((kdi + kden[j]) * gw) * d;
+                    }
                     if (measure) {
                         const float3 gd = gw * d;
                         mxx += gd.x * d.x; myy += gd.y * d.y; mzz += gd.z * d.z;
@@ -342,6 +356,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
             if (use_pairs) pairs[(size_t)k_ * n + i] = gs;
         SPH_NEIGHBOURS_END
         a *= mass * sph_gradw_coef(h);
+        ad *= mass * sph_gradw_coef(h);
         const float gcu = sph_gradw_coef(h);
         float3 ab = (float3)(0.0f);
         SPH_BOUNDARY_BEGIN(p)
@@ -365,6 +380,9 @@ void sph_dfsph_density(__global const float4* restrict pos,
     }
     const float4 sa4 = sph_lane_sum(red, (float4)(a, myy), lane_bits);
     const float3 sa = sa4.xyz;
+    float3 sad = (float3)(0.0f);
+    if (warm) /* uniform */
+        sad = sph_lane_sum(red, (float4)(ad, 0.0f), lane_bits).xyz;
     float rho = mass * sph_w_sigma(h) * s1.w;
     if (nbound != 0u) rho += sph_w_sigma(h) * s3.w;
     if (measure) { /* uniform */
@@ -391,6 +409,10 @@ void sph_dfsph_density(__global const float4* restrict pos,
     aux[i] = (float2)(D > 0.0f ? 1.0f / (grad_scale * D) : 0.0f, neighbours);
     if (nbound != 0u) /* the solves' boundary terms (g_b, c_b) */
         ((__global float4*)(kb + EDDY_DFSPH_K_BND * kstride))[i] = (float4)(s3.xyz, s5.x);
+    if (warm) {
+        if (nbound != 0u) sad += (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kdi) * s3.xyz;
+        warm_acc[i] = (float4)(sad, 0.0f);
+    }
 }
 
 /* The check of a solve (slot), by the work-group of sph_dfsph_rate that
@@ -592,8 +614,9 @@ void sph_dfsph_rate(__global const float4* restrict pos,
  * (k_i = ki), before -s C:
  *     m sum_j (k_i + k_j) grad_i W_ij  (list, wall images)  +  sum_b f k_i psi_b grad_i W_ib
  * (boundary, f = EDDY_SPH_BOUNDARY_PRESSURE_FACTOR), from the stored pair
- * gradients (use_pairs) or the kernel evaluated per pair. The velocity and
- * predict kernels' sum; the parameters carry the names the walk macros use. */
+ * gradients (use_pairs) or the kernel evaluated per pair. The velocity
+ * kernel's sum (predict's is summed by sph_dfsph_density, in its own walk);
+ * the parameters carry the names the walk macros use. */
 inline float3 dfsph_pressure_sum(const uint i, const float3 p, const float ki,
                                  __global const float* restrict kk,
                                  __global const float4* restrict pos,
@@ -714,36 +737,23 @@ __kernel void sph_dfsph_dt(__global float* restrict clock,
     sph_clock_advance(clock, counters, dt);
 }
 
-/* Phase "predict": v*_i = v_i + dt (a_i - s sum_j m (k_i + k_j) grad_i W_ij):
- * the non-pressure accelerations and the density solve's warm start. */
+/* Phase "predict": v* = v + dt (a - s C warm_acc), a the non-pressure
+ * accelerations (sph_forces) and warm_acc the density solve's warm-start
+ * pressure term that sph_dfsph_density summed in its walk (C: the
+ * gradient renormalisation, current since sph_dfsph_dt). Per particle: no
+ * neighbour walk. */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
-void sph_dfsph_predict(__global const float4* restrict pos,
-                       __global float4* restrict vel,
+void sph_dfsph_predict(__global float4* restrict vel,
                        __global const float4* restrict acc,
-                       __global const uint* restrict nlist,
-                       __global const uint* restrict nbcount,
-                       __global const float* restrict kb,
+                       __global const float4* restrict warm_acc,
                        __global const uint* restrict ctl,
                        __global const float* restrict clock,
-                       const uint nbound,
-                       const uint n, const float4 tank, const float h, const float mass,
-                       const float grad_scale, const uint lane_bits, const uint kstride,
-                       __global const float* restrict pairs, const uint use_pairs)
+                       const uint n, const float grad_scale)
 {
-    __local float4 red[SPH_WG];
-    __global const float* kden = kb + EDDY_DFSPH_K_DEN * kstride;
-    SPH_LANE_ID(i, lane);
-    float3 a = (float3)(0.0f);
-    if (i < n) {
-        const float3 p = pos[i].xyz;
-        a = dfsph_pressure_sum(i, p, kden[i], kden, pos, nlist, nbcount, pairs, use_pairs,
-                               (__global const float4*)(kb + EDDY_DFSPH_K_BND * kstride), nbound,
-                               n, tank, h, mass, lane, lane_bits);
-    }
-    a = sph_lane_sum(red, (float4)(a, 0.0f), lane_bits).xyz;
-    if (i >= n || lane != 0u) return;
+    const uint i = get_global_id(0);
+    if (i >= n) return;
     const float dt = clock[EDDY_SPH_CLOCK_DT];
-    vel[i].xyz += dt * (acc[i].xyz - grad_scale * dfsph_gcorr(ctl, a));
+    vel[i].xyz += dt * (acc[i].xyz - grad_scale * dfsph_gcorr(ctl, warm_acc[i].xyz));
 }
 
 /* Phase "integrate" (DFSPH): x += dt v (the velocities are final), the walls

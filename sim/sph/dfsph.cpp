@@ -70,6 +70,7 @@ DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bo
   try {
     for (auto& kb : kb_) kb = ctx.createBuffer(CL_MEM_READ_WRITE, rows, "DFSPH pressures and factors");
     ctl_ = ctx.createBuffer(CL_MEM_READ_WRITE, ctlWords * sizeof(cl_uint), "DFSPH state and error sums");
+    warmAcc_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap_ * sizeof(cl_float4), "DFSPH warm-start pressure");
     noBoundary_ = ctx.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_float4), "DFSPH no boundary");
     noBoundaryCells_ = ctx.createBuffer(CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), "DFSPH no boundary");
     auto& q = ctx.queue();
@@ -179,7 +180,8 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .laneBits = b.laneBits,
                            .kstride = cl_uint(kstride_),
                            .pairs = pairsArg(),
-                           .usePairs = cl_uint(pairsOn_)};
+                           .usePairs = cl_uint(pairsOn_),
+                           .warmAcc = warmAcc_};
   try {
     prof_.launch("dfsph_density", density_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -448,27 +450,17 @@ void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
 }
 
 void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
-  const SphBoundaryView bv = boundaryView(b);
-  const DfsphPredictArgs a{.pos = *b.pos,
-                           .vel = *b.vel,
+  // Reads the warm-start term of this step's runDensity (warmAcc_).
+  const DfsphPredictArgs a{.vel = *b.vel,
                            .acc = *b.acc,
-                           .nlist = *b.nlist,
-                           .nbcount = *b.nbcount,
-                           .kb = kb_[cur_],
+                           .warmAcc = warmAcc_,
                            .ctl = ctl_,
                            .clock = *b.clock,
-                           .nbound = bv.count,
                            .n = cl_uint(b.n),
-                           .tank = tank4(b.tank),
-                           .h = cl_float(p.h),
-                           .mass = cl_float(p.mass),
-                           .gradScale = cl_float(p.gradScale),
-                           .laneBits = b.laneBits,
-                           .kstride = cl_uint(kstride_),
-                           .pairs = pairsArg(),
-                           .usePairs = cl_uint(pairsOn_)};
+                           .gradScale = cl_float(p.gradScale)};
   try {
-    prof_.launch("predict", predict_, lanes(b), a);
+    prof_.launch("predict", predict_,
+                 EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH predict kernel: " + describe(e));
   }

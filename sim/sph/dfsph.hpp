@@ -107,10 +107,11 @@ struct DfsphDensityArgs {
   cl_uint laneBits, kstride;
   const cl::Buffer& pairs;
   cl_uint usePairs;
+  const cl::Buffer& warmAcc;  // the density warm start's pressure term, for predict
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
                     dims, invCell, withPressure, correct, rho0, n, tank, h, mass, gradScale,
-                    laneBits, kstride, pairs, usePairs);
+                    laneBits, kstride, pairs, usePairs, warmAcc);
   }
 };
 struct DfsphRateArgs {
@@ -151,18 +152,10 @@ struct DfsphDtArgs {
   }
 };
 struct DfsphPredictArgs {
-  const cl::Buffer &pos, &vel, &acc, &nlist, &nbcount, &kb, &ctl, &clock;
-  cl_uint nbound;  // boundary particles: their sums are in kb (EDDY_DFSPH_K_BND)
+  const cl::Buffer &vel, &acc, &warmAcc, &ctl, &clock;
   cl_uint n;
-  cl_float4 tank;
-  cl_float h, mass, gradScale;
-  cl_uint laneBits, kstride;
-  const cl::Buffer& pairs;
-  cl_uint usePairs;
-  auto args() const {
-    return std::tie(pos, vel, acc, nlist, nbcount, kb, ctl, clock, nbound, n, tank, h, mass, gradScale, laneBits, kstride, pairs,
-                    usePairs);
-  }
+  cl_float gradScale;
+  auto args() const { return std::tie(vel, acc, warmAcc, ctl, clock, n, gradScale); }
 };
 struct DfsphIntegrateArgs {
   const cl::Buffer &pos, &vel, &rhop, &kb, &clock, &counters;
@@ -193,8 +186,9 @@ class DfsphKernels {
 
   // One DFSPH step after the pipeline, except the non-pressure forces, which
   // the caller enqueues between beginStep() and finishStep():
-  //   beginStep: density + factor + the divergence warm start, divergence solve;
-  //   finishStep: dt, predict (+ density warm start), density solve, integrate.
+  //   beginStep: density + factor + the divergence warm start (and the sum of
+  //              the density warm start's pressure term), divergence solve;
+  //   finishStep: dt, predict (+ that term), density solve, integrate.
   void beginStep(const DfsphBuffers& b, const DfsphParams& p);
   void finishStep(const DfsphBuffers& b, const DfsphParams& p);
 
@@ -203,6 +197,8 @@ class DfsphKernels {
   void runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure = false);
   void runDivergenceSolve(const DfsphBuffers& b, const DfsphParams& p);
   void runDt(const DfsphBuffers& b, const DfsphParams& p);
+  // predict reads the density warm start's pressure term that the last
+  // runDensity of a step (withPressure false) summed from the k it found.
   void runPredict(const DfsphBuffers& b, const DfsphParams& p);
   void runDensitySolve(const DfsphBuffers& b, const DfsphParams& p);
   void runIntegrate(const DfsphBuffers& b, const DfsphParams& p);
@@ -358,6 +354,10 @@ class DfsphKernels {
   // each; cur_ is the current order) and the control words (EDDY_DFSPH_CTL_*).
   cl::Buffer kb_[2], ctl_;
   size_t kstride_ = 0;
+  // The density solve's warm-start pressure term of each particle (a float4
+  // a particle of the capacity), summed by dfsph_density and read by predict
+  // in the same step (sph_dfsph.cl).
+  cl::Buffer warmAcc_;
   std::vector<cl_float> readRow(unsigned row, size_t count);
   cl::Buffer noBoundary_, noBoundaryCells_;  // stand-ins when b.boundary is null
   // The pair gradients (setPairGradients): a float per list slot, allocated
