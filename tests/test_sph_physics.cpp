@@ -158,10 +158,11 @@ struct TankResult {
     return w;
   }
 };
-TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, double dx = 0.04) {
+constexpr double kTankDx = 0.04;  // the hydrostatic tank's default spacing (25 layers)
+TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, double dx = kTankDx) {
   // Developer aid: EDDY_TANK_DX runs the default-spacing tank at another
   // spacing (the bounds are the default spacing's; read the printout).
-  if (const char* e = std::getenv("EDDY_TANK_DX"); e && *e && dx == 0.04) dx = std::atof(e);
+  if (const char* e = std::getenv("EDDY_TANK_DX"); e && *e && dx == kTankDx) dx = std::atof(e);
   test::stillTank(p, dx, 0.2, 1.0, 1.2);
   if (fixed) {
     p.set("speed_of_sound", 31.320920);
