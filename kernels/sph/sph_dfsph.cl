@@ -255,7 +255,7 @@ inline float dfsph_pressure(const float k, const float kv, __global const float*
  * In a step (with_pressure = 0) the same walk also applies the divergence
  * solve's warm start, the velocity change of eq. (1) for the stored kv
  * (already scaled by the warm-start fraction in sph_dfsph_reorder),
- *     v_i -= s sum_j m (kv_i + kv_j) grad_i W_ij   (+ the boundary's term),
+ *     v_i -= s (sum_j m (kv_i + kv_j) grad_i W_ij + f kv_i g_b),
  * written with sph_dfsph_velocity's expressions (on PoCL the runs gave the
  * same bits as the separate launch; on the H200 the last bits differ, the
  * compiler being free to contract the two kernels' sums differently), and resets both
@@ -314,14 +314,14 @@ void sph_dfsph_density(__global const float4* restrict pos,
     SPH_LANE_ID(i, lane);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f, cb = 0.0f;
     float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f), ad = (float3)(0.0f);
-    float kdi = 0.0f;
+    float kdi = 0.0f, kvi = 0.0f;
     float mxx = 0.0f, myy = 0.0f, mzz = 0.0f, mxy = 0.0f, mxz = 0.0f, myz = 0.0f;
     if (i < n) {
         const float3 p = pos[i].xyz;
         float3 w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
-        const float kvi = kdiv[i];
+        kvi = kdiv[i];
         kdi = kden[i];
         /* DFSPH_PAIRS written out: the real pair's g_ij (s = 0, the last
          * of j's terms) is stored for the solves (DFSPH_STORED_BEGIN). */
@@ -358,7 +358,6 @@ void sph_dfsph_density(__global const float4* restrict pos,
         a *= mass * sph_gradw_coef(h);
         ad *= mass * sph_gradw_coef(h);
         const float gcu = sph_gradw_coef(h);
-        float3 ab = (float3)(0.0f);
         SPH_BOUNDARY_BEGIN(p)
             const float q = sqrt(br2) * inv_h;
             bsw += bp.w * sph_w_q(q);
@@ -367,9 +366,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
             gb += gbb;
             cb += dot(bvel[bj].xyz, gbb);
             bcnt += bp.w;
-            if (warm) ab += (bp.w * EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kvi * gw) * bd;
         SPH_BOUNDARY_END
-        if (nbound != 0u) a += sph_gradw_coef(h) * ab;
     }
     const float4 s1 = sph_lane_sum(red, (float4)(g, sw), lane_bits);
     const float4 s2 = sph_lane_sum(red, (float4)(g2, cnt, bcnt, mxx), lane_bits);
@@ -379,7 +376,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
         s5 = sph_lane_sum(red, (float4)(cb, 0.0f, 0.0f, 0.0f), lane_bits);
     }
     const float4 sa4 = sph_lane_sum(red, (float4)(a, myy), lane_bits);
-    const float3 sa = sa4.xyz;
+    float3 sa = sa4.xyz;
     float3 sad = (float3)(0.0f);
     if (warm) /* uniform */
         sad = sph_lane_sum(red, (float4)(ad, 0.0f), lane_bits).xyz;
@@ -396,7 +393,12 @@ void sph_dfsph_density(__global const float4* restrict pos,
         dfsph_gradient_measure(red, &last, ma, mb, ctl);
     }
     if (i >= n || lane != 0u) return;
-    if (warm) vel[i].xyz -= grad_scale * dfsph_gcorr(ctl, sa);
+    if (warm) {
+        /* the boundary's share of the divergence warm start, f kv_i g_b, as
+         * sph_dfsph_velocity adds it (and the density one below) */
+        if (nbound != 0u) sa += (EDDY_SPH_BOUNDARY_PRESSURE_FACTOR * kvi) * s3.xyz;
+        vel[i].xyz -= grad_scale * dfsph_gcorr(ctl, sa);
+    }
     float D = dot(s1.xyz, s1.xyz) + s2.x;
     float neighbours = s2.y;
     if (nbound != 0u) {
