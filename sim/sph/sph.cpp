@@ -162,7 +162,8 @@ const std::vector<ParamDesc>& sphParamDecl() {
        1000, 2,
        "DFSPH: the divergence solve applies at least this many iterations (min_iterations is "
        "the density solve's). 1, as SPlisHSPlasH, made bench realtime 6-8 % faster from 54K "
-       "particles on an H200, but a settled column's pressure 13 % too high (docs/USAGE.md).",
+       "particles on an H200, but the flow more sensitive to rounding and the pressure over a "
+       "submerged box less exact (docs/USAGE.md).",
        true, false, false},
       {"max_iterations", "Maximum iterations (DFSPH)", "Solver", "", 1, 1000, 100,
        "DFSPH: each solve stops after this many iterations even if not within tolerance (the "
