@@ -355,8 +355,8 @@ void sph_dfsph_density(__global const float4* restrict pos,
             }
             if (use_pairs) pairs[(size_t)k_ * n + i] = gs;
         SPH_NEIGHBOURS_END
-        a *= mass * sph_gradw_coef(h);
-        ad *= mass * sph_gradw_coef(h);
+        a *= gc;
+        ad *= gc;
         const float gcu = sph_gradw_coef(h);
         SPH_BOUNDARY_BEGIN(p)
             const float q = sqrt(br2) * inv_h;

@@ -147,7 +147,9 @@ SphBoundaryView DfsphKernels::boundaryView(const DfsphBuffers& b) const {
   return {&noBoundary_, &noBoundary_, &noBoundaryCells_, 0};
 }
 
-cl::NDRange DfsphKernels::global(size_t n) const { return cl::NDRange(roundUp(n, EDDY_SPH_WG)); }
+EnqueueArgs DfsphKernels::perParticle(size_t n) const {
+  return EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
+}
 EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
   return sphLaneLaunch(ctx_.queue(), b.n, b.laneBits);
 }
@@ -459,8 +461,7 @@ void DfsphKernels::runPredict(const DfsphBuffers& b, const DfsphParams& p) {
                            .n = cl_uint(b.n),
                            .gradScale = cl_float(p.gradScale)};
   try {
-    prof_.launch("predict", predict_,
-                 EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)), a);
+    prof_.launch("predict", predict_, perParticle(b.n), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH predict kernel: " + describe(e));
   }
@@ -479,8 +480,7 @@ void DfsphKernels::runIntegrate(const DfsphBuffers& b, const DfsphParams& p) {
                        .kstride = cl_uint(kstride_)};
   a.tank.s[3] = cl_float(EDDY_DFSPH_WALL_CLEARANCE * p.spacing);  // the wall clearance
   try {
-    prof_.launch("integrate", integrate_,
-                 EnqueueArgs(ctx_.queue(), global(b.n), cl::NDRange(EDDY_SPH_WG)), a);
+    prof_.launch("integrate", integrate_, perParticle(b.n), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH integrate kernel: " + describe(e));
   }
@@ -515,8 +515,7 @@ void DfsphKernels::reorder(const cl::Buffer& order, size_t n, bool stepStart) {
                            .kstride = cl_uint(kstride_),
                            .warm = cl_uint(stepStart ? 1 : 0)};
   try {
-    prof_.launch("reorder_warm", reorder_,
-                 EnqueueArgs(ctx_.queue(), global(n), cl::NDRange(EDDY_SPH_WG)), a);
+    prof_.launch("reorder_warm", reorder_, perParticle(n), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH reorder kernel: " + describe(e));
   }

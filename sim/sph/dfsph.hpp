@@ -326,7 +326,7 @@ class DfsphKernels {
   // twoSums: the rate kernel that also sums the error (EDDY_DFSPH_TWO_SUMS,
   // density_relaxation < 1; sph_dfsph.cl).
   static cl::Program buildProgram(Context& ctx, bool crDivSqrt, bool twoSums = false);
-  cl::NDRange global(size_t n) const;
+  EnqueueArgs perParticle(size_t n) const;  // one work-item a particle
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
   void solve(unsigned slot, unsigned rounds, const DfsphBuffers& b, const DfsphParams& p);
