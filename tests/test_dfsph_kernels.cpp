@@ -709,7 +709,8 @@ TEST(DfsphKernels, GradientRenormalisationIsTheInverseMeanMomentAndScalesThePres
   // kernels, the same expression) then apply s C sum_j m (k_i + k_j) grad W.
   // Jittered lattice blocks (walls on five sides, a free surface on top) at
   // awkward sizes and lane counts; the reference selects by the device's
-  // densities. Then: a refresh measures nothing, correction off gives the
+  // densities and by the smallest eigenvalue of s M_i (the surface layer
+  // leaves the mean). Then: a refresh measures nothing, correction off gives the
   // identity, and too few full-support particles give the identity.
   const unsigned seed = test::freshSeed();
   std::mt19937_64 rng(seed);
@@ -731,9 +732,28 @@ TEST(DfsphKernels, GradientRenormalisationIsTheInverseMeanMomentAndScalesThePres
     s.runDt(f.buffers(), f.params);
     const auto c = s.readGradient();
     size_t samples = 0;
-    const auto want = dfsphReferenceGradient(f.ref, &samples);
-    std::printf("n = %zu, lanes %u: %zu full-support particles, C = %.5f %.5f %.5f %.5f %.5f %.5f\n",
-                n, 1u << lb, samples, c[0], c[1], c[2], c[3], c[4], c[5]);
+    std::vector<size_t> borderline;
+    auto want = dfsphReferenceGradient(f.ref, &samples, &borderline);
+    // A particle whose smallest eigenvalue is within 1e-4 of the bound may be
+    // decided the other way in float: each choice of those few is tried, and
+    // the device must match one of them.
+    ASSERT_LE(borderline.size(), 4u) << "too many particles at the eigenvalue bound to try";
+    auto close = [&](const std::array<double, 6>& w) {
+      for (int k = 0; k < 6; ++k)
+        if (!(std::fabs(c[k] - w[k]) <= 1e-5)) return false;
+      return true;
+    };
+    for (unsigned pick = 1; pick < (1u << borderline.size()) && !close(want); ++pick) {
+      std::vector<size_t> flip;
+      for (size_t b = 0; b < borderline.size(); ++b)
+        if (pick >> b & 1u) flip.push_back(borderline[b]);
+      size_t fs = 0;
+      const auto alt = dfsphReferenceGradient(f.ref, &fs, nullptr, &flip);
+      if (close(alt)) want = alt, samples = fs;
+    }
+    std::printf("n = %zu, lanes %u: %zu full-support particles (%zu at the eigenvalue bound), "
+                "C = %.5f %.5f %.5f %.5f %.5f %.5f\n",
+                n, 1u << lb, samples, borderline.size(), c[0], c[1], c[2], c[3], c[4], c[5]);
     for (int k = 0; k < 6; ++k) EXPECT_NEAR(c[k], want[k], 1e-5) << "entry " << k;
     if (n >= 300) {
       // a real measurement: enough particles, and C visibly not the identity

@@ -159,10 +159,14 @@ struct TankResult {
   }
 };
 constexpr double kTankDx = 0.04;  // the hydrostatic tank's default spacing (25 layers)
-TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, double dx = kTankDx) {
+TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, double dx = kTankDx,
+                              double from = 1.2, double until = 1.5) {
   // Developer aid: EDDY_TANK_DX runs the default-spacing tank at another
   // spacing (the bounds are the default spacing's; read the printout).
   if (const char* e = std::getenv("EDDY_TANK_DX"); e && *e && dx == kTankDx) dx = std::atof(e);
+  // Developer aid: EDDY_TANK_UNTIL averages from `from` to that time instead
+  // of `until` (is a reading a standing error or a slow drift?).
+  if (const char* e = std::getenv("EDDY_TANK_UNTIL"); e && *e) until = std::max(from + 0.05, std::atof(e));
   test::stillTank(p, dx, 0.2, 1.0, 1.2);
   if (fixed) {
     p.set("speed_of_sound", 31.320920);
@@ -175,9 +179,9 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, doub
   std::vector<double> eSum(layers, 0), e2Sum(layers, 0);
   const double rgH = sim.physics().rho0 * sim.physics().gravity * 1.0;
   double K = 0;
-  while (sim.syncTime() < 1.5) {
+  while (sim.syncTime() < until) {
     sim.step();  // sampled every step (DFSPH pulses with a period of ~20 steps)
-    if (sim.time() < 1.2) continue;
+    if (sim.time() < from) continue;
     const auto d = sim.diagnostics();  // refreshes density/pressure for these positions
     K = d.kinetic;
     const auto pos = sim.readPositions();
@@ -410,6 +414,25 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettingsFiftyLayers) {
   const TankResult r = hydrostaticTankRun(0.2, 0.9, p, true, 0.02);
   EXPECT_LT(r.worstBetween(0.2, 0.8), 0.015);
   EXPECT_LT(r.worstBetween(0.2, 0.9), 0.025);
+}
+
+// The column keeps settling long after 1.5 s: its surface layer sinks until
+// its density reaches rho0. Until session 26 that layer then counted as a
+// full support in the gradient renormalisation's mean moment (s M 0.44 along
+// gravity) and pulled C from 1.019 to 1.053 by 6 s, and the bulk pressure
+// drifted from within 0.3 % at 1.5 s to -0.7 .. -1.7 % over 1.2 .. 6 s (PoCL
+// and the H200 alike, 2026-12-05; -0.8 .. -2.3 % at 50 layers). The free-surface
+// test on the moment (EDDY_DFSPH_GRAD_MIN_EIGEN) keeps it out: averaged over
+// 5.5 .. 6 s, measured: depths 0.2 .. 0.8 within +0.51 .. -0.39 %, depth 0.1
+// -2.76 % (PoCL, 2026-12-05). Asserted: 1 % at 0.2 .. 0.8 and 3 % at 0.1:
+// issue 11's 2 % is missed by up to 0.8 % two and a half layers under the
+// surface, where the settled packing decides (the tests above).
+TEST(DfsphPhysics, HydrostaticTankStaysHydrostaticOnceSettled) {
+  Params p(sphParamDecl());
+  p.setAssignment("solver=dfsph");
+  const TankResult r = hydrostaticTankRun(0.2, 0.9, p, true, kTankDx, 5.5, 6.0);
+  EXPECT_LT(r.worstBetween(0.2, 0.8), 0.01);
+  EXPECT_LT(r.worstBetween(0.2, 0.9), 0.03);
 }
 
 TEST(DfsphPhysics, StillColumnHoldsWhateverMaxDtAllows) {

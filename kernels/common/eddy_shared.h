@@ -231,11 +231,18 @@
 #define EDDY_DFSPH_GRAD_SUMS 8
 /* Gradient renormalisation (gradient_correction = packing): the particles
  * whose sums enter the mean second moment have a full support, taken as a
- * summation density of at least this fraction of rho0 and no boundary
- * particle within h; the mean needs this many of them, and a C with an
- * entry off the identity's by more than EDDY_DFSPH_GRAD_LIMIT is not
+ * summation density of at least EDDY_DFSPH_GRAD_FULL_SUPPORT rho0, no
+ * boundary particle within h, and a moment s M_i whose smallest eigenvalue
+ * is at least EDDY_DFSPH_GRAD_MIN_EIGEN (the free-surface test of Marrone et
+ * al. 2010, "Fast free-surface detection and level-set function definition
+ * in SPH solvers", JCP 229:3652: about 0.5 on a flat surface, 1 inside; a
+ * settled column's surface layer sinks until its density reaches rho0 and
+ * passes the density test alone, 0.44 along gravity in the hydrostatic
+ * tank); the mean needs EDDY_DFSPH_GRAD_MIN_SAMPLES of them, and a C with
+ * an entry off the identity's by more than EDDY_DFSPH_GRAD_LIMIT is not
  * applied (the identity is). */
 #define EDDY_DFSPH_GRAD_FULL_SUPPORT 0.995f
+#define EDDY_DFSPH_GRAD_MIN_EIGEN 0.75f
 #define EDDY_DFSPH_GRAD_MIN_SAMPLES 64
 #define EDDY_DFSPH_GRAD_LIMIT 0.1f
 /* The per-particle values, one float buffer per order (the pipeline's

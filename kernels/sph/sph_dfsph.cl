@@ -178,7 +178,13 @@ inline float3 dfsph_gcorr(__global const uint* restrict ctl, const float3 a)
  * one matrix for all pairs keeps the pair forces antisymmetric (momentum is
  * conserved) at the cost of one reduction a step and no per-pair load. The
  * identity when fewer than EDDY_DFSPH_GRAD_MIN_SAMPLES particles qualify or
- * when an entry of C is more than EDDY_DFSPH_GRAD_LIMIT off it.
+ * when an entry of C is more than EDDY_DFSPH_GRAD_LIMIT off it. A particle
+ * qualifies with a full support (eddy_shared.h): no boundary particle, a
+ * density of at least EDDY_DFSPH_GRAD_FULL_SUPPORT rho0, and no eigenvalue
+ * of s M_i under EDDY_DFSPH_GRAD_MIN_EIGEN (dfsph_moment_interior). Without
+ * the last, a settled column's surface layer, sunk to rho0, entered with s M
+ * 0.44 along gravity and made C there 1.053 instead of 1.019 after 6 s
+ * (PoCL, 2026-12-05): the pressure rested 1-2 % low.
  * a = (sxx, syy, szz, sxy), b = (sxz, syz, count, 0): this work-item's
  * particle's s M_i (0 when it does not qualify). The group sums go to
  * ctl's partials; the work-group that finishes last adds them in a fixed
@@ -233,6 +239,18 @@ inline void dfsph_gradient_measure(__local float4* red, __local uint* last, cons
             *t = 0u;
         }
     }
+}
+
+/* Whether a particle's moment s M_i = (xx, yy, zz, xy | xz, yz) has all its
+ * eigenvalues at least EDDY_DFSPH_GRAD_MIN_EIGEN (eddy_shared.h): s M_i - t I
+ * positive definite, by its leading principal minors (Sylvester). */
+inline bool dfsph_moment_interior(const float4 a, const float4 b)
+{
+    const float t = EDDY_DFSPH_GRAD_MIN_EIGEN;
+    const float xx = a.x - t, yy = a.y - t, zz = a.z - t, xy = a.w, xz = b.x, yz = b.y;
+    const float m2 = xx * yy - xy * xy;
+    const float m3 = xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz);
+    return xx > 0.0f && m2 > 0.0f && m3 > 0.0f;
 }
 
 /* The pressure of particle i: both solves act as a pressure over the step,
@@ -389,6 +407,10 @@ void sph_dfsph_density(__global const float4* restrict pos,
             const float sc = -(mass / rho0) * sph_gradw_coef(h) * grad_scale;
             ma = sc * (float4)(s2.w, sa4.w, s4.x, s4.y);
             mb = (float4)(sc * s4.z, sc * s4.w, 1.0f, 0.0f);
+            if (!dfsph_moment_interior(ma, mb)) {
+                ma = (float4)(0.0f);
+                mb = (float4)(0.0f);
+            }
         }
         dfsph_gradient_measure(red, &last, ma, mb, ctl);
     }

@@ -2,6 +2,7 @@
 
 #include "sph_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace eddy {
@@ -81,11 +82,34 @@ double dfsphReferenceGradCondition(const DfsphReferenceInput& in, size_t i) {
   return den > 0 ? num / den : 1.0;
 }
 
-std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size_t* samples) {
+namespace {
+
+// The smallest eigenvalue of the symmetric (xx, yy, zz, xy, xz, yz), by the
+// trigonometric solution of the characteristic cubic (O. K. Smith 1961,
+// "Eigenvalues of a symmetric 3 x 3 matrix", CACM 4:168).
+double smallestEigenvalue(const std::array<double, 6>& m) {
+  const double p1 = m[3] * m[3] + m[4] * m[4] + m[5] * m[5];
+  const double q = (m[0] + m[1] + m[2]) / 3;
+  if (p1 == 0) return std::min({m[0], m[1], m[2]});
+  const double a = m[0] - q, b = m[1] - q, c = m[2] - q;
+  const double p = std::sqrt((a * a + b * b + c * c + 2 * p1) / 6);
+  // det((M - q I) / p) / 2
+  const double r = (a * (b * c - m[5] * m[5]) - m[3] * (m[3] * c - m[5] * m[4]) +
+                    m[4] * (m[3] * m[5] - b * m[4])) / (2 * p * p * p);
+  const double phi = std::acos(std::clamp(r, -1.0, 1.0)) / 3;
+  return q + 2 * p * std::cos(phi + 2 * M_PI / 3);
+}
+
+}  // namespace
+
+std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size_t* samples,
+                                             std::vector<size_t>* borderline,
+                                             const std::vector<size_t>* flip) {
   const size_t n = in.pos.size();
   std::array<double, 6> sum{};
   size_t count = 0;
   const float threshold = EDDY_DFSPH_GRAD_FULL_SUPPORT * float(in.rho0);
+  if (borderline) borderline->clear();
   for (size_t i = 0; i < n; ++i) {
     if (!(float(in.rho[i]) >= threshold)) continue;
     std::array<double, 6> m{};
@@ -98,6 +122,11 @@ std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size
       m[4] += f * d[0] * d[2];
       m[5] += f * d[1] * d[2];
     });
+    const double margin = smallestEigenvalue(m) - double(EDDY_DFSPH_GRAD_MIN_EIGEN);
+    if (borderline && std::fabs(margin) < 1e-4) borderline->push_back(i);
+    bool interior = margin >= 0;
+    if (flip && std::find(flip->begin(), flip->end(), i) != flip->end()) interior = !interior;
+    if (!interior) continue;
     for (int k = 0; k < 6; ++k) sum[k] += m[k];
     ++count;
   }

@@ -39,10 +39,16 @@ double dfsphReferenceGradCondition(const DfsphReferenceInput& in, size_t i);
 // The gradient renormalisation C of sph_dfsph.cl (dfsph_gradient_measure):
 // the inverse of the mean s M_i, M_i = -sum_j (m / rho0) x_ij (x) grad_i W_ij
 // (images included), over the particles whose device density in.rho[i] is at
-// least EDDY_DFSPH_GRAD_FULL_SUPPORT rho0 (compared in float, as the kernel);
+// least EDDY_DFSPH_GRAD_FULL_SUPPORT rho0 (compared in float, as the kernel)
+// and whose s M_i has no eigenvalue under EDDY_DFSPH_GRAD_MIN_EIGEN;
 // the identity with fewer than EDDY_DFSPH_GRAD_MIN_SAMPLES of them or an
 // entry more than EDDY_DFSPH_GRAD_LIMIT off it. (xx, yy, zz, xy, xz, yz);
-// *samples gets the count.
-std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size_t* samples);
+// *samples gets the count. The eigenvalue test is the one float can decide
+// otherwise: *borderline (if given) gets the particles whose smallest
+// eigenvalue is within 1e-4 of the bound, and the ones listed in *flip are
+// decided the other way (a caller tries each choice).
+std::array<double, 6> dfsphReferenceGradient(const DfsphReferenceInput& in, size_t* samples,
+                                             std::vector<size_t>* borderline = nullptr,
+                                             const std::vector<size_t>* flip = nullptr);
 
 }  // namespace eddy
