@@ -183,7 +183,7 @@ inline float3 dfsph_gcorr(__global const uint* restrict ctl, const float3 a)
  * density of at least EDDY_DFSPH_GRAD_FULL_SUPPORT rho0, and no eigenvalue
  * of s M_i under EDDY_DFSPH_GRAD_MIN_EIGEN (dfsph_moment_interior). Without
  * the last, a settled column's surface layer, sunk to rho0, entered with s M
- * 0.44 along gravity and made C there 1.053 instead of 1.019 after 6 s
+ * 0.44 along gravity and made C_yy 1.053 instead of 1.019 after 6 s
  * (PoCL, 2026-12-05): the pressure rested 1-2 % low.
  * a = (sxx, syy, szz, sxy), b = (sxz, syz, count, 0): this work-item's
  * particle's s M_i (0 when it does not qualify). The group sums go to
