@@ -830,13 +830,16 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
       nl[k] = l[k] < 0 ? -1 : 1;
       return toWorldDir(R, nl);
     };
-    size_t inside = 0, band = 0;
+    size_t inside = 0, band = 0, onFace = 0;
     for (size_t i = 0; i < n; ++i) {
       const Vec3d l0 = toLocal(p0[i]);
       const double d0 = boxSdf(l0);
       const double d1 = boxSdf(toLocal(p1[i]));
       if (d0 < clearance) {
         (d0 < 0 ? inside : band) += 1;
+        // within float rounding of the face (the device rotates and samples
+        // the SDF in float: ~1e-7 m here): counted either way
+        if (std::fabs(d0) < 1e-6) ++onFace;
         // at the clearance (the trilinear SDF is exact on a face's flat part)
         EXPECT_NEAR(d1, clearance, 0.3 * clearance) << "particle " << i << " from " << d0;
         // no inward velocity left (the solid is at rest), the rest kept
@@ -860,9 +863,13 @@ TEST(SphBoundaryKernels, GuardPutsParticlesInsideASolidBackOutside) {
       EXPECT_GT(inside, 0u);
       EXPECT_GT(band, 0u);
     }
-    EXPECT_EQ(cnt[EDDY_SPH_CNT_PENETRATIONS], inside);
-    std::printf("guard n=%zu: %zu inside (counted), %zu in the band, all put at the clearance\n", n,
-                inside, band);
+    // The device counts each particle it found inside; one within float
+    // rounding of a face (seed 1911573777: d0 = -1.7e-10 m) may go either way.
+    EXPECT_GE(cnt[EDDY_SPH_CNT_PENETRATIONS] + onFace, inside);
+    EXPECT_LE(cnt[EDDY_SPH_CNT_PENETRATIONS], inside + onFace);
+    std::printf("guard n=%zu: %zu inside (counted), %zu in the band (%zu within 1e-6 m of a face), all put "
+                "at the clearance\n",
+                n, inside, band, onFace);
   }
 }
 
