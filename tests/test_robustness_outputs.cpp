@@ -18,6 +18,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -352,6 +353,46 @@ TEST(OutputPaths, TwoOutputsOnOnePathAreAUsageError) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(isCharDevice("/dev/null"));
   r = test::run(kCli, base + "--out " + dir + "/exp2/final.csv --export " + dir + "/exp2");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// An output naming a file the run reads (the hostile sweep of session 27:
+// `--ic a.csv --out a.csv` overwrote the initial conditions, exit 0).
+TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
+  const std::string dir = freshDir("onInput");
+  const std::string ic = dir + "/ic.csv", cfg = dir + "/run.json", snap = dir + "/s.snap";
+  {
+    std::ofstream f(ic);
+    f << "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1,0,0,0,0.5,0,1\n-1,0,0,0,-0.5,0,1\n";
+  }
+  {
+    std::ofstream f(cfg);
+    f << R"({"sim": "nbody", "n": 64, "steps": 3})";
+  }
+  auto r = test::run(kCli, "run --device cpu --n 64 --steps 3 --quiet --save " + snap);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string icText = test::slurp(ic), cfgText = test::slurp(cfg), snapText = test::slurp(snap);
+  struct Case {
+    std::string args, in, out;
+  };
+  const std::vector<Case> cases = {
+      {"run --device cpu --steps 3 --quiet --ic " + ic + " --out " + ic, "--ic", "--out"},
+      {"run --device cpu --steps 3 --quiet --ic " + ic + " --diag " + dir + "/sub/../ic.csv", "--ic", "--diag"},
+      {"run --device cpu --quiet --config " + cfg + " --out " + cfg, "--config", "--out"},
+      {"run --device cpu --steps 3 --quiet --load " + snap + " --save " + snap, "--load", "--save"},
+      {"run --device cpu --steps 3 --quiet --load " + snap + " --out " + snap, "--load", "--out"},
+  };
+  fs::create_directories(dir + "/sub");
+  for (const auto& c : cases) {
+    r = test::run(kCli, c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.out + " '") && contains(r.err, "the input " + c.in + " '")) << r.err;
+  }
+  EXPECT_EQ(test::slurp(ic), icText);
+  EXPECT_EQ(test::slurp(cfg), cfgText);
+  EXPECT_EQ(test::slurp(snap), snapText);
+  // Another file beside the input is fine.
+  r = test::run(kCli, "run --device cpu --steps 3 --quiet --ic " + ic + " --out " + dir + "/final.csv");
   EXPECT_EQ(r.code, 0) << r.err;
 }
 

@@ -260,6 +260,12 @@ void checkOutputs(const RunOptions& o) {
   if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
   for (const auto& out : outs)
     if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
+  // The files the run reads: an output naming one of them would replace it
+  // (before session 27 `--ic a.csv --out a.csv` overwrote the initial conditions).
+  std::vector<Output> ins;
+  if (!o.configPath.empty()) ins.push_back({"--config", o.configPath, false});
+  if (!o.loadPath.empty()) ins.push_back({"--load", o.loadPath, false});
+  if (c.ic && !c.ic->empty()) ins.push_back({"--ic", *c.ic, false});
   // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
   // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
   // and FIFOs (/dev/null) may be shared: nothing is replaced there.
@@ -292,6 +298,16 @@ void checkOutputs(const RunOptions& o) {
                          outs[j].path + "' name the same file" +
                          (a == b ? "" : " (" + file.flag + " is written into the export folder)") +
                          ": one would overwrite the other");
+    }
+  for (const auto& in : ins)
+    for (const auto& out : outs) {
+      const fs::path a = canonical(in.path), b = canonical(out.path);
+      const bool clash = out.folder ? a.parent_path() == b && (a.filename() == "eddy.pvd" ||
+                                                             isExportFrameName(a.filename().string()))
+                                    : a == b && !isSpecialFile(in.path);
+      if (clash)
+        throw UsageError(out.flag + " '" + out.path + "' would overwrite the input " + in.flag + " '" +
+                         in.path + "': write the output to another file");
     }
   for (const auto& out : outs) {
     // A file in an export folder that does not exist yet: the folder's check covers it.
