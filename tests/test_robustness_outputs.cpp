@@ -372,6 +372,7 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
   auto r = test::run(kCli, "run --device cpu --n 64 --steps 3 --quiet --save " + snap);
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string icText = test::slurp(ic), cfgText = test::slurp(cfg), snapText = test::slurp(snap);
+  fs::create_directories(dir + "/sub");
   struct Case {
     std::string args, in, out;
   };
@@ -382,7 +383,6 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
       {"run --device cpu --steps 3 --quiet --load " + snap + " --save " + snap, "--load", "--save"},
       {"run --device cpu --steps 3 --quiet --load " + snap + " --out " + snap, "--load", "--out"},
   };
-  fs::create_directories(dir + "/sub");
   for (const auto& c : cases) {
     r = test::run(kCli, c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;

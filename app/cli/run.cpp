@@ -242,7 +242,8 @@ RunOptions resolveRun(const RunArgs& a) {
 
 // Every output path of a run, checked before anything is computed: each one
 // must be writable (the reason named with strerror), no two may name the same
-// file, and an export folder must be empty or new unless --overwrite is given.
+// file, none may name a file the run reads (--config, --ic, --load), and an
+// export folder must be empty or new unless --overwrite is given.
 // All of these are usage errors (exit 2).
 void checkOutputs(const RunOptions& o) {
   namespace fs = std::filesystem;
@@ -262,10 +263,13 @@ void checkOutputs(const RunOptions& o) {
     if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
   // The files the run reads: an output naming one of them would replace it
   // (before session 27 `--ic a.csv --out a.csv` overwrote the initial conditions).
-  std::vector<Output> ins;
-  if (!o.configPath.empty()) ins.push_back({"--config", o.configPath, false});
-  if (!o.loadPath.empty()) ins.push_back({"--load", o.loadPath, false});
-  if (c.ic && !c.ic->empty()) ins.push_back({"--ic", *c.ic, false});
+  struct Input {
+    std::string flag, path;
+  };
+  std::vector<Input> ins;
+  if (!o.configPath.empty()) ins.push_back({"--config", o.configPath});
+  if (!o.loadPath.empty()) ins.push_back({"--load", o.loadPath});
+  if (c.ic && !c.ic->empty()) ins.push_back({"--ic", *c.ic});
   // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
   // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
   // and FIFOs (/dev/null) may be shared: nothing is replaced there.
@@ -282,17 +286,19 @@ void checkOutputs(const RunOptions& o) {
     fs::path r = fs::weakly_canonical(p, ec);
     return ec ? p.lexically_normal() : r;
   };
+  // One of the files an export into the folder `dir` writes (canonical paths).
+  auto exportWrites = [](const fs::path& dir, const fs::path& file) {
+    return file.parent_path() == dir &&
+           (file.filename() == "eddy.pvd" || isExportFrameName(file.filename().string()));
+  };
   for (size_t i = 0; i < outs.size(); ++i)
     for (size_t j = i + 1; j < outs.size(); ++j) {
       const fs::path a = canonical(outs[i].path), b = canonical(outs[j].path);
       // A file inside the export folder clashes only with eddy's own files there.
       const auto& file = outs[j].folder ? outs[i] : outs[j];
       const fs::path fileCanon = outs[j].folder ? a : b, dirCanon = outs[j].folder ? b : a;
-      const bool clash =
-          a == b ? !isSpecialFile(outs[i].path)
-                 : (outs[i].folder || outs[j].folder) && fileCanon.parent_path() == dirCanon &&
-                       (fileCanon.filename() == "eddy.pvd" ||
-                        isExportFrameName(fileCanon.filename().string()));
+      const bool clash = a == b ? !isSpecialFile(outs[i].path)
+                                : (outs[i].folder || outs[j].folder) && exportWrites(dirCanon, fileCanon);
       if (clash)
         throw UsageError(outs[i].flag + " '" + outs[i].path + "' and " + outs[j].flag + " '" +
                          outs[j].path + "' name the same file" +
@@ -302,9 +308,7 @@ void checkOutputs(const RunOptions& o) {
   for (const auto& in : ins)
     for (const auto& out : outs) {
       const fs::path a = canonical(in.path), b = canonical(out.path);
-      const bool clash = out.folder ? a.parent_path() == b && (a.filename() == "eddy.pvd" ||
-                                                             isExportFrameName(a.filename().string()))
-                                    : a == b && !isSpecialFile(in.path);
+      const bool clash = out.folder ? exportWrites(b, a) : a == b && !isSpecialFile(in.path);
       if (clash)
         throw UsageError(out.flag + " '" + out.path + "' would overwrite the input " + in.flag + " '" +
                          in.path + "': write the output to another file");
