@@ -636,9 +636,8 @@ void Controller::reportBlowUp(FrameReport& r, const BlowUp& b) {
   if (blowUp_) return;
   blowUp_ = b;
   r.blewUp = true;
-  error_ = "Blow-up at step " + std::to_string(b.step) + ": " + std::to_string(b.particles) +
-           " of " + std::to_string(b.n) + " particles are NaN/inf. Paused.\n" +
-           b.message(sim_->kind()) + ".\nReset (R) rebuilds the scene; a smaller time step may help.";
+  error_ = "Blow-up at step " + std::to_string(b.step) + ". Paused.\n" + b.message(sim_->kind()) +
+           ".\nReset (R) rebuilds the scene; a smaller time step may help.";
 }
 
 }  // namespace eddy

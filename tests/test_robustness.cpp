@@ -215,6 +215,74 @@ TEST(FiniteCheck, SphBlowUpWithFiniteValuesEndsTheRun) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// A particle whose position or velocity went non-finite is put back into the
+// tank by the integrator (kernels/sph/sph_integrate.cl), so the positions and
+// velocities the check reads are finite again: the integrator's count of them
+// makes it a blow-up all the same (before, the run went on and exited 0 with
+// an "escaped" warning).
+TEST(FiniteCheck, SphParticleThatWentNonFiniteAndWasPutBackIsABlowUp) {
+  SphSetup s;
+  s.spacing = 0.02;
+  s.tank = {0.3, 0.3, 0.3};
+  s.expectedSpeed = 1;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 5; ++k)
+        s.particles.push_back({0.1 + 0.02 * i, 0.01 + 0.02 * j, 0.1 + 0.02 * k, 0, 0, 0});
+  const size_t n = s.particles.size();
+  for (const char* solver : {"wcsph", "dfsph"}) {
+    SCOPED_TRACE(solver);
+    Params p(sphParamDecl());
+    p.setAssignment(std::string("solver=") + solver);
+    SphSim sim(test::context(), p, s);
+    ASSERT_FALSE(sim.checkFiniteNow());  // the baseline
+    for (int k = 0; k < 3; ++k) sim.step();
+    ASSERT_FALSE(sim.checkFiniteNow()) << "a healthy block at rest";
+    auto pos = sim.readPositions();
+    auto vel = sim.readVelocities();
+    vel[n / 2].s[1] = std::numeric_limits<float>::quiet_NaN();
+    sim.writeState(pos, vel);
+    sim.step();
+    // The state the check kernel reads is finite again ...
+    for (const auto& v : sim.readVelocities())
+      for (int k = 0; k < 3; ++k) ASSERT_TRUE(std::isfinite(v.s[k]));
+    // ... and the check still reports the blow-up, with the steps it covers.
+    const auto b = sim.checkFiniteNow();
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->particles, 0u);
+    EXPECT_GE(b->putBackNonFinite, 1u);
+    EXPECT_EQ(b->since, 3u);
+    EXPECT_EQ(b->step, 4u);
+    const std::string m = b->message("sph");
+    EXPECT_TRUE(contains(m, "went non-finite (NaN or infinite)")) << m;
+    EXPECT_TRUE(contains(m, "in the 1 steps up to step 4")) << m;
+    // Reported once: the next check covers the steps after it.
+    sim.step();
+    EXPECT_FALSE(sim.checkFiniteNow());
+  }
+}
+
+// Particles thrown out of the tank every step (DFSPH forced to dt = 0.1 s
+// under 1000 m/s^2 of gravity: each falls 10 m a step) are put back at rest,
+// so no value is non-finite and none is fast; the escapes, all particles
+// every step, are a blow-up (before: exit 0 with a warning). The same run
+// with the periodic check off fails at the end; the scene at its own time
+// step passes.
+TEST(FiniteCheck, SphMassEscapesAreABlowUp) {
+  const std::string base = "run --device cpu --sim sph --scene dam_break --set spacing=0.01 "
+                           "--set depth=0.04 --set solver=dfsph --steps 12 --quiet ";
+  const std::string forced = "--set min_dt=0.1 --set max_dt=0.1 --set gravity=1000 ";
+  const auto r = test::run(kCli, base + forced + "--check-every 4");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "blew up: particles left the tank ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "in the 4 steps up to step 4 ")) << r.err;
+  const auto end = test::run(kCli, base + forced + "--check-every 0");
+  EXPECT_EQ(end.code, 1) << end.err;
+  EXPECT_TRUE(contains(end.err, "in the 12 steps up to step 12 ")) << end.err;
+  const auto ok = test::run(kCli, base + "--check-every 4");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 // The limit: 100 times the fastest the setup can move a particle.
 TEST(FiniteCheck, SphBlowUpSpeedCoversGravityInitialSpeedsAndMovingBodies) {
   SphSetup s;
@@ -453,6 +521,36 @@ TEST(CraftedSnapshot, HugeTankIsRefusedByTheGridLimit) {
   } catch (const Error& e) {
     EXPECT_TRUE(contains(e.what(), "64 x 40000000 particles = 2.56e+09 is more than the limit 2^31 - 1")) << e.what();
   }
+}
+
+// A snapshot edited to step 2^64 - 2 (valid CRC): refused naming the step;
+// before, the run counted on past 2^64 and wrapped to step 0. The largest
+// step accepted, 2^52, runs on and counts exactly.
+TEST(CraftedSnapshot, AStepBeyond2To52IsRefused) {
+  const std::string dir = test::tempDir();
+  const std::string snap = dir + "/step.snap";
+  const auto save = test::run(kCli, "run --device cpu --n 32 --steps 2 --quiet --save " + snap);
+  ASSERT_EQ(save.code, 0) << save.err;
+  auto craft = [&](uint64_t step) {
+    const Snapshot s = Snapshot::read(snap);
+    SnapshotWriter w;
+    for (const auto& n : s.names()) {
+      if (n == "eddy/step") w.addU64(n, step);
+      else {
+        const auto b = s.blob(n);
+        w.add(n, b.data(), b.size());
+      }
+    }
+    const std::string out = dir + "/step-" + std::to_string(step) + ".snap";
+    w.write(out);
+    return out;
+  };
+  const auto r = test::run(kCli, "run --device cpu --load " + craft(~uint64_t(0) - 1) + " --steps 3 --quiet");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "step 18446744073709551614 is beyond 2^52")) << r.err;
+  const auto ok = test::run(kCli, "run --device cpu --load " + craft(uint64_t(1) << 52) + " --steps 3 --quiet --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(json::parse(ok.out)["final"]["step"].get<uint64_t>(), (uint64_t(1) << 52) + 3) << ok.out;
 }
 
 // An SPH scene too large to build is refused from its particle count before

@@ -284,6 +284,36 @@ TEST(Signals, SigtermStopsAnSphRunTheSameWay) {
                {"--sim", "sph", "--set", "spacing=0.01", "--set", "depth=0.04", "--quiet"}, 18);
 }
 
+// A signal while the run is still being set up (here: reading --ic from a
+// FIFO no one writes to; in use, sampling a large obstacle) ends it at once:
+// before, it was only recorded for a step loop that had not started, and the
+// setup ran on for minutes. Nothing of the run's output exists yet.
+TEST(Signals, ASignalWhileSettingUpEndsTheRunAtOnceAndWritesNothing) {
+  const std::string dir = freshDir("setup-signal");
+  const std::string fifo = dir + "/ic.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  test::writeFile(dir + "/o.csv", "an earlier good file\n");
+  const Child c = spawn({"run", "--device", "cpu", "--ic", fifo, "--steps", "10", "--diag", dir + "/d.csv",
+                         "--out", dir + "/o.csv"},
+                        dir + "/child");
+  ASSERT_GT(c.pid, 0);
+  // The run has the FIFO open for reading (a non-blocking writer can open it
+  // only then) and is blocked reading it, in its setup.
+  int fd = -1;
+  const bool reading = waitUntil(c, [&] { return (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK)) >= 0; });
+  if (!reading) ::kill(c.pid, SIGKILL);
+  ASSERT_TRUE(reading) << test::slurp(c.errPath);
+  ASSERT_EQ(::kill(c.pid, SIGTERM), 0);
+  ::close(fd);  // end of file: a run that ignored the signal goes on (and fails on the empty --ic)
+  const int code = waitExit(c);
+  const std::string err = test::slurp(c.errPath);
+  EXPECT_EQ(code, 128 + SIGTERM) << err;
+  EXPECT_TRUE(contains(err, "SIGTERM received while setting up: stopped before the first step")) << err;
+  EXPECT_FALSE(fs::exists(dir + "/d.csv"));
+  EXPECT_EQ(test::slurp(dir + "/o.csv"), "an earlier good file\n");
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
 // ---- 4. a blow-up with --check-every 0 --------------------------------------
 
 TEST(BlowUp, CheckEveryZeroStillFailsAtTheEndAndSavesNothing) {
@@ -371,7 +401,11 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
   }
   auto r = test::run(kCli, "run --device cpu --n 64 --steps 3 --quiet --save " + snap);
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string icText = test::slurp(ic), cfgText = test::slurp(cfg), snapText = test::slurp(snap);
+  const std::string mesh = dir + "/cube.stl";
+  fs::copy_file(std::string(EDDY_TEST_DATA) + "/cube.stl", mesh, fs::copy_options::overwrite_existing);
+  const std::string icText = test::slurp(ic), cfgText = test::slurp(cfg), snapText = test::slurp(snap),
+                    meshText = test::slurp(mesh);
+  const std::string sph = "run --device cpu --sim sph --set spacing=0.01 --set depth=0.04 --steps 3 --quiet ";
   fs::create_directories(dir + "/sub");
   struct Case {
     std::string args, in, out;
@@ -382,6 +416,11 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
       {"run --device cpu --quiet --config " + cfg + " --out " + cfg, "--config", "--out"},
       {"run --device cpu --steps 3 --quiet --load " + snap + " --save " + snap, "--load", "--save"},
       {"run --device cpu --steps 3 --quiet --load " + snap + " --out " + snap, "--load", "--out"},
+      // an obstacle's or a body's mesh file
+      {sph + "--obstacle mesh:file=" + mesh + ":scale=0.02:pos=0.1,0.01,0.05 --out " + mesh, "--obstacle mesh",
+       "--out"},
+      {sph + "--body mesh:file=" + mesh + ":scale=0.02:pos=0.1,0.05,0.05:density=500 --diag " + mesh,
+       "--body mesh", "--diag"},
   };
   for (const auto& c : cases) {
     r = test::run(kCli, c.args);
@@ -391,6 +430,7 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
   EXPECT_EQ(test::slurp(ic), icText);
   EXPECT_EQ(test::slurp(cfg), cfgText);
   EXPECT_EQ(test::slurp(snap), snapText);
+  EXPECT_EQ(test::slurp(mesh), meshText);
   // Another file beside the input is fine.
   r = test::run(kCli, "run --device cpu --steps 3 --quiet --ic " + ic + " --out " + dir + "/final.csv");
   EXPECT_EQ(r.code, 0) << r.err;
@@ -620,11 +660,13 @@ TEST(BadInput, MessagesNameTheRealProblem) {
 
 TEST(RunFailure, ATimeStepCollapseKeepsTheDiagAndProbeRows) {
   // A body of 1e-20 kg goes non-finite at step 10 and the time step to 0;
-  // without --bodies-out nothing reads the bodies until the collapse guard
-  // stops the --until run (a plain error, not a blow-up) at step ~1350.
+  // without --bodies-out and the periodic check (which finds the fluid
+  // particles the body turned non-finite) nothing reads the state until the
+  // collapse guard stops the --until run (a plain error, not a blow-up) at
+  // step ~1350.
   const std::string dir = freshDir("collapse");
   test::writeFile(dir + "/s.snap", "an earlier good file\n");
-  const auto r = test::run(kCli, kTinySph + "--until 0.02 --body box:size=0.05:pos=0.12,0.1,0.1:mass=1e-20 "
+  const auto r = test::run(kCli, kTinySph + "--until 0.02 --check-every 0 --body box:size=0.05:pos=0.12,0.1,0.1:mass=1e-20 "
                                  "--diag " + dir + "/d.csv --probe pressure:P:0.05,0.02,0.1 --probe-out " +
                                  dir + "/p.csv --save " + dir + "/s.snap");
   EXPECT_EQ(r.code, 1) << r.err;

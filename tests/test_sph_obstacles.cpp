@@ -622,6 +622,15 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   refused("--body box:size=0.05:pos=5,5,5:density=500", {"--body", "does not fit in the tank", "x extent"});
   refused("--body box:size=0.05:pos=0.39,0.1,0.1:density=500", {"--body", "x extent [0.36"});
   refused("--body sphere:d=0.06:pos=0.2,0.19,0.1:motion=rotate:speed=1", {"--body", "y extent"});
+  // A kinematic body's whole stroke stays in the tank, and none moves faster
+  // than sound in water (before: accepted, and the time step collapsed).
+  refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=1e30:period=1",
+          {"--body", "piston stroke", "x extent sweeps"});
+  refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=0.09:period=1",
+          {"--body", "piston stroke", "x extent sweeps [-0.01, 0.21]"});
+  refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=0.01:period=1e-30",
+          {"--body", "more than 1500 m/s"});
+  refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e30", {"--body", "more than 1500 m/s"});
   const std::string cfg = dir + "/outside.json";
   eddy::test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "params": {"spacing": 0.02, "depth": 0.2,
       "column_width": 0.1, "column_height": 0.15},
@@ -638,6 +647,32 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   const auto r = run(kCli, b + "--quiet --json --obstacle box:size=0.05:pos=0.25,0,0.1 "
                               "--obstacle box:size=0.04:pos=0.4,0.1,0.1");
   EXPECT_EQ(r.code, 0) << r.err;
+  // A piston whose stroke stays inside (x in [0.03, 0.17] m) at a sane speed runs.
+  const auto p = run(kCli, b + "--quiet --body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:"
+                              "amplitude=0.05:period=1");
+  EXPECT_EQ(p.code, 0) << p.err;
+}
+
+// A static obstacle far larger than the tank, partly inside it (a 4 x 4 m
+// slab under a 0.4 x 0.2 m tank), holds boundary particles only within the
+// fluid's reach of the tank, and its SDF grid covers only that region: before,
+// it held all of its ~80 000 surface samples here (and, at the default
+// spacing, its setup ran for minutes). The fluid stays out of it.
+TEST(SphObstaclesCli, AnObstacleMuchLargerThanTheTankIsSampledOnlyNearIt) {
+  using eddy::test::run;
+  const std::string b = "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 "
+                        "--set column_width=0.1 --set column_height=0.15 --steps 20 --quiet --json ";
+  const auto big = run(kCli, b + "--obstacle box:size=4,0.04,4:pos=0.2,0.02,0.1");
+  ASSERT_EQ(big.code, 0) << big.err;
+  const auto j = nlohmann::json::parse(big.out);
+  // The slab at boundary spacing 0.5 dx = 0.01 m: 2 x 16 m^2 / 1e-4 m^2 = 320 000
+  // samples on its faces; the part within reach (the tank plus h + 2 spacings
+  // around it, about 0.53 x 0.33 m of each face) is under 2 %.
+  const double boundary = j["boundary_particles"].get<double>();
+  EXPECT_GT(boundary, 0.0);
+  EXPECT_LT(boundary, 0.02 * 320000) << big.out;
+  EXPECT_EQ(j["final"]["penetrations"].get<double>(), 0.0) << big.out;
+  EXPECT_EQ(j["final"]["escaped"].get<double>(), 0.0) << big.out;
 }
 
 // A pressure probe inside a static obstacle would only ever read 0: refused

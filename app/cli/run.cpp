@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <unistd.h>
 #include <filesystem>
 #include <functional>
 #include <iomanip>
@@ -270,6 +271,11 @@ void checkOutputs(const RunOptions& o) {
   if (!o.configPath.empty()) ins.push_back({"--config", o.configPath});
   if (!o.loadPath.empty()) ins.push_back({"--load", o.loadPath});
   if (c.ic && !c.ic->empty()) ins.push_back({"--ic", *c.ic});
+  // The mesh files of obstacles and bodies (command line and config file).
+  for (const auto& sh : c.obstacles)
+    if (sh.kind == ShapeKind::Mesh && !sh.file.empty()) ins.push_back({"--obstacle mesh", sh.file});
+  for (const auto& b : c.bodies)
+    if (b.shape.kind == ShapeKind::Mesh && !b.shape.file.empty()) ins.push_back({"--body mesh", b.shape.file});
   // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
   // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
   // and FIFOs (/dev/null) may be shared: nothing is replaced there.
@@ -337,14 +343,30 @@ void checkOutputs(const RunOptions& o) {
 // step loop stops at the next step boundary and the run finishes its files.
 // (A signal handler can only reach a variable of static storage.)
 volatile std::sig_atomic_t gStopSignal = 0;
+// Set while the run is being set up (files read, the scene and its solids
+// sampled, the device buffers built): no step boundary comes to stop at and
+// nothing of the run's output exists yet, so a signal ends the process at
+// once (a large obstacle can take a while to sample).
+volatile std::sig_atomic_t gInSetup = 0;
 
-void onStopSignal(int sig) { gStopSignal = sig; }
+void onStopSignal(int sig) {
+  gStopSignal = sig;
+  if (gInSetup) {
+    static const char kInt[] = "eddy: SIGINT received while setting up: stopped before the first step, nothing written\n";
+    static const char kTerm[] = "eddy: SIGTERM received while setting up: stopped before the first step, nothing written\n";
+    const bool isInt = sig == SIGINT;
+    const ssize_t ignored = write(2, isInt ? kInt : kTerm, (isInt ? sizeof kInt : sizeof kTerm) - 1);
+    (void)ignored;
+    _exit(128 + sig);
+  }
+}
 
 // Installs the handlers for the lifetime of a run and restores the previous ones.
 class StopSignals {
  public:
   StopSignals() {
     gStopSignal = 0;
+    gInSetup = 1;
     struct sigaction sa{};
     sa.sa_handler = onStopSignal;
     sigemptyset(&sa.sa_mask);
@@ -353,12 +375,16 @@ class StopSignals {
     sigaction(SIGTERM, &sa, &oldTerm_);
   }
   ~StopSignals() {
+    gInSetup = 0;
     sigaction(SIGINT, &oldInt_, nullptr);
     sigaction(SIGTERM, &oldTerm_, nullptr);
   }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
   int received() const { return int(gStopSignal); }
+  // Setup is over: from now on a signal only stops the run at a step boundary
+  // (called before the first output file is opened).
+  void setupDone() const { gInSetup = 0; }
 
  private:
   struct sigaction oldInt_{}, oldTerm_{};
@@ -592,6 +618,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     multi.shares = o.shares;
     sim = makeSimulation(pointers(devices), spec, params, multi);
   }
+  signals.setupDone();
   const std::vector<DeviceShare>* shares = sim->deviceShares();  // several devices
   if (shares && !o.quiet)
     for (const auto& sh : *shares) {

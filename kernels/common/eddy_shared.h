@@ -89,7 +89,12 @@
  * H = max_y + max_drop - tank_height for DFSPH's time step (sph_dfsph_dt). */
 #define EDDY_SPH_CNT_MAX_Y 6
 #define EDDY_SPH_CNT_MAX_DROP 7
-#define EDDY_SPH_NUM_COUNTERS 8
+/* integrate: of the ESCAPED ones, those that were non-finite (NaN or inf):
+ * a blow-up (Simulation's finite check reports it; never only put back). */
+#define EDDY_SPH_CNT_NONFINITE 8
+#define EDDY_SPH_NUM_COUNTERS 9
+/* Snapshots written before EDDY_SPH_CNT_NONFINITE existed hold this many. */
+#define EDDY_SPH_NUM_COUNTERS_V1 8
 /* Device clock (float each): time as a compensated (Kahan) sum hi + lo, the dt
  * of the last step, and the number of steps taken on the device. */
 #define EDDY_SPH_CLOCK_T_HI 0

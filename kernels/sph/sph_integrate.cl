@@ -46,7 +46,9 @@ __kernel void sph_dt(__global float* restrict clock,
  * spacings for DFSPH) is mirrored back inside and its normal velocity
  * reversed and scaled by the restitution e (free slip along the wall). Anything still outside the tank or
  * non-finite after that is put inside, stopped and counted in
- * counters[EDDY_SPH_CNT_ESCAPED]. Shared by sph_integrate and
+ * counters[EDDY_SPH_CNT_ESCAPED]; a non-finite one also in
+ * counters[EDDY_SPH_CNT_NONFINITE] (the finite check turns that into a
+ * blow-up: a NaN is never only put back). Shared by sph_integrate and
  * sph_dfsph_integrate. */
 inline float2 sph_wall_axis(float x, float v, const float len, const float e, const float c)
 {
@@ -69,6 +71,7 @@ inline void sph_walls_after_move(float4* restrict p, float4* restrict v, const f
                         p->z >= 0.0f && p->z <= tank.z;
     if (!finite || !inside) {
         atomic_inc(&counters[EDDY_SPH_CNT_ESCAPED]);
+        if (!finite) atomic_inc(&counters[EDDY_SPH_CNT_NONFINITE]);
         p->xyz = isfinite(p->xyz) ? clamp(p->xyz, (float3)(0.0f), tank.xyz) : 0.5f * tank.xyz;
         v->xyz = (float3)(0.0f);
     }

@@ -138,6 +138,11 @@ SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
   h.time = snap.f64("eddy/time");
   if (snap.has("eddy/device")) h.device = snap.string("eddy/device");
   if (!std::isfinite(h.time) || h.time < 0) snap.fail("simulated time is not a finite number >= 0");
+  // Steps are counted in 64 bits and written as numbers that must stay exact
+  // in a double (2^53): a snapshot's step plus a run's (at most 2^40) fits.
+  if (h.steps > (uint64_t(1) << 52))
+    snap.fail("step " + std::to_string(h.steps) + " is beyond 2^52: no run takes that many steps, and "
+              "counting on from it would overflow");
   if (h.count == 0 || h.count > 0x7fffffffu)
     snap.fail("particle count " + std::to_string(h.count) + " is outside [1, 2^31 - 1]");
   h.params = Params(paramDecl(h.spec.sim));

@@ -23,7 +23,7 @@ class FiniteCheck {
   explicit FiniteCheck(Context& ctx)
       : ctx_(ctx),
         program_(ctx.buildProgram("health.cl")),
-        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), "the finite check")) {}
+        counter_(ctx.createBuffer(CL_MEM_READ_WRITE, 6 * sizeof(cl_uint), "the finite check")) {}
   ~FiniteCheck() {
     // The pending read writes into host_: never free it under the device's feet.
     if (pending_) {
@@ -40,9 +40,12 @@ class FiniteCheck {
   // velocities) that is not a blow-up; infinity: no limit. clock: a device
   // buffer whose first two floats sum to the simulated time of this step
   // (copied on the device with the counts; `time` is then not used).
+  // putBack: the integrator's counts of particles put back (copied with the
+  // answer); escapes: whether mass escapes are a blow-up.
   void enqueue(const std::vector<const cl::Buffer*>& buffers, size_t n, uint64_t step,
                double time, Profiler* profiler, double speedLimit = kNoSpeedLimit,
-               const cl::Buffer* clock = nullptr) {
+               const cl::Buffer* clock = nullptr, const PutBackCounters& putBack = {},
+               bool escapes = true) {
     if (buffers.empty() || n == 0) return;
     auto& q = ctx_.queue();
     // A limit whose square no float holds is no limit.
@@ -60,8 +63,14 @@ class FiniteCheck {
       }
       if (clock)
         q.enqueueCopyBuffer(*clock, counter_, 0, 2 * sizeof(cl_uint), 2 * sizeof(cl_float));
-      q.enqueueReadBuffer(counter_, CL_FALSE, 0, (clock ? 4 : 2) * sizeof(cl_uint), host_, nullptr,
-                          &read_);
+      if (putBack.buffer) {
+        q.enqueueCopyBuffer(*putBack.buffer, counter_, putBack.escaped * sizeof(cl_uint),
+                            4 * sizeof(cl_uint), sizeof(cl_uint));
+        q.enqueueCopyBuffer(*putBack.buffer, counter_, putBack.nonFinite * sizeof(cl_uint),
+                            5 * sizeof(cl_uint), sizeof(cl_uint));
+      }
+      q.enqueueReadBuffer(counter_, CL_FALSE, 0, (putBack.buffer ? 6 : clock ? 4 : 2) * sizeof(cl_uint),
+                          host_, nullptr, &read_);
     } catch (const cl::Error& e) {
       throw Error("finite check at step " + std::to_string(step) + ": " + describe(e));
     }
@@ -71,6 +80,8 @@ class FiniteCheck {
     n_ = n;
     speedLimit_ = speedLimit;
     deviceTime_ = clock != nullptr;
+    putBack_ = putBack.buffer != nullptr;
+    escapes_ = escapes;
   }
 
   // Whether the last enqueued check has been answered (never waits).
@@ -93,7 +104,26 @@ class FiniteCheck {
       throw Error("finite check at step " + std::to_string(step_) + ": " + describe(e));
     }
     pending_ = false;
-    if (host_[0] == 0 && host_[1] == 0) return std::nullopt;
+    // The put-back counts since the previous answer (the first answer is the
+    // baseline: counts a restored snapshot carries are not this run's). The
+    // counters are uint32: differences modulo 2^32.
+    cl_uint nonFinite = 0, escaped = 0;
+    uint64_t since = step_;
+    if (putBack_) {
+      if (haveBase_) {
+        escaped = host_[4] - baseEscaped_;
+        nonFinite = host_[5] - baseNonFinite_;
+        since = baseStep_;
+      }
+      haveBase_ = true;
+      baseEscaped_ = host_[4];
+      baseNonFinite_ = host_[5];
+      baseStep_ = step_;
+    }
+    const uint64_t window = step_ > since ? step_ - since : 0;
+    const bool massEscape = escapes_ && window > 0 && escaped > 0 &&
+                            double(escaped) >= kEscapeBlowUpShare * double(n_) * double(window);
+    if (host_[0] == 0 && host_[1] == 0 && nonFinite == 0 && !massEscape) return std::nullopt;
     double t = time_;
     if (deviceTime_) {
       float hi, lo;
@@ -108,6 +138,9 @@ class FiniteCheck {
     b.n = n_;
     b.fast = std::min<uint64_t>(host_[1], n_);
     b.speedLimit = speedLimit_;
+    b.putBackNonFinite = nonFinite;
+    b.escaped = massEscape ? escaped : 0;
+    b.since = since;
     return b;
   }
 
@@ -117,7 +150,8 @@ class FiniteCheck {
   KernelFunctor<cl::Buffer, cl::Buffer, cl_uint, cl_float, cl::Buffer> kernel_{program_,
                                                                                    "check_finite"};
   cl::Buffer counter_;
-  cl_uint host_[4] = {0, 0, 0, 0};  // non-finite, too fast, the clock's time (2 floats)
+  // non-finite, too fast, the clock's time (2 floats), put back: escaped, non-finite
+  cl_uint host_[6] = {0, 0, 0, 0, 0, 0};
   cl::Event read_;
   bool pending_ = false;
   uint64_t step_ = 0;
@@ -125,6 +159,10 @@ class FiniteCheck {
   size_t n_ = 0;
   double speedLimit_ = kNoSpeedLimit;
   bool deviceTime_ = false;
+  bool putBack_ = false, escapes_ = true;
+  bool haveBase_ = false;  // the put-back counts of the previous answer
+  cl_uint baseEscaped_ = 0, baseNonFinite_ = 0;
+  uint64_t baseStep_ = 0;
 };
 
 namespace {
@@ -141,12 +179,28 @@ Simulation::~Simulation() { --gLive; }
 std::string BlowUp::message(std::string_view sim) const {
   std::ostringstream o;
   o << "the " << sim << " simulation blew up: ";
-  if (particles > 0 || fast == 0)
-    o << particles << " of " << n << " particles have a non-finite (NaN or infinite) position or velocity";
-  else
-    o << fast << " of " << n << " particles move faster than " << std::setprecision(3) << speedLimit
-      << std::setprecision(6) << speedBasis;
-  o << " at step " << step << " (t = " << time << ")";
+  const bool putBack = particles == 0 && fast == 0 && (putBackNonFinite > 0 || escaped > 0);
+  if (!putBack) {
+    if (particles > 0 || fast == 0)
+      o << particles << " of " << n << " particles have a non-finite (NaN or infinite) position or velocity";
+    else
+      o << fast << " of " << n << " particles move faster than " << std::setprecision(3) << speedLimit
+        << std::setprecision(6) << speedBasis;
+    o << " at step " << step << " (t = " << time << ")";
+  } else {
+    const uint64_t steps = std::max<uint64_t>(step > since ? step - since : 0, 1);
+    if (putBackNonFinite > 0)
+      o << "a particle's position or velocity went non-finite (NaN or infinite) "
+        << putBackNonFinite << " times";
+    else
+      o << "particles left the tank " << escaped << " times (" << std::setprecision(3)
+        << double(escaped) / double(steps) << " a step, of " << n << " particles; at least "
+        << 100 * kEscapeBlowUpShare << std::setprecision(6)
+        << " % of them a step is a blow-up: a particle escapes only by moving about a whole tank "
+           "in one step)";
+    o << " in the " << steps << " steps up to step " << step << " (t = " << time
+      << "); each was put back into the tank, at rest";
+  }
   if (reached > step) o << ", found when the run had reached step " << reached;
   o << "; try a smaller time step";
   return o.str();
@@ -254,7 +308,8 @@ std::optional<BlowUp> Simulation::pollFinite() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   auto previous = described(finite_->collect());
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
-                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
+                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer(), putBackCounters(),
+                   speedCheck_);
   ctx_.queue().flush();
   return previous;
 }
@@ -263,7 +318,8 @@ std::optional<BlowUp> Simulation::checkFiniteNow() {
   if (!finite_) finite_ = std::make_unique<FiniteCheck>(ctx_);
   if (auto previous = described(finite_->collect())) return previous;
   finite_->enqueue(finiteCheckBuffers(), size(), steps_, time_, &profiler_,
-                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer());
+                   speedCheck_ ? blowUpSpeed() : kNoSpeedLimit, timeBuffer(), putBackCounters(),
+                   speedCheck_);
   return described(finite_->collect());
 }
 

@@ -39,13 +39,18 @@ struct BodySpec;   // sim/io/body_spec.hpp
 // The state went non-finite: `particles` of `n` have a NaN or infinity in a
 // checked buffer (positions, velocities) at step `step`, simulated time `time`;
 // or it blew up with finite values: `fast` of them move faster than
-// `speedLimit` (Simulation::blowUpSpeed).
+// `speedLimit` (Simulation::blowUpSpeed); or, between step `since` and `step`,
+// its integrator had to put particles back (Simulation::putBackCounters):
+// `putBackNonFinite` particle-steps that had gone non-finite (any is a
+// blow-up), or `escaped` particle-steps outside the domain, on average at
+// least kEscapeBlowUpShare of the particles every step.
 struct BlowUp {
   uint64_t step = 0;
   double time = 0;
   uint64_t particles = 0, n = 0;
   uint64_t fast = 0;
   double speedLimit = 0;
+  uint64_t putBackNonFinite = 0, escaped = 0, since = 0;
   // The step the simulation had reached when the answer was read (the
   // periodic check's answer is read a check later, never waited for); named
   // in the message when it is past `step`.
@@ -54,6 +59,20 @@ struct BlowUp {
   // (Simulation::blowUpSpeedBasis).
   std::string speedBasis;
   std::string message(std::string_view sim) const;
+};
+
+// Escapes put back at an average rate of this share of the particles per step
+// or more (between two checks) are a blow-up: a particle escapes only by
+// moving about a whole tank in one step (the walls mirror anything less).
+inline constexpr double kEscapeBlowUpShare = 0.01;
+
+// Cumulative counts (uint32 at these indices of `buffer`) of the particles a
+// simulation's integrator found outside its domain or non-finite and put back
+// (SPH: kernels/sph/sph_integrate.cl); the finite check reads them with its
+// answer. buffer nullptr: none.
+struct PutBackCounters {
+  const cl::Buffer* buffer = nullptr;
+  size_t escaped = 0, nonFinite = 0;
 };
 
 // No speed limit for the blow-up check.
@@ -243,14 +262,17 @@ class Simulation {
   // What a blow-up message says after that speed: its unit and its basis
   // (SPH: " m/s, 100 times the fastest the scene can make them (...)").
   virtual std::string blowUpSpeedBasis() const { return ""; }
-  // Whether the checks hold the particles to blowUpSpeed() (default on). The
-  // desktop app turns it off: the mouse pushes the fluid at any speed.
+  // Whether the checks hold the particles to blowUpSpeed() and count mass
+  // escapes as a blow-up (default on). The desktop app turns it off: the
+  // mouse pushes the fluid at any speed. Non-finite values are always one.
   void setSpeedCheck(bool on) { speedCheck_ = on; }
   // A device buffer whose first two floats sum to the simulated time of the
   // last enqueued step (SPH's clock: its dt is chosen on the device), so that
   // a blow-up names the time of the step it was found at; nullptr (default):
   // the host's time is that step's.
   virtual const cl::Buffer* timeBuffer() const { return nullptr; }
+  // Where the integrator counts particles it put back (BlowUp). Default: none.
+  virtual PutBackCounters putBackCounters() const { return {}; }
   // Restart snapshots: add / restore the simulation's own state (particles,
   // velocities, anything that the next step reads, RNG state) as named blobs.
   // The generic part (simulation name, scene, parameters, step, time) is

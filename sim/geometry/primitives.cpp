@@ -39,6 +39,9 @@ class Box final : public Shape {
     points.clear();
     normals.clear();
     const long n[3] = {intervals(2 * h_[0], spacing), intervals(2 * h_[1], spacing), intervals(2 * h_[2], spacing)};
+    const size_t count = size_t(2 * ((n[0] + 1) * (n[1] + 1) + (n[1] + 1) * (n[2] + 1) + (n[2] + 1) * (n[0] + 1)));
+    points.reserve(count);  // an upper bound: no reallocation of millions of samples
+    normals.reserve(count);
     auto coord = [&](int a, long i) { return i == n[a] ? h_[a] : -h_[a] + 2 * h_[a] * double(i) / double(n[a]); };
     auto side = [&](int a, long i) { return i == 0 ? -1.0 : i == n[a] ? 1.0 : 0.0; };
     for (long k = 0; k <= n[2]; ++k)
@@ -78,6 +81,8 @@ class Sphere final : public Shape {
     points.clear();
     normals.clear();
     const long n = std::max(1L, std::lround(surfaceArea() / (spacing * spacing)));
+    points.reserve(size_t(n));
+    normals.reserve(size_t(n));
     const double golden = kPi * (3.0 - std::sqrt(5.0));
     for (long i = 0; i < n; ++i) {
       const double y = 1.0 - (2.0 * double(i) + 1.0) / double(n);
@@ -118,6 +123,10 @@ class Cylinder final : public Shape {
     normals.clear();
     const long rings = intervals(2 * hh_, spacing);
     const long around = std::max(3L, std::lround(2 * kPi * r_ / spacing));
+    const long capRings = intervals(r_, spacing);
+    const size_t count = size_t((rings + 1) * around + 2 * (1 + capRings * (std::lround(2 * kPi * r_ / spacing) + 3)));
+    points.reserve(count);  // an upper bound
+    normals.reserve(count);
     const double rim = 1.0 / std::sqrt(2.0);
     for (long j = 0; j <= rings; ++j) {
       const double y = j == rings ? hh_ : -hh_ + 2 * hh_ * double(j) / double(rings);

@@ -138,7 +138,7 @@ void checkSampleSpacing(double spacing, double area) {
 }
 }  // namespace geom
 
-SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin) {
+SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin, const Aabb* clip) {
   if (!std::isfinite(cell) || cell <= 0) throw Error("SDF grid: cell must be a finite number > 0, got " + num(cell));
   if (!std::isfinite(margin) || margin < 0)
     throw Error("SDF grid: margin must be a finite number >= 0, got " + num(margin));
@@ -148,7 +148,14 @@ SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin) {
   double nodes = 1;
   for (int a = 0; a < 3; ++a) {
     g.origin[a] = b.lo[a] - margin;
-    const double n = std::ceil((b.hi[a] - b.lo[a] + 2 * margin) / cell) + 1;
+    double n = std::ceil((b.hi[a] - b.lo[a] + 2 * margin) / cell) + 1;
+    if (clip) {  // the nodes of the same lattice within the clip box (one at least)
+      const double first = std::max(0.0, std::floor((clip->lo[a] - g.origin[a]) / cell));
+      const double last = std::min(n - 1, std::ceil((clip->hi[a] - g.origin[a]) / cell));
+      const double kept = last >= first ? last - first + 1 : 1;
+      g.origin[a] += std::min(first, n - 1) * cell;
+      n = kept;
+    }
     nodes *= n;
     if (!(n <= 1 << 16) || !(nodes <= double(1 << 27)))
       throw Error("SDF grid: cell " + num(cell) + " gives more than 2^27 nodes for a shape of extent " +

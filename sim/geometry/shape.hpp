@@ -98,6 +98,10 @@ struct SdfGrid {
   std::array<int, 3> dims{0, 0, 0};
   std::vector<float> values;
 };
-SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin);
+// clip (local frame), if given: only the part of that box is covered (a
+// static obstacle much larger than its tank needs the grid only where fluid
+// can be); the nodes stay on the unclipped grid's lattice. An empty
+// intersection gives a grid of one node.
+SdfGrid makeSdfGrid(const Shape& shape, double cell, double margin, const Aabb* clip = nullptr);
 
 }  // namespace eddy

@@ -105,10 +105,11 @@ SessionEnd Session::run(const std::function<bool()>& stop,
   }
   sim_.finish();
   // Once at the end whatever checkEvery is: a blow-up never ends in success.
-  if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
-  // The rigid bodies too (a body can go non-finite while every particle stays
-  // finite, its time step 0): one small read of their state.
+  // The rigid bodies first (one small read of their state): a body can go
+  // non-finite while every particle stays finite (its time step 0), and one
+  // that did is what then poisons the fluid around it, so it is the cause.
   if (sim_.bodyCount()) checkObjects(sim_.objectRows());
+  if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
   e.stopped = stop && stop();
   e.wallSeconds = std::chrono::duration<double>(Clock::now() - t0_).count();
   return e;

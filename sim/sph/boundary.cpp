@@ -2,10 +2,12 @@
 
 #include "io.hpp"
 #include "particles.hpp"
+#include "shape_spec_io.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace eddy {
 
@@ -112,9 +114,55 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
       s.local[k] = at(0.5 * (lo + hi));
     }
   }
+  // A static solid only matters within the fluid's reach of the tank: its
+  // samples beyond that are dropped, and its SDF grid covers only that
+  // region (a solid many times the tank's size, partly inside it, would
+  // otherwise hold millions of boundary particles no fluid ever sees and a
+  // grid of minutes' work). Bodies move: they keep all of theirs.
+  std::optional<Aabb> clip;
+  if (walls && solid.body < 0) {
+    const double m = walls->reach + 2 * spacing + 2 * sdfCell;
+    const Mat3d R = rotationMatrix(solid.spec.pose.rotationDeg);
+    const Vec3d& c = solid.spec.pose.position;
+    auto inReach = [&](const Vec3d& l) {
+      const Vec3d w = poseApply(solid.spec.pose, l);
+      for (int a = 0; a < 3; ++a)
+        if (!(w[a] >= -m && w[a] <= walls->tank[a] + m)) return false;
+      return true;
+    };
+    size_t kept = 0;
+    for (size_t k = 0; k < s.local.size(); ++k)
+      if (inReach(s.local[k])) {
+        s.local[kept] = s.local[k];
+        if (k < normals.size()) normals[kept] = normals[k];
+        ++kept;
+      }
+    s.local.resize(kept);
+    s.local.shrink_to_fit();
+    if (normals.size() > kept) normals.resize(kept);
+    if (s.local.empty())
+      throw Error("obstacle " + shapeSpecToString(solid.spec) + ": no part of its surface lies within " +
+                  formatNumber(m) + " m of the tank (" + formatNumber(walls->tank[0]) + " x " +
+                  formatNumber(walls->tank[1]) + " x " + formatNumber(walls->tank[2]) +
+                  " m): it would hold no boundary particle the fluid can reach");
+    // The tank grown by m, in the solid's frame (R^T (corner - position)).
+    Aabb box{{1e300, 1e300, 1e300}, {-1e300, -1e300, -1e300}};
+    for (int k = 0; k < 8; ++k) {
+      const Vec3d w{(k & 1) ? walls->tank[0] + m : -m, (k & 2) ? walls->tank[1] + m : -m,
+                    (k & 4) ? walls->tank[2] + m : -m};
+      const Vec3d d{w[0] - c[0], w[1] - c[1], w[2] - c[2]};
+      const Vec3d l{R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
+                    R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};
+      for (int a = 0; a < 3; ++a) {
+        box.lo[a] = std::min(box.lo[a], l[a]);
+        box.hi[a] = std::max(box.hi[a], l[a]);
+      }
+    }
+    clip = box;
+  }
   s.inset = inset;
   s.pose = solid.spec.pose;
-  s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell);
+  s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell, clip ? &*clip : nullptr);
   s.body = solid.body;
   s.kind = solid.spec.kind;
   s.size = solid.spec.size;

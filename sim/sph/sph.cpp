@@ -691,7 +691,13 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   s.vel = snap.array<cl_float4>("sph/vel", count);
   s.ids = snap.array<cl_uint>("sph/ids", count);
   s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
-  s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  // Snapshots from before the non-finite counter hold one counter fewer (0).
+  if (snap.blob("sph/counters").size() == EDDY_SPH_NUM_COUNTERS_V1 * sizeof(cl_uint)) {
+    s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS_V1);
+    s.counters.resize(EDDY_SPH_NUM_COUNTERS, 0u);
+  } else {
+    s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  }
   if (snap.has("sph/dfsph_kdiv") || snap.has("sph/dfsph_kden")) {
     s.kdiv = snap.array<cl_float>("sph/dfsph_kdiv", count);
     s.kden = snap.array<cl_float>("sph/dfsph_kden", count);

@@ -87,6 +87,10 @@ void sphCheckParams(const Params& params);
 // smallest extent. A problem of a declared obstacle or body throws
 // SolidSpecError with its index; anything else eddy::Error.
 inline constexpr double kSphBodyMinSpacings = 1.0;
+// A kinematic body's fastest surface point may move at most this fast (m/s):
+// the speed of sound in water, beyond which neither solver's model holds (a
+// period of 1e-30 s would collapse the time step to nothing).
+inline constexpr double kSphMaxBodySpeed = 1500;
 void sphCheckScene(std::string_view scene, const Params& params, const std::vector<ShapeSpec>& obstacles,
                    const std::vector<BodySpec>& bodies);
 // The same checks of declared obstacles and bodies for a tank of this size
@@ -256,6 +260,9 @@ class SphSim : public Simulation {
   const cl::Buffer* timeBuffer() const override {
     static_assert(EDDY_SPH_CLOCK_T_HI == 0 && EDDY_SPH_CLOCK_T_LO == 1, "timeBuffer: hi, lo first");
     return &particles_->clock();
+  }
+  PutBackCounters putBackCounters() const override {
+    return {&particles_->counters(), EDDY_SPH_CNT_ESCAPED, EDDY_SPH_CNT_NONFINITE};
   }
   void saveState(SnapshotWriter& out) override;
   // Puts a decoded state back (the simulation was built from state.setup).

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <cstdio>
 #include <cstdlib>
 #include <cmath>
 #include <limits>
@@ -568,6 +569,49 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
       return std::string("it does not fit in the tank (") + tankText(tank) + "): its " + axis[a] +
              " extent [" + formatNumber(w.lo[a]) + ", " + formatNumber(w.hi[a]) + "] m is not within [0, " +
              formatNumber(tank[a]) + "]";
+  }
+  const auto short6 = [](double v) {  // 6 significant digits: no 0.20999999999999999
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  const auto tooFast = [&](double peak, const std::string& how) {
+    return "its fastest point moves at " + short6(peak) + " m/s (" + how + "), more than " +
+           formatNumber(kSphMaxBodySpeed) + " m/s, the speed of sound in water: no SPH model here holds at that speed";
+  };
+  if (b.motion == BodyMotion::Piston) {
+    // The whole stroke, x0 -/+ |amplitude| along the axis, stays in the tank.
+    const Vec3d& ax = b.piston.axis;
+    const double len = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+    const double A = std::fabs(b.piston.amplitude);
+    for (int a = 0; a < 3; ++a) {
+      const double eps = 1e-9 * std::max(1.0, tank[a]), reach = A * std::fabs(ax[a]) / len;
+      if (w.lo[a] - reach < -eps || w.hi[a] + reach > tank[a] + eps)
+        return "its piston stroke (amplitude " + formatNumber(b.piston.amplitude) + " m) takes it out of the tank (" +
+               tankText(tank) + "): its " + axis[a] + " extent sweeps [" + short6(w.lo[a] - reach) + ", " +
+               short6(w.hi[a] + reach) + "] m, not within [0, " + formatNumber(tank[a]) + "]";
+    }
+    const double peak = 2 * M_PI * A / b.piston.period;
+    if (!(peak <= kSphMaxBodySpeed))
+      return tooFast(peak, "2 pi amplitude / period, amplitude " + formatNumber(b.piston.amplitude) +
+                               " m, period " + formatNumber(b.piston.period) + " s");
+  }
+  if (b.motion == BodyMotion::Rotate) {
+    // |speed| times the farthest corner of its bounds from the rotation axis.
+    const Vec3d& ax = b.rotate.axis;
+    const double len = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+    const Vec3d u{ax[0] / len, ax[1] / len, ax[2] / len};
+    double arm = 0;
+    for (int c = 0; c < 8; ++c) {
+      const Vec3d p{c & 1 ? w.hi[0] : w.lo[0], c & 2 ? w.hi[1] : w.lo[1], c & 4 ? w.hi[2] : w.lo[2]};
+      const Vec3d d{p[0] - b.rotate.point[0], p[1] - b.rotate.point[1], p[2] - b.rotate.point[2]};
+      const double along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
+      arm = std::max(arm, std::sqrt(std::max(0.0, d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along)));
+    }
+    const double peak = std::fabs(b.rotate.speed) * arm;
+    if (!(peak <= kSphMaxBodySpeed))
+      return tooFast(peak, "speed " + formatNumber(b.rotate.speed) + " rad/s at up to " + short6(arm) +
+                               " m from its axis");
   }
   if (b.motion == BodyMotion::Floating) {
     const Aabb l = shape.bounds();
