@@ -72,7 +72,9 @@ TEST(Cli, BadValuesOfEveryKindAreUsageErrors) {
   expectUsageError("run --n 1.5", "--n: '1.5' is not a whole number");
   expectUsageError("run --n -3", "--n");
   expectUsageError("run --n 1e6", "--n: '1e6' is not a whole number");
-  expectUsageError("run --n 99999999999999999999999", "--n: '99999999999999999999999' is not a whole number");
+  // All digits but beyond 64 bits: a whole number out of range (not "not a whole number").
+  expectUsageError("run --n 99999999999999999999999", "--n: 99999999999999999999999 is out of range [1, ");
+  expectUsageError("run --steps 99999999999999999999", "--steps: 99999999999999999999 is out of range [0, ");
   expectUsageError("run --n 2147483648", "--n: 2147483648 is out of range [1, 2147483647]");
   expectUsageError("run --steps 2000000000000", "--steps: 2000000000000 is out of range");
   expectUsageError("run --until nan", "--until: 'nan' is not a finite number");
@@ -346,6 +348,8 @@ TEST(Cli, FlagEqualsValueFormMatchesTheSpacedForm) {
   expectUsageError("bench sph --mode=cells,rows", "--mode: 'rows' is not cells or list");
   expectUsageError("bench realtime --solver=sesph", "--solver: 'sesph' is not one of");
   expectUsageError("bench frame --frames=0", "--frames: 0 is out of range [1, 1000000]");
+  // --n for SPH (the app's default in --realtime) is a usage error, as in run (before: exit 1).
+  expectUsageError("bench frame --realtime --n 64", "--n is not used by --sim sph");
   expectUsageError("run --device=fast", "--device 'fast': expected gpu, cpu or P:D");
 }
 

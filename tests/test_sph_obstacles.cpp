@@ -721,6 +721,15 @@ TEST(SphObstaclesCli, BadMeshesAreUsageErrorsBeforeTheDevice) {
       EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
     }
   }
+  // A vertex that is not a number is named as such (before: "all 1 triangles are degenerate").
+  eddy::test::writeFile(dir + "/nan.stl", "solid t\n facet normal 0 0 1\n  outer loop\n   vertex 0 0 0\n"
+                                          "   vertex 1 0 0\n   vertex 0 nan 0\n  endloop\n endfacet\nendsolid t\n");
+  {
+    const auto r = run(kCli, b + "--obstacle mesh:file=" + dir + "/nan.stl:scale=0.05:pos=0.25,0,0.05");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(dir + "/nan.stl: triangle 1 of 1 has a non-finite vertex coordinate"), std::string::npos)
+        << r.err;
+  }
   const std::string cfg = dir + "/mesh.json";
   eddy::test::writeFile(cfg, R"({"sim": "sph", "params": {"spacing": 0.02, "depth": 0.2, "column_width": 0.1,
       "column_height": 0.15}, "obstacles": [{"shape": "mesh", "file": ")" + data +

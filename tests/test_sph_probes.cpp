@@ -748,6 +748,26 @@ TEST(SphProbeConfig, ProbeSpecFromJsonLeavesTheWordingToTheCaller) {
   }
 }
 
+// A spec without its colons says what it lacks: a bare kind has no name and
+// no coordinates (before: "'pressure' has no kind").
+TEST(SphProbeCli, AnIncompleteSpecSaysWhatIsMissing) {
+  struct Case {
+    std::string spec, message;
+  };
+  for (const Case& k : std::vector<Case>{{"pressure", "'pressure' has no name and no coordinates"},
+                                         {"level", "'level' has no name and no coordinates"},
+                                         {"P1", "'P1' is not KIND:NAME:COORDINATES"},
+                                         {"pressure:P1", "'pressure:P1' has no coordinates"}}) {
+    try {
+      (void)parseProbeSpec(k.spec);
+      ADD_FAILURE() << "accepted: " << k.spec;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(k.message, 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("expected pressure:NAME:x,y,z or level:NAME:x,z"), std::string::npos);
+    }
+  }
+}
+
 // Probe coordinates are read as strictly as every other number (shape specs,
 // --set): no hexadecimal, no blanks, no '+'; a name with a non-ASCII
 // character is refused with the name whole, never one byte of it.

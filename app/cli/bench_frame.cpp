@@ -84,6 +84,8 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), spec.sim) == sims.end())
     throw UsageError("--sim '" + spec.sim + "': unknown simulation");
+  if (spec.n && defaultCount(spec.sim) == 0)  // as eddy-cli run: a usage error before the device
+    throw UsageError("--n" + countNotUsedNote(spec.sim));
   Params params = realtime ? defaultAppParams(spec.sim) : Params(paramDecl(spec.sim));
   for (const auto& s : sets) {
     try {

@@ -12,7 +12,13 @@ namespace eddy::cli {
 unsigned long long parseCount(const std::string& flag, const std::string& v,
                               unsigned long long min, unsigned long long max) {
   unsigned long long n = 0;
-  if (!parseUnsigned(v, n)) throw UsageError(flag + ": '" + v + "' is not a whole number");
+  if (!parseUnsigned(v, n)) {
+    // All digits but more than 64 bits hold: a whole number, out of range.
+    if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
+      throw UsageError(flag + ": " + v + " is out of range [" + std::to_string(min) + ", " +
+                       std::to_string(max) + "]");
+    throw UsageError(flag + ": '" + v + "' is not a whole number");
+  }
   if (n < min || n > max)
     throw UsageError(flag + ": " + v + " is out of range [" + std::to_string(min) + ", " +
                      std::to_string(max) + "]");

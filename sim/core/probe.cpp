@@ -55,7 +55,10 @@ ProbeSpec parseProbeSpec(std::string_view text) {
   const std::string t(text);
   const std::string usage = " (expected pressure:NAME:x,y,z or level:NAME:x,z)";
   const size_t a = t.find(':');
-  if (a == std::string::npos) throw Error("'" + t + "' has no kind" + usage);
+  if (a == std::string::npos)
+    throw Error("'" + t + "' " +
+                (t == "pressure" || t == "level" ? "has no name and no coordinates"
+                                                 : "is not KIND:NAME:COORDINATES") + usage);
   const size_t b = t.find(':', a + 1);
   if (b == std::string::npos) throw Error("'" + t + "' has no coordinates" + usage);
   ProbeSpec p;

@@ -199,6 +199,10 @@ class Mesh final : public Shape, public HintedSdf {
 void Mesh::build(const std::vector<Vec3d>& soup) {
   const size_t nIn = soup.size() / 3;
   if (nIn == 0) fail("mesh is empty (no triangles)");
+  for (size_t i = 0; i < soup.size(); ++i)
+    if (!std::isfinite(soup[i][0]) || !std::isfinite(soup[i][1]) || !std::isfinite(soup[i][2]))
+      fail("triangle " + std::to_string(i / 3 + 1) + " of " + std::to_string(nIn) +
+           " has a non-finite vertex coordinate (NaN or infinite)");
   // Weld vertices closer than 1e-7 of the bounding box diagonal (STL stores
   // every triangle's own corners).
   for (int k = 0; k < 3; ++k) {

@@ -370,8 +370,15 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
                     "); restarting with other geometry would not continue the saved run: restore "
                     "the file as it was, or start a new run");
     }
-    solids.push_back(sampleSolid(so, params_.get("boundary_spacing") * setup.spacing, setup.spacing,
-                                 params_.get("boundary_inset") * setup.spacing, &walls));
+    try {
+      solids.push_back(sampleSolid(so, params_.get("boundary_spacing") * setup.spacing, setup.spacing,
+                                   params_.get("boundary_inset") * setup.spacing, &walls));
+    } catch (const Error& e) {
+      // Name the solid: "shape sampling: ... use a larger spacing" alone does not say which.
+      const std::string what = e.what(), name = shapeSpecToString(so.spec);
+      if (what.find(name) != std::string::npos) throw;
+      throw Error((so.body < 0 ? "obstacle " : "body ") + name + ": " + what);
+    }
   }
   particles_ =
       std::make_unique<SphParticles>(ctx, profiler_, setup, cfg_, cap_, phys_.h, solids);
