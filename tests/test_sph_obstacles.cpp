@@ -653,6 +653,23 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   EXPECT_EQ(p.code, 0) << p.err;
 }
 
+// A solid much larger than the tank whose cap reaches 1 cm into it: a
+// sphere 30 m across under a 0.4 x 0.2 x 0.2 m tank has almost no coarse
+// surface sample in the tank (before: "lies entirely outside the tank");
+// the same sphere 2 cm lower (1 cm below the floor) is outside.
+TEST(SphObstacles, ALargeSolidsCapReachingIntoTheTankIsInside) {
+  const std::array<double, 3> tank{0.4, 0.2, 0.2};
+  ShapeSpec s;
+  s.kind = ShapeKind::Sphere;
+  s.size = {30, 30, 30};
+  s.pose.position = {0.2, 15.19, 0.1};  // lowest point y = 0.19: 1 cm into the tank below the lid
+  EXPECT_NO_THROW(sphCheckSolids(tank, 0.02, {s}, {}));
+  s.pose.position = {0.2, 15.21, 0.1};  // 1 cm above the lid
+  EXPECT_THROW(sphCheckSolids(tank, 0.02, {s}, {}), Error);
+  s.pose.position = {0.2, -14.99, 0.1};  // its top 1 cm above the floor
+  EXPECT_NO_THROW(sphCheckSolids(tank, 0.02, {s}, {}));
+}
+
 // A static obstacle far larger than the tank, partly inside it (a 4 x 4 m
 // slab under a 0.4 x 0.2 m tank), holds boundary particles only within the
 // fluid's reach of the tank, and its SDF grid covers only that region: before,

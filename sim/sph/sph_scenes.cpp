@@ -549,6 +549,26 @@ bool reachesIntoTank(const ShapeSpec& spec, const Shape& shape, const std::array
   shape.sample(std::max(spacing, ext / 64), pts, nrm);
   for (const auto& p : pts)
     if (inTank(toWorld(spec.pose, R, p))) return true;
+  // A lattice over the part of the tank inside its world bounds (at most
+  // 65^3 points): a large solid's cap reaching into the tank has no coarse
+  // surface sample there (a sphere 3 m across, 0.1 m of it in the tank, was
+  // called "entirely outside").
+  Aabb in;
+  double step = spacing;
+  for (int a = 0; a < 3; ++a) {
+    in.lo[a] = std::max(0.0, w.lo[a]);
+    in.hi[a] = std::min(tank[a], w.hi[a]);
+    step = std::max(step, (in.hi[a] - in.lo[a]) / 64);
+  }
+  int cells[3];
+  for (int a = 0; a < 3; ++a) cells[a] = std::max(1, int(std::ceil((in.hi[a] - in.lo[a]) / step)));
+  for (int i = 0; i <= cells[0]; ++i)
+    for (int j = 0; j <= cells[1]; ++j)
+      for (int k = 0; k <= cells[2]; ++k) {
+        const Vec3d p{in.lo[0] + (in.hi[0] - in.lo[0]) * i / cells[0], in.lo[1] + (in.hi[1] - in.lo[1]) * j / cells[1],
+                      in.lo[2] + (in.hi[2] - in.lo[2]) * k / cells[2]};
+        if (shape.sdf(toLocal(spec.pose, R, p)) < 0) return true;
+      }
   // The whole tank inside the solid.
   const Vec3d mid{0.5 * tank[0], 0.5 * tank[1], 0.5 * tank[2]};
   return shape.sdf(toLocal(spec.pose, R, mid)) < 0;
