@@ -265,6 +265,14 @@ TEST(OutputPaths, BadPathsAreRefusedBeforeTheRunNamingTheReason) {
     EXPECT_FALSE(contains(r.err, "eddy: device")) << "the check must come before the device";
     EXPECT_FALSE(fs::exists(dir + "/never.csv"));
   }
+  // A folder that cannot be made although the permission bits allow it
+  // (/proc, also for root): refused at the check, naming the flag (before:
+  // exit 1 at the first frame, "cannot create the export folder").
+  if (fs::is_directory("/proc/self")) {
+    const auto p = test::run(kCli, base + "--export /proc/eddy-export");
+    EXPECT_EQ(p.code, 2) << p.err;
+    EXPECT_TRUE(contains(p.err, "--export '/proc/eddy-export': cannot write to this folder")) << p.err;
+  }
   // The earlier good file is intact after a refused run.
   const auto r = test::run(kCli, base + "--out " + dir + "/good.csv --diag " + dir + "/folder");
   EXPECT_EQ(r.code, 2) << r.err;

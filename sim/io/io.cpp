@@ -126,12 +126,20 @@ std::string outputFolderProblem(const std::string& path) {
   // Missing: it is created with its parents; the nearest existing ancestor decides.
   fs::path p = fs::absolute(fs::path(path)).lexically_normal();
   while (p.has_parent_path() && p != p.parent_path()) {
+    const fs::path child = p;
     p = p.parent_path();
     if (::stat(p.c_str(), &st) == 0) {
       if (!S_ISDIR(st.st_mode))
         return std::string(std::strerror(ENOTDIR)) + " ('" + p.string() + "' is a file)";
       if (::access(p.c_str(), W_OK | X_OK) != 0)
         return std::string(std::strerror(errno)) + " (cannot create a folder in '" + p.string() + "')";
+      // Permission bits are not the whole story (/proc, a read-only mount
+      // for root): create the first missing folder and take it away again.
+      if (::mkdir(child.c_str(), 0777) != 0) {
+        if (errno == EEXIST) return "";  // made meanwhile: the export will find it
+        return std::string(std::strerror(errno)) + " (cannot create a folder in '" + p.string() + "')";
+      }
+      ::rmdir(child.c_str());
       return "";
     }
   }
