@@ -339,6 +339,17 @@ TEST(BlowUp, CheckEveryZeroStillFailsAtTheEndAndSavesNothing) {
   EXPECT_EQ(test::slurp(dir + "/o.csv"), "an earlier good file\n");
   EXPECT_TRUE(fs::exists(dir + "/d.csv"));  // what was recorded is kept
   EXPECT_TRUE(temporaries(dir).empty());
+  // With a row every step, the message also names the first row that went
+  // non-finite (the body reaches infinity in step 3), not only the end.
+  const auto rows = test::run(kCli, "run --device cpu --ic " + dir + "/boom.csv --set dt=0.5 --steps 5 "
+                                    "--check-every 0 --quiet --diag-every 1 --diag " + dir + "/d1.csv");
+  EXPECT_EQ(rows.code, 1) << rows.err;
+  EXPECT_TRUE(contains(rows.err, "at step 5 (t = 2.5); the diagnostics rows hold non-finite values from step 3 on"))
+      << rows.err;
+  const auto d1 = lines(test::slurp(dir + "/d1.csv"));
+  ASSERT_GE(d1.size(), 5u);
+  EXPECT_FALSE(contains(d1[3], "nan")) << d1[3];  // step 2
+  EXPECT_TRUE(contains(d1[4], "nan")) << d1[4];   // step 3
 }
 
 TEST(BlowUp, NoSnapshotOfANonFiniteState) {

@@ -202,6 +202,8 @@ std::string BlowUp::message(std::string_view sim) const {
       << "); each was put back into the tank, at rest";
   }
   if (reached > step) o << ", found when the run had reached step " << reached;
+  if (diagNonFinite)
+    o << "; the diagnostics rows hold non-finite values from step " << *diagNonFinite << " on";
   o << "; try a smaller time step";
   return o.str();
 }

@@ -51,6 +51,9 @@ struct BlowUp {
   uint64_t fast = 0;
   double speedLimit = 0;
   uint64_t putBackNonFinite = 0, escaped = 0, since = 0;
+  // The first diagnostics row a run wrote with a non-finite value, when it
+  // is before `step` (Session::run's end check; named in the message).
+  std::optional<uint64_t> diagNonFinite;
   // The step the simulation had reached when the answer was read (the
   // periodic check's answer is read a check later, never waited for); named
   // in the message when it is past `step`.

@@ -62,7 +62,12 @@ void Session::step() {
   const uint64_t s = sim_.steps();
   if (s_.checkEvery && s % s_.checkEvery == 0)
     if (auto b = sim_.pollFinite()) throw BlowUpError(*b, sim_.kind());
-  if (diag_ && s % s_.diagEvery == 0) *diag_ << joinCsv(sim_.diagRow()) << '\n';
+  if (diag_ && s % s_.diagEvery == 0) {
+    const std::vector<double> row = sim_.diagRow();
+    if (!diagNonFinite_ && std::any_of(row.begin(), row.end(), [](double v) { return !std::isfinite(v); }))
+      diagNonFinite_ = s;
+    *diag_ << joinCsv(row) << '\n';
+  }
   if (objects_ && s % s_.diagEvery == 0) writeObjects();
   if (series_ && s % s_.exportEvery == 0) series_->add(sim_.particleState());
 }
@@ -105,11 +110,16 @@ SessionEnd Session::run(const std::function<bool()>& stop,
   }
   sim_.finish();
   // Once at the end whatever checkEvery is: a blow-up never ends in success.
+  // A diagnostics row written with NaN before it (periodic checks off or
+  // sparse) dates it better than the end does: the message says so.
   // The rigid bodies first (one small read of their state): a body can go
   // non-finite while every particle stays finite (its time step 0), and one
   // that did is what then poisons the fluid around it, so it is the cause.
   if (sim_.bodyCount()) checkObjects(sim_.objectRows());
-  if (auto b = sim_.checkFiniteNow()) throw BlowUpError(*b, sim_.kind());
+  if (auto b = sim_.checkFiniteNow()) {
+    if (diagNonFinite_ && *diagNonFinite_ < b->step) b->diagNonFinite = diagNonFinite_;
+    throw BlowUpError(*b, sim_.kind());
+  }
   e.stopped = stop && stop();
   e.wallSeconds = std::chrono::duration<double>(Clock::now() - t0_).count();
   return e;

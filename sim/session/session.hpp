@@ -147,6 +147,7 @@ class Session {
   double peakDt_ = 0;  // the largest mean dt between two time checks (until runs)
   static constexpr uint64_t kCollapseSteps = 1000;
   std::vector<double> first_, last_;
+  std::optional<uint64_t> diagNonFinite_;  // the first diagnostics row with a NaN/inf
   Clock::time_point t0_{};
   // frameStart()/frameEnd():
   unsigned framesSinceCheck_ = 0;
