@@ -4,6 +4,7 @@
 // snapshot sizes, scenes too large to build, parameters ignored by --load,
 // config and usage errors.
 #include "config.hpp"
+#include "eddy_shared.h"
 #include "factory.hpp"
 #include "io.hpp"
 #include "nbody.hpp"
@@ -551,6 +552,40 @@ TEST(CraftedSnapshot, AStepBeyond2To52IsRefused) {
   const auto ok = test::run(kCli, "run --device cpu --load " + craft(uint64_t(1) << 52) + " --steps 3 --quiet --json");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_EQ(json::parse(ok.out)["final"]["step"].get<uint64_t>(), (uint64_t(1) << 52) + 3) << ok.out;
+}
+
+// Snapshots written before the integrator's non-finite counter hold 8 SPH
+// counters, not 9: they load (the new one 0) and run on; another count is refused.
+TEST(CraftedSnapshot, EightSphCountersOfAnOlderSnapshotLoad) {
+  const std::string dir = test::tempDir();
+  const std::string snap = dir + "/counters.snap";
+  const auto save = test::run(kCli, "run --device cpu --sim sph --set spacing=0.01 --set depth=0.04 --steps 3 "
+                                    "--quiet --save " + snap);
+  ASSERT_EQ(save.code, 0) << save.err;
+  auto craft = [&](size_t keep) {
+    const Snapshot s = Snapshot::read(snap);
+    SnapshotWriter w;
+    for (const auto& n : s.names()) {
+      const auto b = s.blob(n);
+      if (n == "sph/counters") {
+        EXPECT_EQ(b.size(), EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint));
+        w.add(n, b.data(), keep * sizeof(cl_uint));
+      } else {
+        w.add(n, b.data(), b.size());
+      }
+    }
+    const std::string out = dir + "/counters-" + std::to_string(keep) + ".snap";
+    w.write(out);
+    return out;
+  };
+  const auto old = test::run(kCli, "run --device cpu --load " + craft(EDDY_SPH_NUM_COUNTERS_V1) +
+                                       " --steps 3 --quiet --json");
+  ASSERT_EQ(old.code, 0) << old.err;
+  EXPECT_EQ(json::parse(old.out)["final"]["step"].get<uint64_t>(), 6u) << old.out;
+  const auto bad = test::run(kCli, "run --device cpu --load " + craft(EDDY_SPH_NUM_COUNTERS_V1 - 1) +
+                                       " --steps 3 --quiet");
+  EXPECT_EQ(bad.code, 1) << bad.err;
+  EXPECT_TRUE(contains(bad.err, "sph/counters")) << bad.err;
 }
 
 // An SPH scene too large to build is refused from its particle count before
