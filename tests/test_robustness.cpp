@@ -304,10 +304,14 @@ TEST(FiniteCheck, SphBlowUpSpeedCoversGravityInitialSpeedsAndMovingBodies) {
   paddle.motion = BodyMotion::Rotate;
   paddle.rotate.speed = -20;
   paddle.shape.pose.position = {1, 0.25, 0.05};
-  paddle.rotate.point = {1, 0.25 + 3, 0.05 + 4};  // 5 m from the pivot
+  paddle.rotate.point = {1, 0.25 + 3, 0.05 + 4};  // 5 m from the pivot, axis z
   s.bodies.push_back(paddle);
-  const double diagonal = std::sqrt(4 + 0.25 + 0.01);
-  EXPECT_NEAR(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * 20 * (5 + diagonal), 1e-9);
+  // the fastest point of the tank: the corners (0 or 2, 0, *), 1 m across
+  // and 3.25 m below the axis
+  EXPECT_NEAR(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * 20 * std::sqrt(1 + 3.25 * 3.25), 1e-9);
+  paddle.rotate.axis = {0, 1, 0};  // about the vertical through the pivot: x 1 and z 4.05 away at most
+  s.bodies.back() = paddle;
+  EXPECT_NEAR(sphBlowUpSpeed(s, 9.81), kBlowUpSpeedFactor * 20 * std::sqrt(1 + 4.05 * 4.05), 1e-9);
 }
 
 TEST(DeviceMemory, CheckNamesTheLimitBeforeAllocating) {

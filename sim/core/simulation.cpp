@@ -270,9 +270,7 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
       for (int a = 0; a < 3; ++a) size = std::max(size, b.hi[a] - b.lo[a]);
       for (const auto& p : probes) {
         if (p.kind != ProbeSpec::Kind::Pressure) continue;
-        const double d[3] = {p.x - o.pose.position[0], p.y - o.pose.position[1], p.z - o.pose.position[2]};
-        const Vec3d l{R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
-                      R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};  // R^T (p - position)
+        const Vec3d l = poseToLocal(o.pose, R, {p.x, p.y, p.z});
         if (shape->sdf(l) < -1e-9 * std::max(1.0, size)) {
           std::ostringstream m;
           m << "probe " << p.name << " (" << probeSpecText(p) << ") lies inside the obstacle "

@@ -47,6 +47,27 @@ ShapeKind parseShapeKind(const std::string& name);
 // R of a rotation in degrees (see the frame convention above).
 Mat3d rotationMatrix(const Vec3d& rotationDeg);
 
+// R v and R^T v for R as rotationMatrix returns it (row-major).
+inline Vec3d rotate(const Mat3d& R, const Vec3d& v) {
+  return {R[0] * v[0] + R[1] * v[1] + R[2] * v[2], R[3] * v[0] + R[4] * v[1] + R[5] * v[2],
+          R[6] * v[0] + R[7] * v[1] + R[8] * v[2]};
+}
+inline Vec3d rotateBack(const Mat3d& R, const Vec3d& v) {
+  return {R[0] * v[0] + R[3] * v[1] + R[6] * v[2], R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
+          R[2] * v[0] + R[5] * v[1] + R[8] * v[2]};
+}
+// A pose's maps between the frames, R = rotationMatrix(pose.rotationDeg)
+// computed once by the caller: position + R local, and R^T (world - position).
+inline Vec3d poseToWorld(const Pose& pose, const Mat3d& R, const Vec3d& local) {
+  Vec3d w;
+  for (int i = 0; i < 3; ++i)
+    w[i] = pose.position[i] + R[3 * i] * local[0] + R[3 * i + 1] * local[1] + R[3 * i + 2] * local[2];
+  return w;
+}
+inline Vec3d poseToLocal(const Pose& pose, const Mat3d& R, const Vec3d& world) {
+  return rotateBack(R, {world[0] - pose.position[0], world[1] - pose.position[1], world[2] - pose.position[2]});
+}
+
 struct Aabb {
   Vec3d lo{0, 0, 0}, hi{0, 0, 0};
 };

@@ -108,6 +108,24 @@ double bodyMass(const BodySpec& b, double volume) {
   return (b.density > 0 ? b.density : 1000.0) * volume;
 }
 
+double kinematicPeakSpeed(const BodySpec& b, const Aabb& box, double* arm) {
+  if (arm) *arm = 0;
+  if (b.motion == BodyMotion::Piston) return 2 * M_PI * std::fabs(b.piston.amplitude) / b.piston.period;
+  if (b.motion != BodyMotion::Rotate) return 0;
+  const Vec3d& ax = b.rotate.axis;
+  const double len = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+  const Vec3d u = len > 0 ? Vec3d{ax[0] / len, ax[1] / len, ax[2] / len} : Vec3d{0, 0, 0};
+  double far = 0;
+  for (int c = 0; c < 8; ++c) {
+    const Vec3d p{c & 1 ? box.hi[0] : box.lo[0], c & 2 ? box.hi[1] : box.lo[1], c & 4 ? box.hi[2] : box.lo[2]};
+    const Vec3d d{p[0] - b.rotate.point[0], p[1] - b.rotate.point[1], p[2] - b.rotate.point[2]};
+    const double along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
+    far = std::max(far, std::sqrt(std::max(0.0, d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along)));
+  }
+  if (arm) *arm = far;
+  return std::fabs(b.rotate.speed) * far;
+}
+
 BodySpec parseBodySpec(std::string_view text) {
   const std::string spec(text);
   std::map<std::string, std::string> ex;

@@ -53,6 +53,16 @@ bool operator==(const BodySpec& a, const BodySpec& b);
 // scales the contact impulses it never receives).
 double bodyMass(const BodySpec& b, double volume);
 
+// The highest speed a kinematic body's points reach while they lie in
+// `box` (world frame): a piston's 2 pi |amplitude| / period; a rotating
+// body's |speed| times the farthest corner of `box` from its axis (the
+// distance to a line is convex, so a box's farthest point is a corner; a
+// zero axis counts the distance to `point`); 0 for a floating body. With
+// the body's own bounds it is the body's peak speed; with the tank's, a
+// bound on it for any body in the tank. `arm`, if given, gets that corner's
+// distance (0 unless rotating).
+double kinematicPeakSpeed(const BodySpec& b, const Aabb& box, double* arm = nullptr);
+
 // Command-line syntax: a shape spec with the extra keys
 //   density=RHO | mass=M                  (floating: one of them)
 //   motion=floating (default) | piston | rotate

@@ -214,6 +214,12 @@ std::string formatNumber(double v) {
   return ec == std::errc() ? std::string(buf, ptr) : std::string("nan");
 }
 
+std::string formatSignificant(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 17), v);
+  return buf;
+}
+
 std::string joinCsv(const std::vector<std::string>& cells) {
   std::string s;
   for (size_t i = 0; i < cells.size(); ++i) s += (i ? "," : "") + cells[i];

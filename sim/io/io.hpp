@@ -68,6 +68,8 @@ std::string outputFolderProblem(const std::string& path);
 
 // Shortest text that reads back as the same double.
 std::string formatNumber(double v);
+// v with `digits` significant digits (printf's %g): 0.21 for 0.20999999999999999.
+std::string formatSignificant(double v, int digits);
 // Writes a CSV header and rows atomically.
 void writeCsv(const std::string& path, const std::vector<std::string>& header,
               const std::vector<std::vector<double>>& rows);

@@ -51,14 +51,54 @@ cl_float4 solidShapeRecord(const SphSolidSamples& so) {
   return f;
 }
 
+// A static solid only matters within the fluid's reach of the tank: its
+// samples farther than `margin` outside the tank are dropped (with their
+// normals), and its SDF grid need only cover the tank grown by `margin`,
+// which this returns in the solid's frame. A solid many times the tank's
+// size, partly inside it, would otherwise hold millions of boundary
+// particles no fluid ever sees and a grid of minutes' work. Throws
+// eddy::Error when no sample is left.
+Aabb keepWithinReach(const ShapeSpec& spec, const SphTankWalls& walls, double margin, std::vector<Vec3d>& local,
+                     std::vector<Vec3d>& normals) {
+  const Mat3d R = rotationMatrix(spec.pose.rotationDeg);
+  auto inReach = [&](const Vec3d& l) {
+    const Vec3d w = poseToWorld(spec.pose, R, l);
+    for (int a = 0; a < 3; ++a)
+      if (!(w[a] >= -margin && w[a] <= walls.tank[a] + margin)) return false;
+    return true;
+  };
+  size_t kept = 0;
+  for (size_t k = 0; k < local.size(); ++k)
+    if (inReach(local[k])) {
+      local[kept] = local[k];
+      if (k < normals.size()) normals[kept] = normals[k];
+      ++kept;
+    }
+  local.resize(kept);
+  local.shrink_to_fit();
+  if (normals.size() > kept) normals.resize(kept);
+  if (local.empty())
+    throw Error("obstacle " + shapeSpecToString(spec) + ": no part of its surface lies within " +
+                formatNumber(margin) + " m of the tank (" + formatNumber(walls.tank[0]) + " x " +
+                formatNumber(walls.tank[1]) + " x " + formatNumber(walls.tank[2]) +
+                " m): it would hold no boundary particle the fluid can reach");
+  Aabb box{{1e300, 1e300, 1e300}, {-1e300, -1e300, -1e300}};
+  for (int k = 0; k < 8; ++k) {
+    const Vec3d l = poseToLocal(spec.pose, R,
+                                {(k & 1) ? walls.tank[0] + margin : -margin, (k & 2) ? walls.tank[1] + margin : -margin,
+                                 (k & 4) ? walls.tank[2] + margin : -margin});
+    for (int a = 0; a < 3; ++a) {
+      box.lo[a] = std::min(box.lo[a], l[a]);
+      box.hi[a] = std::max(box.hi[a], l[a]);
+    }
+  }
+  return box;
+}
+
 }  // namespace
 
 Vec3d poseApply(const Pose& pose, const Vec3d& l) {
-  const Mat3d R = rotationMatrix(pose.rotationDeg);
-  Vec3d w;
-  for (int r = 0; r < 3; ++r)
-    w[r] = pose.position[r] + R[3 * r] * l[0] + R[3 * r + 1] * l[1] + R[3 * r + 2] * l[2];
-  return w;
+  return poseToWorld(pose, rotationMatrix(pose.rotationDeg), l);
 }
 
 double boundaryInsetOf(double inset, double halfThickness) {
@@ -114,52 +154,11 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
       s.local[k] = at(0.5 * (lo + hi));
     }
   }
-  // A static solid only matters within the fluid's reach of the tank: its
-  // samples beyond that are dropped, and its SDF grid covers only that
-  // region (a solid many times the tank's size, partly inside it, would
-  // otherwise hold millions of boundary particles no fluid ever sees and a
-  // grid of minutes' work). Bodies move: they keep all of theirs.
+  // A static solid only matters within the fluid's reach of the tank
+  // (keepWithinReach). Bodies move: they keep all of theirs.
   std::optional<Aabb> clip;
-  if (walls && solid.body < 0) {
-    const double m = walls->reach + 2 * spacing + 2 * sdfCell;
-    const Mat3d R = rotationMatrix(solid.spec.pose.rotationDeg);
-    const Vec3d& c = solid.spec.pose.position;
-    auto inReach = [&](const Vec3d& l) {
-      const Vec3d w = poseApply(solid.spec.pose, l);
-      for (int a = 0; a < 3; ++a)
-        if (!(w[a] >= -m && w[a] <= walls->tank[a] + m)) return false;
-      return true;
-    };
-    size_t kept = 0;
-    for (size_t k = 0; k < s.local.size(); ++k)
-      if (inReach(s.local[k])) {
-        s.local[kept] = s.local[k];
-        if (k < normals.size()) normals[kept] = normals[k];
-        ++kept;
-      }
-    s.local.resize(kept);
-    s.local.shrink_to_fit();
-    if (normals.size() > kept) normals.resize(kept);
-    if (s.local.empty())
-      throw Error("obstacle " + shapeSpecToString(solid.spec) + ": no part of its surface lies within " +
-                  formatNumber(m) + " m of the tank (" + formatNumber(walls->tank[0]) + " x " +
-                  formatNumber(walls->tank[1]) + " x " + formatNumber(walls->tank[2]) +
-                  " m): it would hold no boundary particle the fluid can reach");
-    // The tank grown by m, in the solid's frame (R^T (corner - position)).
-    Aabb box{{1e300, 1e300, 1e300}, {-1e300, -1e300, -1e300}};
-    for (int k = 0; k < 8; ++k) {
-      const Vec3d w{(k & 1) ? walls->tank[0] + m : -m, (k & 2) ? walls->tank[1] + m : -m,
-                    (k & 4) ? walls->tank[2] + m : -m};
-      const Vec3d d{w[0] - c[0], w[1] - c[1], w[2] - c[2]};
-      const Vec3d l{R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
-                    R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};
-      for (int a = 0; a < 3; ++a) {
-        box.lo[a] = std::min(box.lo[a], l[a]);
-        box.hi[a] = std::max(box.hi[a], l[a]);
-      }
-    }
-    clip = box;
-  }
+  if (walls && solid.body < 0)
+    clip = keepWithinReach(solid.spec, *walls, walls->reach + 2 * spacing + 2 * sdfCell, s.local, normals);
   s.inset = inset;
   s.pose = solid.spec.pose;
   s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell, clip ? &*clip : nullptr);
@@ -179,19 +178,10 @@ long continueIntoWalls(SphSolidSamples& s, const std::vector<Vec3d>& normals, do
   // side face or an edge (a box's edge normal has -cos 45 deg).
   constexpr double kFacing = -0.9, kAlong = 0.3;
   const Mat3d R = rotationMatrix(s.pose.rotationDeg);
-  auto toWorld = [&](const Vec3d& v) {
-    return Vec3d{R[0] * v[0] + R[1] * v[1] + R[2] * v[2], R[3] * v[0] + R[4] * v[1] + R[5] * v[2],
-                 R[6] * v[0] + R[7] * v[1] + R[8] * v[2]};
-  };
-  auto toLocal = [&](const Vec3d& w) {  // R^T (w - position)
-    const Vec3d d{w[0] - s.pose.position[0], w[1] - s.pose.position[1], w[2] - s.pose.position[2]};
-    return Vec3d{R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
-                 R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};
-  };
   std::vector<Vec3d> world(s.local.size()), wn(s.local.size());
   for (size_t k = 0; k < s.local.size(); ++k) {
-    world[k] = poseApply(s.pose, s.local[k]);
-    wn[k] = toWorld(normals[k]);
+    world[k] = poseToWorld(s.pose, R, s.local[k]);
+    wn[k] = rotate(R, normals[k]);
   }
   std::vector<bool> drop(s.local.size(), false);
   std::vector<Vec3d> added;
@@ -217,7 +207,7 @@ long continueIntoWalls(SphSolidSamples& s, const std::vector<Vec3d>& normals, do
           for (int j = 1; d - j * spacing > -walls.reach; ++j) {
             Vec3d c = world[k];
             c[a] -= sign * j * spacing;
-            added.push_back(toLocal(c));
+            added.push_back(poseToLocal(s.pose, R, c));
           }
         }
       }

@@ -301,20 +301,11 @@ double sphBlowUpSpeed(const SphSetup& setup, double gravity) {
   double v = std::max({std::sqrt(2 * std::max(gravity, 0.0) * t[1]), setup.expectedSpeed, 1.0});
   for (const SphParticle& p : setup.particles)
     v = std::max(v, std::sqrt(p.vx * p.vx + p.vy * p.vy + p.vz * p.vz));
-  // A kinematic body's fastest surface point: the piston's peak speed, a
-  // rotating body's speed at its pivot's distance plus the tank's diagonal.
-  const double diagonal = std::sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
-  for (const BodySpec& b : setup.bodies) {
-    if (b.motion == BodyMotion::Piston && b.piston.period > 0)
-      v = std::max(v, std::fabs(b.piston.amplitude) * 2 * M_PI / b.piston.period);
-    if (b.motion == BodyMotion::Rotate) {
-      const Vec3d& c = b.shape.pose.position;
-      const Vec3d& o = b.rotate.point;
-      const double arm = std::sqrt((c[0] - o[0]) * (c[0] - o[0]) + (c[1] - o[1]) * (c[1] - o[1]) +
-                                   (c[2] - o[2]) * (c[2] - o[2]));
-      v = std::max(v, std::fabs(b.rotate.speed) * (arm + diagonal));
-    }
-  }
+  // A kinematic body's fastest point in the tank (the scenes keep bodies in
+  // it, bodyProblem).
+  const Aabb tank{{0, 0, 0}, {t[0], t[1], t[2]}};
+  for (const BodySpec& b : setup.bodies)
+    if (!(b.motion == BodyMotion::Piston && !(b.piston.period > 0))) v = std::max(v, kinematicPeakSpeed(b, tank));
   return kBlowUpSpeedFactor * v;
 }
 

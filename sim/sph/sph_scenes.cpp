@@ -101,11 +101,7 @@ void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
   for (const auto& p : in) {
     bool inside = false;
     for (size_t k = 0; k < solids.size() && !inside; ++k) {
-      const Vec3d& c = solids[k].spec.pose.position;
-      const Mat3d& R = rot[k];
-      const double w[3] = {p.x - c[0], p.y - c[1], p.z - c[2]};
-      const Vec3d l{R[0] * w[0] + R[3] * w[1] + R[6] * w[2], R[1] * w[0] + R[4] * w[1] + R[7] * w[2],
-                    R[2] * w[0] + R[5] * w[1] + R[8] * w[2]};  // R^T (x - c)
+      const Vec3d l = poseToLocal(solids[k].spec.pose, rot[k], {p.x, p.y, p.z});
       // A site exactly `clearance` from the surface is kept, whichever side
       // of the solid it lies on: without the relative slack, rounding kept
       // it on one side of a box and dropped it on the other (a box whose
@@ -462,19 +458,6 @@ namespace {
 
 std::string metres(double v) { return formatNumber(v) + " m"; }
 
-// A world point of a shape placed by `pose` from its local coordinates.
-Vec3d toWorld(const Pose& pose, const Mat3d& R, const Vec3d& l) {
-  Vec3d w;
-  for (int i = 0; i < 3; ++i)
-    w[i] = pose.position[i] + R[3 * i] * l[0] + R[3 * i + 1] * l[1] + R[3 * i + 2] * l[2];
-  return w;
-}
-Vec3d toLocal(const Pose& pose, const Mat3d& R, const Vec3d& w) {
-  const double d[3] = {w[0] - pose.position[0], w[1] - pose.position[1], w[2] - pose.position[2]};
-  return {R[0] * d[0] + R[3] * d[1] + R[6] * d[2], R[1] * d[0] + R[4] * d[1] + R[7] * d[2],
-          R[2] * d[0] + R[5] * d[1] + R[8] * d[2]};
-}
-
 // The world-frame bounding box of a placed shape: exact for boxes, spheres
 // and cylinders, from surface samples (at most `spacing` apart) for a mesh.
 Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
@@ -492,7 +475,7 @@ Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
   switch (spec.kind) {
     case ShapeKind::Box:
       for (int c = 0; c < 8; ++c)
-        grow(toWorld(spec.pose, R, {c & 1 ? l.hi[0] : l.lo[0], c & 2 ? l.hi[1] : l.lo[1], c & 4 ? l.hi[2] : l.lo[2]}));
+        grow(poseToWorld(spec.pose, R, {c & 1 ? l.hi[0] : l.lo[0], c & 2 ? l.hi[1] : l.lo[1], c & 4 ? l.hi[2] : l.lo[2]}));
       break;
     case ShapeKind::Sphere: {
       const double r = 0.5 * spec.size[0];
@@ -517,7 +500,7 @@ Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
       for (int a = 0; a < 3; ++a) ext = std::max(ext, l.hi[a] - l.lo[a]);
       std::vector<Vec3d> pts, nrm;
       shape.sample(std::max(spacing, ext / 64), pts, nrm);
-      for (const auto& p : pts) grow(toWorld(spec.pose, R, p));
+      for (const auto& p : pts) grow(poseToWorld(spec.pose, R, p));
       break;
     }
   }
@@ -541,14 +524,14 @@ bool reachesIntoTank(const ShapeSpec& spec, const Shape& shape, const std::array
   };
   // Its centre of volume in the tank (and in the solid), or a surface sample.
   const Vec3d c = shape.centroid();
-  if (shape.sdf(c) < 0 && inTank(toWorld(spec.pose, R, c))) return true;
+  if (shape.sdf(c) < 0 && inTank(poseToWorld(spec.pose, R, c))) return true;
   const Aabb l = shape.bounds();
   double ext = 0;
   for (int a = 0; a < 3; ++a) ext = std::max(ext, l.hi[a] - l.lo[a]);
   std::vector<Vec3d> pts, nrm;
   shape.sample(std::max(spacing, ext / 64), pts, nrm);
   for (const auto& p : pts)
-    if (inTank(toWorld(spec.pose, R, p))) return true;
+    if (inTank(poseToWorld(spec.pose, R, p))) return true;
   // A lattice over the part of the tank inside its world bounds (at most
   // 65^3 points): a large solid's cap reaching into the tank has no coarse
   // surface sample there (a sphere 3 m across, 0.1 m of it in the tank, was
@@ -567,11 +550,11 @@ bool reachesIntoTank(const ShapeSpec& spec, const Shape& shape, const std::array
       for (int k = 0; k <= cells[2]; ++k) {
         const Vec3d p{in.lo[0] + (in.hi[0] - in.lo[0]) * i / cells[0], in.lo[1] + (in.hi[1] - in.lo[1]) * j / cells[1],
                       in.lo[2] + (in.hi[2] - in.lo[2]) * k / cells[2]};
-        if (shape.sdf(toLocal(spec.pose, R, p)) < 0) return true;
+        if (shape.sdf(poseToLocal(spec.pose, R, p)) < 0) return true;
       }
   // The whole tank inside the solid.
   const Vec3d mid{0.5 * tank[0], 0.5 * tank[1], 0.5 * tank[2]};
-  return shape.sdf(toLocal(spec.pose, R, mid)) < 0;
+  return shape.sdf(poseToLocal(spec.pose, R, mid)) < 0;
 }
 
 std::string tankText(const std::array<double, 3>& t) {
@@ -590,11 +573,7 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
              " extent [" + formatNumber(w.lo[a]) + ", " + formatNumber(w.hi[a]) + "] m is not within [0, " +
              formatNumber(tank[a]) + "]";
   }
-  const auto short6 = [](double v) {  // 6 significant digits: no 0.20999999999999999
-    char b[32];
-    std::snprintf(b, sizeof b, "%.6g", v);
-    return std::string(b);
-  };
+  const auto short6 = [](double v) { return formatSignificant(v, 6); };  // no 0.20999999999999999
   const auto tooFast = [&](double peak, const std::string& how) {
     return "its fastest point moves at " + short6(peak) + " m/s (" + how + "), more than " +
            formatNumber(kSphMaxBodySpeed) + " m/s, the speed of sound in water: no SPH model here holds at that speed";
@@ -611,24 +590,15 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
                tankText(tank) + "): its " + axis[a] + " extent sweeps [" + short6(w.lo[a] - reach) + ", " +
                short6(w.hi[a] + reach) + "] m, not within [0, " + formatNumber(tank[a]) + "]";
     }
-    const double peak = 2 * M_PI * A / b.piston.period;
+    const double peak = kinematicPeakSpeed(b, w);
     if (!(peak <= kSphMaxBodySpeed))
       return tooFast(peak, "2 pi amplitude / period, amplitude " + formatNumber(b.piston.amplitude) +
                                " m, period " + formatNumber(b.piston.period) + " s");
   }
   if (b.motion == BodyMotion::Rotate) {
     // |speed| times the farthest corner of its bounds from the rotation axis.
-    const Vec3d& ax = b.rotate.axis;
-    const double len = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
-    const Vec3d u{ax[0] / len, ax[1] / len, ax[2] / len};
     double arm = 0;
-    for (int c = 0; c < 8; ++c) {
-      const Vec3d p{c & 1 ? w.hi[0] : w.lo[0], c & 2 ? w.hi[1] : w.lo[1], c & 4 ? w.hi[2] : w.lo[2]};
-      const Vec3d d{p[0] - b.rotate.point[0], p[1] - b.rotate.point[1], p[2] - b.rotate.point[2]};
-      const double along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
-      arm = std::max(arm, std::sqrt(std::max(0.0, d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along)));
-    }
-    const double peak = std::fabs(b.rotate.speed) * arm;
+    const double peak = kinematicPeakSpeed(b, w, &arm);
     if (!(peak <= kSphMaxBodySpeed))
       return tooFast(peak, "speed " + formatNumber(b.rotate.speed) + " rad/s at up to " + short6(arm) +
                                " m from its axis");
