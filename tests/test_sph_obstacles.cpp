@@ -690,6 +690,18 @@ TEST(SphObstaclesCli, AnObstacleMuchLargerThanTheTankIsSampledOnlyNearIt) {
   EXPECT_LT(boundary, 0.02 * 320000) << big.out;
   EXPECT_EQ(j["final"]["penetrations"].get<double>(), 0.0) << big.out;
   EXPECT_EQ(j["final"]["escaped"].get<double>(), 0.0) << big.out;
+  // The same slab as a mesh (its samples are also moved inward by the inset,
+  // only those that can end within reach): as many boundary particles, to
+  // within the two samplers' difference.
+  const auto mesh = run(kCli, b + "--obstacle mesh:file=" + std::string(EDDY_TEST_DATA) +
+                                  "/cube.obj:scale=4,0.04,4:pos=0.2,0.02,0.1");
+  ASSERT_EQ(mesh.code, 0) << mesh.err;
+  const auto jm = nlohmann::json::parse(mesh.out);
+  const double meshBoundary = jm["boundary_particles"].get<double>();
+  EXPECT_GT(meshBoundary, 0.5 * boundary) << mesh.out;
+  EXPECT_LT(meshBoundary, 2 * boundary) << mesh.out;
+  EXPECT_EQ(jm["final"]["penetrations"].get<double>(), 0.0) << mesh.out;
+  EXPECT_EQ(jm["final"]["escaped"].get<double>(), 0.0) << mesh.out;
 }
 
 // A pressure probe inside a static obstacle would only ever read 0: refused

@@ -53,16 +53,15 @@ cl_float4 solidShapeRecord(const SphSolidSamples& so) {
 
 // A static solid only matters within the fluid's reach of the tank: its
 // samples farther than `margin` outside the tank are dropped (with their
-// normals), and its SDF grid need only cover the tank grown by `margin`,
-// which this returns in the solid's frame. A solid many times the tank's
-// size, partly inside it, would otherwise hold millions of boundary
-// particles no fluid ever sees and a grid of minutes' work. Throws
-// eddy::Error when no sample is left.
-Aabb keepWithinReach(const ShapeSpec& spec, const SphTankWalls& walls, double margin, std::vector<Vec3d>& local,
+// normals), and its SDF grid need only cover the tank grown by `margin`
+// (tankInFrame). A solid many times the tank's size, partly inside it,
+// would otherwise hold millions of boundary particles no fluid ever sees
+// and a grid of minutes' work.
+void keepWithinReach(const Pose& pose, const SphTankWalls& walls, double margin, std::vector<Vec3d>& local,
                      std::vector<Vec3d>& normals) {
-  const Mat3d R = rotationMatrix(spec.pose.rotationDeg);
+  const Mat3d R = rotationMatrix(pose.rotationDeg);
   auto inReach = [&](const Vec3d& l) {
-    const Vec3d w = poseToWorld(spec.pose, R, l);
+    const Vec3d w = poseToWorld(pose, R, l);
     for (int a = 0; a < 3; ++a)
       if (!(w[a] >= -margin && w[a] <= walls.tank[a] + margin)) return false;
     return true;
@@ -77,14 +76,14 @@ Aabb keepWithinReach(const ShapeSpec& spec, const SphTankWalls& walls, double ma
   local.resize(kept);
   local.shrink_to_fit();
   if (normals.size() > kept) normals.resize(kept);
-  if (local.empty())
-    throw Error("obstacle " + shapeSpecToString(spec) + ": no part of its surface lies within " +
-                formatNumber(margin) + " m of the tank (" + formatNumber(walls.tank[0]) + " x " +
-                formatNumber(walls.tank[1]) + " x " + formatNumber(walls.tank[2]) +
-                " m): it would hold no boundary particle the fluid can reach");
+}
+
+// The tank grown by `margin`, as a box in the frame of `pose`.
+Aabb tankInFrame(const Pose& pose, const SphTankWalls& walls, double margin) {
+  const Mat3d R = rotationMatrix(pose.rotationDeg);
   Aabb box{{1e300, 1e300, 1e300}, {-1e300, -1e300, -1e300}};
   for (int k = 0; k < 8; ++k) {
-    const Vec3d l = poseToLocal(spec.pose, R,
+    const Vec3d l = poseToLocal(pose, R,
                                 {(k & 1) ? walls.tank[0] + margin : -margin, (k & 2) ? walls.tank[1] + margin : -margin,
                                  (k & 4) ? walls.tank[2] + margin : -margin});
     for (int a = 0; a < 3; ++a) {
@@ -128,14 +127,22 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
   if (s.local.empty())
     throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": no boundary particles at spacing " +
                 formatNumber(spacing) + " m");
+  // A static solid only matters within the fluid's reach of the tank
+  // (keepWithinReach). Bodies move: they keep all of theirs.
+  const bool clipped = walls && solid.body < 0;
+  const double margin = clipped ? walls->reach + 2 * spacing + 2 * sdfCell : 0;
   if (solid.spec.kind == ShapeKind::Mesh && inset > 0) {
     // A mesh: each sample moves along its inward normal to signed distance
     // -d, d = boundaryInsetOf(inset, half the thickness there), the half
     // thickness being minus the lowest SDF along the inward ray (sampled
     // over 2 sqrt(3) inset: a sharp edge's or corner's target lies within
     // sqrt(3) inset). Bisection between the surface and that lowest point.
+    // A sample moves by at most that reach: one more than it beyond the
+    // margin would be dropped below anyway, so is dropped before (the same
+    // samples remain; a large mesh is not projected in vain).
     constexpr int kRay = 24;
     const double reach = 2 * std::sqrt(3.0) * inset;
+    if (clipped) keepWithinReach(solid.spec.pose, *walls, margin + reach, s.local, normals);
     for (size_t k = 0; k < s.local.size(); ++k) {
       const Vec3d p = s.local[k], n = normals[k];
       const auto at = [&](double t) { return Vec3d{p[0] - t * n[0], p[1] - t * n[1], p[2] - t * n[2]}; };
@@ -154,11 +161,16 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
       s.local[k] = at(0.5 * (lo + hi));
     }
   }
-  // A static solid only matters within the fluid's reach of the tank
-  // (keepWithinReach). Bodies move: they keep all of theirs.
   std::optional<Aabb> clip;
-  if (walls && solid.body < 0)
-    clip = keepWithinReach(solid.spec, *walls, walls->reach + 2 * spacing + 2 * sdfCell, s.local, normals);
+  if (clipped) {
+    keepWithinReach(solid.spec.pose, *walls, margin, s.local, normals);
+    if (s.local.empty())
+      throw Error("obstacle " + shapeSpecToString(solid.spec) + ": no part of its surface lies within " +
+                  formatNumber(margin) + " m of the tank (" + formatNumber(walls->tank[0]) + " x " +
+                  formatNumber(walls->tank[1]) + " x " + formatNumber(walls->tank[2]) +
+                  " m): it would hold no boundary particle the fluid can reach");
+    clip = tankInFrame(solid.spec.pose, *walls, margin);
+  }
   s.inset = inset;
   s.pose = solid.spec.pose;
   s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell, clip ? &*clip : nullptr);
