@@ -102,20 +102,31 @@ double boxDistance2(const Aabb& b, const Vec3d& p) {
   return d2;
 }
 
-// Points in cells of size >= radius over a box (at most 128 cells along the
-// longest side: a few MB), for "is any point closer than the radius".
+// Points in cells of one radius over a box, for "is any point closer than
+// the radius": a query looks at the 27 cells around it, each holding a
+// point or two of an even sampling. The cells' list heads are a dense
+// array while the box has at most kDenseCells cells, else a hash map of
+// the cells that hold points (a mesh many times the spacing's size: a
+// dense grid of coarser cells would put thousands of points in each cell
+// and make the sampling quadratic).
 class PointGrid {
  public:
+  static constexpr size_t kDenseCells = size_t(1) << 23;  // 32 MB of list heads
   PointGrid(const Aabb& box, double radius) : lo_(box.lo) {
     const double ext = std::max({box.hi[0] - box.lo[0], box.hi[1] - box.lo[1], box.hi[2] - box.lo[2]});
-    cell_ = std::max(radius, ext / 128);
-    for (int k = 0; k < 3; ++k) dims_[k] = int((box.hi[k] - box.lo[k]) / cell_) + 1;
-    head_.assign(size_t(dims_[0]) * size_t(dims_[1]) * size_t(dims_[2]), -1);
+    cell_ = std::max(radius, ext / double(kMaxCells - 1));  // cell coordinates fit 21 bits
+    size_t cells = 1;
+    for (int k = 0; k < 3; ++k) {
+      dims_[k] = int((box.hi[k] - box.lo[k]) / cell_) + 1;
+      cells *= size_t(dims_[k]);
+    }
+    dense_ = cells <= kDenseCells;
+    if (dense_) head_.assign(cells, -1);
   }
   void add(const Vec3d& p) {
     int c[3];
     cellOf(p, c);
-    int& h = head_[slot(c[0], c[1], c[2])];
+    int& h = dense_ ? head_[key(c[0], c[1], c[2])] : map_.try_emplace(key(c[0], c[1], c[2]), -1).first->second;
     next_.push_back(h);
     h = int(pts_.size());
     pts_.push_back(p);
@@ -127,7 +138,7 @@ class PointGrid {
     for (int z = std::max(0, c[2] - 1); z <= std::min(dims_[2] - 1, c[2] + 1); ++z)
       for (int y = std::max(0, c[1] - 1); y <= std::min(dims_[1] - 1, c[1] + 1); ++y)
         for (int x = std::max(0, c[0] - 1); x <= std::min(dims_[0] - 1, c[0] + 1); ++x)
-          for (int i = head_[slot(x, y, z)]; i >= 0; i = next_[size_t(i)]) {
+          for (int i = headOf(x, y, z); i >= 0; i = next_[size_t(i)]) {
             const Vec3d d = p - pts_[size_t(i)];
             if (dot(d, d) < radius * radius) return false;
           }
@@ -135,16 +146,26 @@ class PointGrid {
   }
 
  private:
+  static constexpr int kMaxCells = 1 << 21;
   void cellOf(const Vec3d& p, int* c) const {
     for (int k = 0; k < 3; ++k) c[k] = std::clamp(int((p[k] - lo_[k]) / cell_), 0, dims_[k] - 1);
   }
-  size_t slot(int x, int y, int z) const {
-    return (size_t(z) * size_t(dims_[1]) + size_t(y)) * size_t(dims_[0]) + size_t(x);
+  // The dense array's index, or the hash key (21 bits per coordinate).
+  size_t key(int x, int y, int z) const {
+    if (dense_) return (size_t(z) * size_t(dims_[1]) + size_t(y)) * size_t(dims_[0]) + size_t(x);
+    return (uint64_t(z) << 42) | (uint64_t(y) << 21) | uint64_t(x);
+  }
+  int headOf(int x, int y, int z) const {
+    if (dense_) return head_[key(x, y, z)];
+    const auto it = map_.find(key(x, y, z));
+    return it == map_.end() ? -1 : it->second;
   }
   Vec3d lo_;
   double cell_ = 0;
   int dims_[3] = {1, 1, 1};
+  bool dense_ = true;
   std::vector<int> head_, next_;
+  std::unordered_map<uint64_t, int> map_;
   std::vector<Vec3d> pts_;
 };
 
