@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 using namespace eddy;
@@ -33,15 +35,30 @@ Vec3d mulMV(const Mat3d& m, const Vec3d& v) {
 // Nearest-neighbour distance of every point to the others (a uniform grid of
 // cells of size `cell`: exact as long as the answer is below `cell`).
 std::vector<double> nearestDistances(const std::vector<Vec3d>& p, double cell) {
+  // Pairs within `cell` along every axis, found through cells of that size
+  // (such a pair's cells differ by at most one along each axis).
   std::vector<double> d(p.size(), 1e300);
-  for (size_t i = 0; i < p.size(); ++i)
-    for (size_t j = i + 1; j < p.size(); ++j) {
-      const Vec3d r = sub(p[i], p[j]);
-      if (std::abs(r[0]) > cell || std::abs(r[1]) > cell || std::abs(r[2]) > cell) continue;
-      const double l = len(r);
-      d[i] = std::min(d[i], l);
-      d[j] = std::min(d[j], l);
-    }
+  auto cellOf = [&](const Vec3d& x, int k) { return long(std::floor(x[k] / cell)); };
+  auto key = [](long x, long y, long z) {
+    return (uint64_t(x + (1L << 20)) << 42) ^ (uint64_t(y + (1L << 20)) << 21) ^ uint64_t(z + (1L << 20));
+  };
+  std::unordered_map<uint64_t, std::vector<size_t>> cells;
+  for (size_t i = 0; i < p.size(); ++i) cells[key(cellOf(p[i], 0), cellOf(p[i], 1), cellOf(p[i], 2))].push_back(i);
+  for (size_t i = 0; i < p.size(); ++i) {
+    const long c[3] = {cellOf(p[i], 0), cellOf(p[i], 1), cellOf(p[i], 2)};
+    for (long z = c[2] - 1; z <= c[2] + 1; ++z)
+      for (long y = c[1] - 1; y <= c[1] + 1; ++y)
+        for (long x = c[0] - 1; x <= c[0] + 1; ++x) {
+          const auto it = cells.find(key(x, y, z));
+          if (it == cells.end()) continue;
+          for (size_t j : it->second) {
+            if (j == i) continue;
+            const Vec3d r = sub(p[i], p[j]);
+            if (std::abs(r[0]) > cell || std::abs(r[1]) > cell || std::abs(r[2]) > cell) continue;
+            d[i] = std::min(d[i], len(r));
+          }
+        }
+  }
   return d;
 }
 
