@@ -673,9 +673,9 @@ TEST(GeometryMesh, SamplesCoverTheSurfaceEvenly) {
 
 // A mesh over 200 spacings across in every direction: the sampler's point
 // grid (cells of one sampling radius) has more cells than it keeps densely
-// and hashes the occupied ones (before: at most 128 cells a side, and a
-// large mesh put thousands of samples in each cell, minutes of dart
-// throwing). The samples are as even as a small mesh's.
+// and hashes the occupied ones (before: at most 128 cells a side, so a
+// mesh many times larger put many samples in each cell). The samples are as
+// even as a small mesh's.
 TEST(GeometryMesh, AMeshHundredsOfSpacingsAcrossSamplesEvenly) {
   const auto m = makeShape(meshSpec(dataFile("cube.obj"), {2.1, 2.1, 2.1}));
   checkMeshSamples(*m, 0.01, 0.05);

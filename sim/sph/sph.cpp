@@ -304,8 +304,9 @@ double sphBlowUpSpeed(const SphSetup& setup, double gravity) {
   // A kinematic body's fastest point in the tank (the scenes keep bodies in
   // it, bodyProblem).
   const Aabb tank{{0, 0, 0}, {t[0], t[1], t[2]}};
+  // (a piston without a positive period has none: skipped)
   for (const BodySpec& b : setup.bodies)
-    if (!(b.motion == BodyMotion::Piston && !(b.piston.period > 0))) v = std::max(v, kinematicPeakSpeed(b, tank));
+    if (b.motion != BodyMotion::Piston || b.piston.period > 0) v = std::max(v, kinematicPeakSpeed(b, tank));
   return kBlowUpSpeedFactor * v;
 }
 
