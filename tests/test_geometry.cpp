@@ -346,6 +346,69 @@ TEST(GeometryPrimitives, SamplesCoverTheSurfaceEvenly) {
   }
 }
 
+// Sampling within a clip box (a static obstacle much larger than its tank):
+// a primitive's clipped samples are exactly its unclipped ones inside the
+// box, in the same order, with the same normals; a box holding the shape
+// gives the unclipped samples; a box apart from it none. Random boxes
+// across each shape, and a spacing the shapes' sizes are not multiples of.
+TEST(GeometryPrimitives, ClippedSamplesAreTheUnclippedOnesInTheBox) {
+  Rng rng(23);
+  for (const char* t : {"box:size=0.3,0.5,0.7", "sphere:d=0.42", "cylinder:d=0.42:h=0.9", "cylinder:d=1:h=0.2"}) {
+    const auto shape = makeShape(spec(t));
+    const double h = 0.023;
+    std::vector<Vec3d> all, allN;
+    shape->sample(h, all, allN);
+    const Aabb b = shape->bounds();
+    for (int c = 0; c < 12; ++c) {
+      SCOPED_TRACE(std::string(t) + " clip " + std::to_string(c));
+      Aabb clip;
+      for (int k = 0; k < 3; ++k) {
+        double u = rng.uniform(b.lo[k] - 0.1, b.hi[k] + 0.1), v = rng.uniform(b.lo[k] - 0.1, b.hi[k] + 0.1);
+        if (c == 0) u = b.lo[k], v = b.hi[k];  // exactly the bounds
+        if (c == 1) u = b.hi[k] + 0.01, v = b.hi[k] + 0.2;  // apart
+        if (c == 2 && k == 1) u = v = b.hi[k];  // a plane (a cap or face exactly on it)
+        clip.lo[k] = std::min(u, v);
+        clip.hi[k] = std::max(u, v);
+      }
+      std::vector<Vec3d> want, wantN, p, n;
+      for (size_t i = 0; i < all.size(); ++i)
+        if (clip.contains(all[i])) {
+          want.push_back(all[i]);
+          wantN.push_back(allN[i]);
+        }
+      shape->sample(h, p, n, &clip);
+      EXPECT_EQ(p, want);
+      EXPECT_EQ(n, wantN);
+      if (c == 0) {
+        EXPECT_EQ(p.size(), all.size());
+      }
+      if (c == 1) {
+        EXPECT_TRUE(p.empty());
+      }
+    }
+  }
+}
+
+// The cap of 2e7 samples counts the part within the clip box: a 100 m slab
+// at 0.01 m (2e8 samples) is refused whole and sampled where a tank is.
+TEST(GeometryPrimitives, TheSampleCapCountsOnlyTheClippedPart) {
+  const Aabb clip{{-0.3, -0.1, -0.2}, {0.3, 0.1, 0.2}};
+  for (const char* t : {"box:size=100,0.04,100", "cylinder:d=100:h=0.04", "sphere:d=100"}) {
+    SCOPED_TRACE(t);
+    const auto shape = makeShape(spec(t));
+    std::vector<Vec3d> p, n;
+    EXPECT_THROW(shape->sample(0.01, p, n), Error);
+    Aabb c = clip;
+    if (std::string(t).rfind("sphere", 0) == 0) c.lo[1] += 50, c.hi[1] += 49.95;  // across its top
+    ASSERT_NO_THROW(shape->sample(0.01, p, n, &c));
+    ASSERT_FALSE(p.empty());
+    for (const auto& q : p) {
+      ASSERT_TRUE(c.contains(q));
+      ASSERT_NEAR(shape->sdf(q), 0.0, 1e-9);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ SDF grid
 
 TEST(GeometrySdfGrid, NodesHoldTheShapesSdfAndCoverTheMargin) {
@@ -679,6 +742,101 @@ TEST(GeometryMesh, SamplesCoverTheSurfaceEvenly) {
 TEST(GeometryMesh, AMeshHundredsOfSpacingsAcrossSamplesEvenly) {
   const auto m = makeShape(meshSpec(dataFile("cube.obj"), {2.1, 2.1, 2.1}));
   checkMeshSamples(*m, 0.01, 0.05);
+}
+
+// The area of a box's surface (half extents hb, centred) within a clip box,
+// written independently of the library: each face's rectangle clipped.
+double boxAreaWithin(const Vec3d& hb, const Aabb& c) {
+  double area = 0;
+  for (int a = 0; a < 3; ++a)
+    for (double side : {-1.0, 1.0}) {
+      if (!(c.lo[a] <= side * hb[a] && side * hb[a] <= c.hi[a])) continue;
+      double rect = 1;
+      for (int k : {(a + 1) % 3, (a + 2) % 3})
+        rect *= std::max(0.0, std::min(c.hi[k], hb[k]) - std::max(c.lo[k], -hb[k]));
+      area += rect;
+    }
+  return area;
+}
+
+// A mesh sampled within clip boxes cutting through it (its triangles
+// clipped to the box): every sample in the box and on the surface, the count
+// matching the area within the box (5 %), no two samples closer than half a
+// spacing and no hole wider than a spacing anywhere on the surface in the
+// box, deterministic; a box holding the mesh gives the unclipped samples,
+// one apart from it none.
+TEST(GeometryMesh, ClippedSamplesCoverThePartInTheBoxEvenly) {
+  const Vec3d size{0.8, 0.3, 0.6}, hb{0.4, 0.15, 0.3};
+  const auto m = makeShape(meshSpec(dataFile("cube.obj"), size));
+  ShapeSpec box;
+  box.size = size;
+  const double h = 0.017;
+  Rng rng(31);
+  std::vector<Vec3d> all, allN;
+  m->sample(h, all, allN);
+  for (int c = 0; c < 6; ++c) {
+    SCOPED_TRACE("clip " + std::to_string(c));
+    Aabb clip;
+    for (int k = 0; k < 3; ++k) {
+      const double u = rng.uniform(-hb[k] - 0.1, hb[k]), v = rng.uniform(-hb[k] + 0.05, hb[k] + 0.1);
+      clip.lo[k] = std::min(u, v);
+      clip.hi[k] = std::max(u, v);
+    }
+    if (c == 0) clip = {{-1, -1, -1}, {1, 1, 1}};
+    if (c == 1) clip = {{0.5, -1, -1}, {1, 1, 1}};
+    std::vector<Vec3d> p, n, p2, n2;
+    m->sample(h, p, n, &clip);
+    ASSERT_EQ(p.size(), n.size());
+    if (c == 0) {
+      EXPECT_EQ(p, all);
+      EXPECT_EQ(n, allN);
+    }
+    if (c == 1) {
+      EXPECT_TRUE(p.empty());
+      continue;
+    }
+    const double area = boxAreaWithin(hb, clip);
+    EXPECT_NEAR(double(p.size()) * h * h, area, 0.05 * area + 4 * h * h);
+    for (size_t i = 0; i < p.size(); ++i) {
+      ASSERT_TRUE(clip.contains(p[i]));
+      ASSERT_NEAR(m->sdf(p[i]), 0.0, 1e-6 * h);
+      ASSERT_GT(m->sdf(add(p[i], mul(0.01 * h, n[i]))), 0.002 * h);
+    }
+    if (p.size() > 1) {
+      const auto nn = nearestDistances(p, 2 * h);
+      EXPECT_GE(*std::min_element(nn.begin(), nn.end()), 0.5 * h);
+    }
+    double worst = 0;
+    int inside = 0;
+    for (const auto& q : randomSurfacePoints(box, 20000, rng))
+      if (clip.contains(q)) {
+        ++inside;
+        worst = std::max(worst, distanceToSet(q, p));
+      }
+    if (inside > 0) {
+      EXPECT_LE(worst, h);
+    }
+    m->sample(h, p2, n2, &clip);
+    EXPECT_EQ(p, p2);
+    EXPECT_EQ(n, n2);
+  }
+}
+
+// A mesh slab 100 m across at 0.01 m (2e8 samples: refused whole) sampled
+// within a tank-sized box: only there, evenly, its two large faces'
+// triangles each clipped to the box.
+TEST(GeometryMesh, AHugeMeshIsSampledOnlyWithinTheClipBox) {
+  const auto m = makeShape(meshSpec(dataFile("cube.obj"), {100, 0.04, 100}));
+  std::vector<Vec3d> p, n;
+  EXPECT_THROW(m->sample(0.01, p, n), Error);
+  const Aabb clip{{-0.3, -0.1, 0.2}, {0.3, 0.1, 0.6}};
+  ASSERT_NO_THROW(m->sample(0.01, p, n, &clip));
+  const double area = boxAreaWithin({50, 0.02, 50}, clip);  // 2 x 0.6 x 0.4
+  EXPECT_NEAR(double(p.size()) * 1e-4, area, 0.05 * area);
+  for (const auto& q : p) ASSERT_TRUE(clip.contains(q));
+  const auto nn = nearestDistances(p, 0.02);
+  EXPECT_GE(*std::min_element(nn.begin(), nn.end()), 0.005);
+  EXPECT_LE(*std::max_element(nn.begin(), nn.end()), 0.015);
 }
 
 // The obstacle shipped for the mesh_obstacle scene: closed, about unit size,

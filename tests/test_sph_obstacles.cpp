@@ -702,6 +702,22 @@ TEST(SphObstaclesCli, AnObstacleMuchLargerThanTheTankIsSampledOnlyNearIt) {
   EXPECT_LT(meshBoundary, 2 * boundary) << mesh.out;
   EXPECT_EQ(jm["final"]["penetrations"].get<double>(), 0.0) << mesh.out;
   EXPECT_EQ(jm["final"]["escaped"].get<double>(), 0.0) << mesh.out;
+  // 100 m across (2e8 samples over the whole surface, over the cap of 2e7):
+  // sampled only within reach of the tank, so as many as the 4 m slab's,
+  // as a box and as a mesh.
+  for (const std::string& obstacle : {std::string("box:size=100,0.04,100:pos=0.2,0.02,0.1"),
+                                     "mesh:file=" + std::string(EDDY_TEST_DATA) +
+                                         "/cube.obj:scale=100,0.04,100:pos=0.2,0.02,0.1"}) {
+    SCOPED_TRACE(obstacle);
+    const auto huge = run(kCli, b + "--obstacle " + obstacle);
+    ASSERT_EQ(huge.code, 0) << huge.err;
+    const auto jh = nlohmann::json::parse(huge.out);
+    const double n = jh["boundary_particles"].get<double>();
+    EXPECT_GT(n, 0.8 * boundary) << huge.out;
+    EXPECT_LT(n, 1.25 * boundary) << huge.out;
+    EXPECT_EQ(jh["final"]["penetrations"].get<double>(), 0.0) << huge.out;
+    EXPECT_EQ(jh["final"]["escaped"].get<double>(), 0.0) << huge.out;
+  }
 }
 
 // A pressure probe inside a static obstacle would only ever read 0: refused

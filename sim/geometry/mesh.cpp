@@ -187,7 +187,10 @@ class Mesh final : public Shape, public HintedSdf {
     return m;
   }
   Aabb bounds() const override { return bounds_; }
-  void sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals) const override;
+
+ protected:
+  void sampleWithin(double spacing, const Aabb* clip, std::vector<Vec3d>& points,
+                    std::vector<Vec3d>& normals) const override;
 
  private:
   struct Node {
@@ -460,6 +463,39 @@ double Mesh::sdfNear(const Vec3d& p, int& hint) const {
   return dot(p - bestQ, bestN) < 0 ? -dist : dist;
 }
 
+// The part of triangle (a, b, c) within `box`, a convex polygon of at most
+// 9 vertices written to `out` (Sutherland-Hodgman against the box's six
+// planes); returns the vertex count, below 3 when they do not meet.
+int clipTriangle(const Vec3d& a, const Vec3d& b, const Vec3d& c, const Aabb& box, Vec3d* out) {
+  Vec3d buf[2][12];
+  buf[0][0] = a;
+  buf[0][1] = b;
+  buf[0][2] = c;
+  int m = 3, cur = 0;
+  for (int k = 0; k < 3 && m >= 3; ++k)
+    for (int upper = 0; upper < 2 && m >= 3; ++upper) {
+      const double plane = upper ? box.hi[k] : box.lo[k];
+      auto inside = [&](const Vec3d& p) { return upper ? p[k] <= plane : p[k] >= plane; };
+      const Vec3d* in = buf[cur];
+      Vec3d* res = buf[1 - cur];
+      int r = 0;
+      for (int i = 0; i < m; ++i) {
+        const Vec3d &s = in[(i + m - 1) % m], &e = in[i];
+        const bool sIn = inside(s), eIn = inside(e);
+        if (sIn != eIn) {  // the edge crosses the plane
+          Vec3d x = s + ((plane - s[k]) / (e[k] - s[k])) * (e - s);
+          x[k] = plane;
+          res[r++] = x;
+        }
+        if (eIn) res[r++] = e;
+      }
+      m = r;
+      cur = 1 - cur;
+    }
+  for (int i = 0; i < m; ++i) out[i] = buf[cur][i];
+  return m;
+}
+
 // Even samples: points on sharp edges (dihedral angle over 30 degrees) and
 // corners first, evenly spaced along each edge; then a dense random set of
 // candidates (12 per spacing^2 of area, by area) thinned in random order
@@ -467,10 +503,45 @@ double Mesh::sdfNear(const Vec3d& p, int& hint) const {
 // throwing over a fixed candidate set). r starts at 0.835 spacing (the
 // random sequential adsorption limit, 0.547 disk coverage, gives one sample
 // per spacing^2) and is corrected twice so that the count matches
-// area / spacing^2. Seeded: the same samples on every call.
+// area / spacing^2. Seeded: the same samples on every call. Clipped: the
+// candidates are thrown on each triangle's part within the box only (a
+// triangle that crosses it is clipped to a polygon, sampled as a fan), the
+// fixed points and the area (the count's target) are those within it.
 constexpr double kCandidates = 12;  // candidates per spacing^2 of area (worst hole 0.92 spacing)
-void Mesh::sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals) const {
-  checkSampleSpacing(spacing, area_);
+void Mesh::sampleWithin(double spacing, const Aabb* clip, std::vector<Vec3d>& points,
+                        std::vector<Vec3d>& normals) const {
+  // fn(a, b, c) for each piece of triangle i to sample: the triangle itself,
+  // or the fan of its part within the clip box.
+  auto pieces = [&](size_t i, auto&& fn) {
+    const Vec3d &a = v_[size_t(t_[i][0])], &b = v_[size_t(t_[i][1])], &c = v_[size_t(t_[i][2])];
+    if (clip) {
+      Aabb tb;
+      for (int k = 0; k < 3; ++k) {
+        tb.lo[k] = std::min({a[k], b[k], c[k]});
+        tb.hi[k] = std::max({a[k], b[k], c[k]});
+      }
+      if (intersection(tb, *clip).empty()) return;
+      if (!clip->contains(tb)) {
+        Vec3d poly[12];
+        const int m = clipTriangle(a, b, c, *clip, poly);
+        for (int k = 1; k + 1 < m; ++k) fn(poly[0], poly[k], poly[k + 1]);
+        return;
+      }
+    }
+    fn(a, b, c);
+  };
+  double area = area_;
+  if (clip) {
+    area = 0;
+    for (size_t i = 0; i < t_.size(); ++i)
+      pieces(i, [&](const Vec3d& a, const Vec3d& b, const Vec3d& c) { area += 0.5 * norm(cross(b - a, c - a)); });
+  }
+  checkSampleSpacing(spacing, area);
+  points.clear();
+  normals.clear();
+  const Aabb box = clip ? intersection(bounds_, *clip) : bounds_;
+  if (box.empty() || !(area > 0)) return;
+  auto within = [&](const Vec3d& p) { return !clip || clip->contains(p); };
   const double cosSharp = std::cos(30.0 * 3.14159265358979323846 / 180.0);
   std::vector<Vec3d> edgeP, edgeN;
   std::vector<char> corner(v_.size(), 0);
@@ -480,7 +551,9 @@ void Mesh::sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>
     const Vec3d a = v_[size_t(edgeVerts_[e][0])], b = v_[size_t(edgeVerts_[e][1])];
     const long k = std::max(1L, std::lround(norm(b - a) / spacing));
     for (long j = 1; j < k; ++j) {
-      edgeP.push_back(a + (double(j) / double(k)) * (b - a));
+      const Vec3d p = a + (double(j) / double(k)) * (b - a);
+      if (!within(p)) continue;
+      edgeP.push_back(p);
       edgeN.push_back(normalized(n1 + n2));
     }
     corner[size_t(edgeVerts_[e][0])] = corner[size_t(edgeVerts_[e][1])] = 1;
@@ -490,7 +563,7 @@ void Mesh::sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>
   std::vector<Vec3d> fixedP, fixedN;
   {
     const double rf = 0.7 * spacing;
-    PointGrid grid(bounds_, rf);
+    PointGrid grid(box, rf);
     auto take = [&](const Vec3d& p, const Vec3d& n) {
       if (!grid.free(p, rf)) return;
       grid.add(p);
@@ -498,7 +571,7 @@ void Mesh::sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>
       fixedN.push_back(n);
     };
     for (size_t v = 0; v < v_.size(); ++v)
-      if (corner[v]) take(v_[v], normalized(vertexNormal_[v]));
+      if (corner[v] && within(v_[v])) take(v_[v], normalized(vertexNormal_[v]));
     for (size_t i = 0; i < edgeP.size(); ++i) take(edgeP[i], edgeN[i]);
   }
   // Candidates, shuffled.
@@ -506,30 +579,30 @@ void Mesh::sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>
   const double perArea = kCandidates / (spacing * spacing);
   std::vector<Vec3d> cand;
   std::vector<int> candTri;
-  for (size_t i = 0; i < t_.size(); ++i) {
-    const Vec3d &a = v_[size_t(t_[i][0])], &b = v_[size_t(t_[i][1])], &c = v_[size_t(t_[i][2])];
-    const double expect = 0.5 * norm(cross(b - a, c - a)) * perArea;
-    long n = long(expect);
-    if (rng.uniform() < expect - double(n)) ++n;
-    for (long j = 0; j < n; ++j) {
-      double u = rng.uniform(), v = rng.uniform();
-      if (u + v > 1) {
-        u = 1 - u;
-        v = 1 - v;
+  for (size_t i = 0; i < t_.size(); ++i)
+    pieces(i, [&](const Vec3d& a, const Vec3d& b, const Vec3d& c) {
+      const double expect = 0.5 * norm(cross(b - a, c - a)) * perArea;
+      long n = long(expect);
+      if (rng.uniform() < expect - double(n)) ++n;
+      for (long j = 0; j < n; ++j) {
+        double u = rng.uniform(), v = rng.uniform();
+        if (u + v > 1) {
+          u = 1 - u;
+          v = 1 - v;
+        }
+        cand.push_back(a + u * (b - a) + v * (c - a));
+        candTri.push_back(int(i));
       }
-      cand.push_back(a + u * (b - a) + v * (c - a));
-      candTri.push_back(int(i));
-    }
-  }
+    });
   std::vector<int> perm(cand.size());
   for (size_t i = 0; i < perm.size(); ++i) perm[i] = int(i);
   for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[size_t(rng.uniform() * double(i))]);
   // Dart throwing with radius r.
-  const double target = area_ / (spacing * spacing);
+  const double target = area / (spacing * spacing);
   double r = 0.835 * spacing;
   std::vector<int> accepted;
   for (int pass = 0; pass < 3; ++pass) {
-    PointGrid grid(bounds_, r);
+    PointGrid grid(box, r);
     for (const Vec3d& p : fixedP) grid.add(p);
     accepted.clear();
     for (int i : perm)

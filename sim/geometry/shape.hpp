@@ -14,6 +14,7 @@
 //             the local origin is the file's origin
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
@@ -70,7 +71,21 @@ inline Vec3d poseToLocal(const Pose& pose, const Mat3d& R, const Vec3d& world) {
 
 struct Aabb {
   Vec3d lo{0, 0, 0}, hi{0, 0, 0};
+  bool contains(const Vec3d& p) const {
+    return p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] && p[2] >= lo[2] && p[2] <= hi[2];
+  }
+  bool contains(const Aabb& b) const { return contains(b.lo) && contains(b.hi); }
+  bool empty() const { return !(lo[0] <= hi[0] && lo[1] <= hi[1] && lo[2] <= hi[2]); }
 };
+// The common part of two boxes (empty() when they do not meet).
+inline Aabb intersection(const Aabb& a, const Aabb& b) {
+  Aabb c;
+  for (int k = 0; k < 3; ++k) {
+    c.lo[k] = std::max(a.lo[k], b.lo[k]);
+    c.hi[k] = std::min(a.hi[k], b.hi[k]);
+  }
+  return c;
+}
 
 // A closed solid in its local frame.
 class Shape {
@@ -89,9 +104,24 @@ class Shape {
   virtual Aabb bounds() const = 0;              // local frame
   // Surface samples (local frame) at about `spacing` apart, evenly covering
   // the surface (no holes wider than `spacing`, no clusters), with the outward
-  // unit normal of each. Deterministic for given shape and spacing.
-  virtual void sample(double spacing, std::vector<Vec3d>& points,
-                      std::vector<Vec3d>& normals) const = 0;
+  // unit normal of each. Deterministic for given shape, spacing and clip.
+  // clip (local frame), if given: only the surface within that box is
+  // sampled (a static obstacle many times its tank's size needs samples only
+  // near the tank): every sample lies in the box, the surface inside it is
+  // covered as evenly as a whole one, and the cap of 2e7 samples counts that
+  // part only. The time and memory go with the part sampled. A box holding
+  // bounds() gives the unclipped samples. The primitives' clipped samples
+  // are exactly their unclipped ones inside the box; a mesh's are thrown
+  // anew within it (the same evenness, not the same points).
+  void sample(double spacing, std::vector<Vec3d>& points, std::vector<Vec3d>& normals,
+              const Aabb* clip = nullptr) const {
+    if (clip && clip->contains(bounds())) clip = nullptr;
+    sampleWithin(spacing, clip, points, normals);
+  }
+
+ protected:
+  virtual void sampleWithin(double spacing, const Aabb* clip, std::vector<Vec3d>& points,
+                            std::vector<Vec3d>& normals) const = 0;
 };
 
 // Builds the shape of a spec (the pose is NOT applied: it is the caller's).

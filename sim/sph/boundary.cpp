@@ -112,8 +112,19 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
   const auto shape = makeShape(solid.spec);
   SphSolidSamples s;
   std::vector<Vec3d> normals;
+  // A static solid only matters within the fluid's reach of the tank
+  // (keepWithinReach): it is sampled only within the box around that
+  // region in its frame (a mesh's samples also within the inset's reach of
+  // it, as they move inward below). Bodies move: they keep all of theirs.
+  const bool clipped = walls && solid.body < 0;
+  const double margin = clipped ? walls->reach + 2 * spacing + 2 * sdfCell : 0;
+  const double reach = 2 * std::sqrt(3.0) * inset;  // a mesh sample's inward move, at most
+  std::optional<Aabb> sampleClip;
+  if (clipped)
+    sampleClip = tankInFrame(solid.spec.pose, *walls, margin + (solid.spec.kind == ShapeKind::Mesh ? reach : 0));
+  const Aabb* within = sampleClip ? &*sampleClip : nullptr;
   if (solid.spec.kind == ShapeKind::Mesh || inset == 0) {
-    shape->sample(spacing, s.local, normals);
+    shape->sample(spacing, s.local, normals, within);
   } else {
     // A primitive inset by d is the same primitive d smaller on every side
     // (box, sphere, cylinder): sampled directly at `spacing`, so the inset
@@ -122,15 +133,11 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
     ShapeSpec in = solid.spec;
     const int extents = solid.spec.kind == ShapeKind::Box ? 3 : solid.spec.kind == ShapeKind::Cylinder ? 2 : 1;
     for (int a = 0; a < extents; ++a) in.size[a] -= 2 * boundaryInsetOf(inset, 0.5 * in.size[a]);
-    makeShape(in)->sample(spacing, s.local, normals);
+    makeShape(in)->sample(spacing, s.local, normals, within);
   }
-  if (s.local.empty())
+  if (s.local.empty() && !clipped)
     throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": no boundary particles at spacing " +
                 formatNumber(spacing) + " m");
-  // A static solid only matters within the fluid's reach of the tank
-  // (keepWithinReach). Bodies move: they keep all of theirs.
-  const bool clipped = walls && solid.body < 0;
-  const double margin = clipped ? walls->reach + 2 * spacing + 2 * sdfCell : 0;
   if (solid.spec.kind == ShapeKind::Mesh && inset > 0) {
     // A mesh: each sample moves along its inward normal to signed distance
     // -d, d = boundaryInsetOf(inset, half the thickness there), the half
@@ -141,7 +148,6 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
     // margin would be dropped below anyway, so is dropped before (the same
     // samples remain; a large mesh is not projected in vain).
     constexpr int kRay = 24;
-    const double reach = 2 * std::sqrt(3.0) * inset;
     if (clipped) keepWithinReach(solid.spec.pose, *walls, margin + reach, s.local, normals);
     for (size_t k = 0; k < s.local.size(); ++k) {
       const Vec3d p = s.local[k], n = normals[k];
