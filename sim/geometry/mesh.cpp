@@ -126,7 +126,7 @@ class PointGrid {
   void add(const Vec3d& p) {
     int c[3];
     cellOf(p, c);
-    int& h = dense_ ? head_[key(c[0], c[1], c[2])] : map_.try_emplace(key(c[0], c[1], c[2]), -1).first->second;
+    int& h = dense_ ? head_[denseIndex(c[0], c[1], c[2])] : map_.try_emplace(hashKey(c[0], c[1], c[2]), -1).first->second;
     next_.push_back(h);
     h = int(pts_.size());
     pts_.push_back(p);
@@ -150,14 +150,15 @@ class PointGrid {
   void cellOf(const Vec3d& p, int* c) const {
     for (int k = 0; k < 3; ++k) c[k] = std::clamp(int((p[k] - lo_[k]) / cell_), 0, dims_[k] - 1);
   }
-  // The dense array's index, or the hash key (21 bits per coordinate).
-  size_t key(int x, int y, int z) const {
-    if (dense_) return (size_t(z) * size_t(dims_[1]) + size_t(y)) * size_t(dims_[0]) + size_t(x);
+  size_t denseIndex(int x, int y, int z) const {
+    return (size_t(z) * size_t(dims_[1]) + size_t(y)) * size_t(dims_[0]) + size_t(x);
+  }
+  static uint64_t hashKey(int x, int y, int z) {  // 21 bits per coordinate
     return (uint64_t(z) << 42) | (uint64_t(y) << 21) | uint64_t(x);
   }
   int headOf(int x, int y, int z) const {
-    if (dense_) return head_[key(x, y, z)];
-    const auto it = map_.find(key(x, y, z));
+    if (dense_) return head_[denseIndex(x, y, z)];
+    const auto it = map_.find(hashKey(x, y, z));
     return it == map_.end() ? -1 : it->second;
   }
   Vec3d lo_;
