@@ -189,11 +189,11 @@ const std::vector<ParamDesc>& sphParamDecl() {
                 "pressure gradient of the actual packing is right on average "
                 "(docs/ARCHITECTURE.md, \"DFSPH\").",
                 false),
-      {"profile_every", "Profile one step in", "Profiling", "steps", 1, 64, 8,
+      {"profile_every", "Profile one step in", "Profiling", "steps", 1, 64, 32,
        "The per-kernel device times (the profiler's rows, --json's profile) are measured on "
        "one step in this many (steps 0, K, 2K, ...); the others launch without OpenCL "
-       "events. An event costs about 8 us of host time per launch on NVIDIA's OpenCL, as "
-       "much as the launch itself, and at small N the host's enqueue limits the step. 1 = "
+       "events. An event costs about 8.5 us of host time per launch on NVIDIA's OpenCL, more "
+       "than the launch itself, and at small N the host's enqueue limits the step. 1 = "
        "every step. No effect on the physics.",
        true, false, false},
   };
