@@ -119,11 +119,14 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
   const bool clipped = walls && solid.body < 0;
   const double margin = clipped ? walls->reach + 2 * spacing + 2 * sdfCell : 0;
   const double reach = 2 * std::sqrt(3.0) * inset;  // a mesh sample's inward move, at most
-  std::optional<Aabb> sampleClip;
-  if (clipped)
-    sampleClip = tankInFrame(solid.spec.pose, *walls, margin + (solid.spec.kind == ShapeKind::Mesh ? reach : 0));
-  const Aabb* within = sampleClip ? &*sampleClip : nullptr;
-  if (solid.spec.kind == ShapeKind::Mesh || inset == 0) {
+  const bool isMesh = solid.spec.kind == ShapeKind::Mesh;
+  std::optional<Aabb> tankBox, meshBox;  // the region in the solid's frame (the SDF grid's too)
+  if (clipped) {
+    tankBox = tankInFrame(solid.spec.pose, *walls, margin);
+    if (isMesh) meshBox = tankInFrame(solid.spec.pose, *walls, margin + reach);
+  }
+  const Aabb* within = meshBox ? &*meshBox : tankBox ? &*tankBox : nullptr;
+  if (isMesh || inset == 0) {
     shape->sample(spacing, s.local, normals, within);
   } else {
     // A primitive inset by d is the same primitive d smaller on every side
@@ -138,7 +141,7 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
   if (s.local.empty() && !clipped)
     throw Error("obstacle " + shapeKindName(solid.spec.kind) + ": no boundary particles at spacing " +
                 formatNumber(spacing) + " m");
-  if (solid.spec.kind == ShapeKind::Mesh && inset > 0) {
+  if (isMesh && inset > 0) {
     // A mesh: each sample moves along its inward normal to signed distance
     // -d, d = boundaryInsetOf(inset, half the thickness there), the half
     // thickness being minus the lowest SDF along the inward ray (sampled
@@ -167,7 +170,6 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
       s.local[k] = at(0.5 * (lo + hi));
     }
   }
-  std::optional<Aabb> clip;
   if (clipped) {
     keepWithinReach(solid.spec.pose, *walls, margin, s.local, normals);
     if (s.local.empty())
@@ -175,11 +177,10 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
                   formatNumber(margin) + " m of the tank (" + formatNumber(walls->tank[0]) + " x " +
                   formatNumber(walls->tank[1]) + " x " + formatNumber(walls->tank[2]) +
                   " m): it would hold no boundary particle the fluid can reach");
-    clip = tankInFrame(solid.spec.pose, *walls, margin);
   }
   s.inset = inset;
   s.pose = solid.spec.pose;
-  s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell, clip ? &*clip : nullptr);
+  s.sdf = makeSdfGrid(*shape, sdfCell, 2 * sdfCell, tankBox ? &*tankBox : nullptr);
   s.body = solid.body;
   s.kind = solid.spec.kind;
   s.size = solid.spec.size;
