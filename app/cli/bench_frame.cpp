@@ -210,7 +210,8 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
          {"color_field", fieldName}, {"simulate_ms_per_frame", simMs / fr},
          {"color_ms_per_frame", colorMs / fr}, {"transfer_ms_per_frame", transferMs / fr},
          {"wall_ms_per_frame", wall * 1e3 / fr}, {"profile", profileJson(sim->profiler())},
-         {"frame_profile", profileJson(frameProf)}};
+         {"frame_profile", profileJson(frameProf)},
+         {"command_buffers", commandBuffersJson(sim->profiler())}};
   std::ostringstream head;
   head << "device: " << ctx.info().name << " (" << ctx.info().platformName << ")\n";
   if (realtime) {

@@ -164,7 +164,8 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
                         {"density_relaxation", p.get("density_relaxation")},
                         {"density_error", d.solve.densityError},
                         {"density_residual", d.solve.densityResidual},
-                        {"escaped", d.counters.escaped}, {"phase_share", shares}});
+                        {"escaped", d.counters.escaped}, {"phase_share", shares},
+                        {"command_buffers", commandBuffersJson(sim.profiler())}});
       } else {
         char line[200];
         std::snprintf(line, sizeof line, "%-6s %10zu  %8.4f  %7.1f  %9.3e  %10.2f  %13.2f  %12.4f\n",

@@ -41,6 +41,16 @@ json profileJson(const Profiler& p) {
   return a;
 }
 
+json commandBuffersJson(const Profiler& p) {
+  const LaunchBatch* b = p.batch();
+  if (!b) return json{{"supported", false}, {"enabled", false}};
+  const auto& s = b->stats();
+  return json{{"supported", b->supported()},         {"enabled", b->enabled()},
+              {"replays", s.replays},                {"replayed_launches", s.replayedLaunches},
+              {"recordings", s.recordings},          {"direct_launches", s.directLaunches},
+              {"kept_recordings", b->recordings()}};
+}
+
 // Syntax of a --device value (whether the device exists is found out later).
 std::string deviceSpec(const std::string& flag, const std::string& v) {
   // "" would silently pick the default device: leave the flag out for that.

@@ -473,6 +473,7 @@ void printJsonSummary(const RunSummary& r, std::ostream& out) {
   }
   j["profile"] = profileJson(r.sim.profiler());
   j["profiled_steps"] = r.sim.profiler().sampledSteps();  // the steps the totals cover
+  j["command_buffers"] = commandBuffersJson(r.sim.profiler());
   j["params"] = json::object();
   for (const auto& d : r.sim.params().declarations()) {
     const double v = r.sim.params().get(d.name);

@@ -1,5 +1,8 @@
 #include "cl.hpp"
 
+#include "launch_batch.hpp"
+
+#include <algorithm>
 #include <cstdio>
 #include <atomic>
 #include <cstdint>
@@ -402,6 +405,18 @@ cl::Program Context::buildProgram(const std::vector<std::string>& files,
     }
   }
   return program;
+}
+
+}  // namespace eddy
+
+namespace eddy {
+
+void Context::detach(LaunchBatch* batch) {
+  batches_.erase(std::remove(batches_.begin(), batches_.end(), batch), batches_.end());
+}
+
+void Context::flushBatches() {
+  for (LaunchBatch* b : batches_) b->flush();
 }
 
 }  // namespace eddy

@@ -15,6 +15,8 @@
 
 namespace eddy {
 
+class LaunchBatch;
+
 // "CL_OUT_OF_RESOURCES" for -5, "CL_UNKNOWN_ERROR(-1234)" for unknown codes.
 std::string clErrorName(cl_int code);
 // "clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES (-5)"
@@ -65,7 +67,20 @@ class Context {
   const DeviceInfo& info() const { return info_; }
   cl::Context& context() { return context_; }
   cl::Device& device() { return device_; }
-  cl::CommandQueue& queue() { return queue_; }
+  // The queue. Launches that a LaunchBatch on it has deferred
+  // (launch_batch.hpp) are handed to the queue first, so whatever the caller
+  // enqueues next (a read, a write, a launch of its own, a finish) comes
+  // after them, as it would without the batch.
+  cl::CommandQueue& queue() {
+    if (!batches_.empty()) flushBatches();
+    return queue_;
+  }
+  // The queue without that flush: only for the ranges of launches made
+  // through Profiler::run / launch, which a batch may defer in order.
+  cl::CommandQueue& launchQueue() { return queue_; }
+  // A LaunchBatch on this queue registers itself (and leaves on destruction).
+  void attach(LaunchBatch* batch) { batches_.push_back(batch); }
+  void detach(LaunchBatch* batch);
   cl::Platform platform() const;
 
   // Builds a program from embedded sources (eddy_shared.h is prepended) with
@@ -87,6 +102,8 @@ class Context {
   cl::Device device_;
   cl::Context context_;
   cl::CommandQueue queue_;
+  std::vector<LaunchBatch*> batches_;
+  void flushBatches();
 };
 
 // Device memory held by buffers made with Context::createBuffer that the

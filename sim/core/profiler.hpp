@@ -15,6 +15,7 @@
 
 #include "cl.hpp"
 #include "kernel_args.hpp"
+#include "launch_batch.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -42,9 +43,18 @@ class Profiler {
 
   // Launches `kernel` with `args`; in a sampled step with an event that is
   // recorded for `phase`, otherwise without an event.
+  // Within an open LaunchBatch (setBatch) and outside a sampled step, the
+  // launch is deferred to the batch instead (launch_batch.hpp).
   template <class... Ts, class... As>
   void run(std::string_view phase, KernelFunctor<Ts...>& kernel, const EnqueueArgs& range,
            As&&... args) {
+    if (batch_ && batch_->deferring()) {
+      if (!sampling()) {
+        batch_->add<Ts...>(kernel.kernel(), range, std::forward<As>(args)...);
+        return;
+      }
+      batch_->flush();  // none deferred in a sampled step: kept for order
+    }
     if (sampling())
       record(std::string(phase), kernel(range, std::forward<As>(args)...));
     else
@@ -56,6 +66,10 @@ class Profiler {
               const Args& a) {
     std::apply([&](const auto&... x) { run(phase, kernel, range, x...); }, a.args());
   }
+
+  // The batch that unsampled launches go to while it is open (nullptr: none).
+  void setBatch(LaunchBatch* batch) { batch_ = batch; }
+  LaunchBatch* batch() const { return batch_; }
 
   // One step in `every` (>= 1) is sampled; 1 = every launch has an event.
   void setSampleEvery(uint64_t every) { every_ = every < 1 ? 1 : every; }
@@ -112,6 +126,7 @@ class Profiler {
   size_t phaseIndex(const std::string& name);
 
   size_t window_;
+  LaunchBatch* batch_ = nullptr;
   uint64_t step_ = 0, sampled_ = 0, every_ = 1, resetStep_ = 0;
   std::deque<Pending> pending_;
   std::vector<Phase> phases_;

@@ -85,11 +85,11 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
       }
       const cl::Buffer& words = chunks > 1 ? chunkWords_ : keys;  // not written with one chunk
       const cl::NDRange wg(bitonicWg_);
-      prof.run("sort_bitonic", bitonicChunks_, EnqueueArgs(ctx_.queue(), cl::NDRange(chunks * bitonicWg_), wg),
+      prof.run("sort_bitonic", bitonicChunks_, EnqueueArgs(ctx_.launchQueue(), cl::NDRange(chunks * bitonicWg_), wg),
                keys, vals, tmpKeys, tmpVals, words, cl_uint(n), cl_uint(pbits), mask, cl_uint(lsize));
       if (chunks > 1) {
         prof.run("sort_merge", bitonicMerge_,
-                 EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG)),
+                 EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG)),
                  words, keys, vals,
                  tmpKeys, tmpVals, cl_uint(n), cl_uint(pbits), cl_uint(lsize));
       }
@@ -103,7 +103,7 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
   if (n <= localLimit_) {
     try {
       const cl::NDRange wg(EDDY_SORT_WG);
-      prof.run("sort_local", local_, EnqueueArgs(ctx_.queue(), wg, wg), keys, vals, tmpKeys,
+      prof.run("sort_local", local_, EnqueueArgs(ctx_.launchQueue(), wg, wg), keys, vals, tmpKeys,
                tmpVals, cl_uint(n), cl_uint(passes(bits)), mask);
     } catch (const cl::Error& e) {
       throw Error("radix sort of " + std::to_string(n) + " keys: " + describe(e));
@@ -121,7 +121,7 @@ void RadixSort::sort(cl::Buffer& keys, cl::Buffer& vals, cl::Buffer& tmpKeys, cl
       hist_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * EDDY_RADIX * groups, "radix sort histogram");
       histGroups_ = groups;
     }
-    auto& q = ctx_.queue();
+    auto& q = ctx_.launchQueue();
     const cl::NDRange wg(EDDY_SORT_WG), global(groups * EDDY_SORT_WG);
     for (unsigned p = 0; p < passes(bits); ++p) {
       const cl_uint shift = p * EDDY_RADIX_BITS;
@@ -150,7 +150,7 @@ void RadixSort::sort64(const cl::Buffer& keys, cl::Buffer& perm, cl::Buffer& sor
       permTmp_ = ctx_.createBuffer(CL_MEM_READ_WRITE, sizeof(cl_uint) * n, "radix sort permutation");
       wordsCap_ = n;
     }
-    auto& q = ctx_.queue();
+    auto& q = ctx_.launchQueue();
     const EnqueueArgs lin(q, cl::NDRange(roundUp(n, EDDY_SORT_WG)), cl::NDRange(EDDY_SORT_WG));
     prof.run("sort_split", split64_, lin, keys, words_, perm, cl_uint(n));
     sort(words_, perm, wordsTmp_, permTmp_, n, std::min(bits, 32u), prof);

@@ -389,7 +389,7 @@ void SphBoundary::runForce(const SphBoundaryFluid& f) {
   try {
     prof_.launch(
         "boundary_force", force_,
-        EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
+        EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
         a);
   } catch (const cl::Error& e) {
     throw Error("SPH boundary force kernel: " + describe(e));
@@ -401,7 +401,7 @@ void SphBoundary::refreshCull() {
   cullDirty_ = false;
   try {
     prof_.run("boundary_cull", cullKernel_,
-              EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(solids_.size(), EDDY_SPH_WG)),
+              EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(solids_.size(), EDDY_SPH_WG)),
                           cl::NDRange(EDDY_SPH_WG)),
               solidBuf_, cull_, cl_uint(solids_.size()));
   } catch (const cl::Error& e) {
@@ -418,7 +418,7 @@ void SphBoundary::runGuard(const cl::Buffer& pos, const cl::Buffer& vel,
   try {
     prof_.run(
         "boundary_guard", guard_,
-        EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
+        EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
         pos, vel, counters, solidBuf_, sdf_, clock, cull_, cl_uint(solids_.size()), cl_uint(n),
         cl_float(clearance), makeFloat4(tank[0], tank[1], tank[2], wallClearance),
         cl_uint(cullSolids() ? 1 : 0));
@@ -433,7 +433,7 @@ void SphBoundary::runContact(const cl::Buffer& pos, const cl::Buffer& vel, const
   refreshCull();
   try {
     prof_.run("boundary_contact", contact_,
-              EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
+              EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)),
                           cl::NDRange(EDDY_SPH_WG)),
               pos, vel, acc ? *acc : vel, solidBuf_, sdf_, clock, cull_, cl_uint(solids_.size()),
               cl_uint(n), cl_float(clearance), cl_uint(acc ? 1 : 0), cl_uint(cullSolids() ? 1 : 0));

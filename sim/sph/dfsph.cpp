@@ -148,10 +148,10 @@ SphBoundaryView DfsphKernels::boundaryView(const DfsphBuffers& b) const {
 }
 
 EnqueueArgs DfsphKernels::perParticle(size_t n) const {
-  return EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
+  return EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
 }
 EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
-  return sphLaneLaunch(ctx_.queue(), b.n, b.laneBits);
+  return sphLaneLaunch(ctx_.launchQueue(), b.n, b.laneBits);
 }
 
 void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
@@ -445,7 +445,7 @@ void DfsphKernels::runDt(const DfsphBuffers& b, const DfsphParams& p) {
                       .gravity = cl_float(p.gravity),
                       .tankHeight = cl_float(b.tank[1])};
   try {
-    prof_.launch("dt", dt_, EnqueueArgs(ctx_.queue(), cl::NDRange(1)), a);
+    prof_.launch("dt", dt_, EnqueueArgs(ctx_.launchQueue(), cl::NDRange(1)), a);
   } catch (const cl::Error& e) {
     throw Error("DFSPH time-step kernel: " + describe(e));
   }

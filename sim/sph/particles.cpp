@@ -162,7 +162,7 @@ cl_int4 SphParticles::dims4() const {
 cl_float4 SphParticles::tank4() const { return f4(tank_[0], tank_[1], tank_[2]); }
 
 EnqueueArgs SphParticles::launch() const {
-  return EnqueueArgs(ctx_.queue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
+  return EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
 }
 
 void SphParticles::runHash() {
@@ -191,7 +191,7 @@ void SphParticles::runReorder() {
 
 void SphParticles::runCells() {
   try {
-    auto& q = ctx_.queue();
+    auto& q = ctx_.launchQueue();
     profiler_.run(
         "cells_clear", cellsClear_,
         EnqueueArgs(q, cl::NDRange(roundUp(numCells_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG)),
@@ -223,7 +223,7 @@ void SphParticles::update(bool withList) {
 
 void SphParticles::runDt(const SphPhysics& phys) {
   try {
-    profiler_.run("dt", dt_, EnqueueArgs(ctx_.queue(), cl::NDRange(1)), clock_, counters_,
+    profiler_.run("dt", dt_, EnqueueArgs(ctx_.launchQueue(), cl::NDRange(1)), clock_, counters_,
                   cl_float(phys.h), cl_float(phys.c0), cl_float(phys.cfl), cl_float(phys.maxDt));
   } catch (const cl::Error& e) {
     throw Error("SPH time-step kernel: " + describe(e));

@@ -184,7 +184,7 @@ class SphParticles {
   EnqueueArgs launch() const;  // n items rounded up to work-groups of EDDY_SPH_WG
   // Neighbour sums: 2^laneBits() work-items per particle (sphLaneBits).
   cl_uint laneBits() const { return cl_uint(sphLaneBits(ctx_.info(), n_, laneOverride_)); }
-  EnqueueArgs laneLaunch() const { return sphLaneLaunch(ctx_.queue(), n_, laneBits()); }
+  EnqueueArgs laneLaunch() const { return sphLaneLaunch(ctx_.launchQueue(), n_, laneBits()); }
   // Whether a solver that can build the list in its first density kernel
   // should now (SphKernelConfig::fusedList): in list mode at one lane per
   // particle, or at any lane count set explicitly (SphKernelConfig::laneBits:

@@ -315,6 +315,11 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
     : Simulation(ctx, sphParamDecl()), n_(setup.particles.size()), cfg_(cfg) {
   params_ = params;
   SphParticles::buildOptions(ctx, cfg);  // checks the work-group size first
+  // Command buffers where the host's launches bound a step: on a GPU
+  // (docs/PERFORMANCE.md, session 31); EDDY_COMMAND_BUFFERS=0|1 overrides.
+  batch_ = std::make_unique<LaunchBatch>(ctx);
+  batch_->setEnabled((ctx.info().type & CL_DEVICE_TYPE_GPU) != 0);
+  profiler_.setBatch(batch_.get());
   if (cfg_.neighbourList && (cfg_.listCapacity == 0 || cfg_.listCapacity > 1024))
     throw Error("SPH: neighbour list capacity must be 1..1024");
   for (int a = 0; a < 3; ++a)
@@ -831,6 +836,10 @@ void SphSim::step() {
   pollClock();
   syncParams();
   particles_->boundary().update(phys_.rho0);
+  // From here to the guard the profiler's launches are batched into command
+  // buffers where enabled (launch_batch.hpp); a read, a poll or any other
+  // use of ctx_.queue() in between hands them to the queue first.
+  LaunchBatch::Scope batch(batch_.get());
   particles_->update(!solver_->buildsNeighbourList(*particles_));
   solver_->reordered(*particles_, true);
   solver_->step(*particles_, phys_);
@@ -839,6 +848,7 @@ void SphSim::step() {
                                   particles_->counters(), particles_->clock(), n_,
                                   kSolidClearance * phys_.spacing, particles_->tank(),
                                   solver_->wallClearance(phys_.spacing));
+  batch.close();
   // The bodies move on the fluid's force (bforce of this step) and carry
   // their boundary particles along (sim/sph/bodies.hpp).
   if (bodies_) bodies_->step(*particles_, phys_.gravity);

@@ -339,6 +339,10 @@ class SphSim : public Simulation {
   double blowUpSpeed_ = kNoSpeedLimit;  // sphBlowUpSpeed of the setup it was built from
   std::array<double, 3> tank_{};
   double spacing_ = 0;
+  // Recurring launches of a step replayed as command buffers (GPUs that offer
+  // them; sim/core/launch_batch.hpp). Declared before the parts that launch
+  // through profiler_, so that it outlives them.
+  std::unique_ptr<LaunchBatch> batch_;
   std::unique_ptr<SphParticles> particles_;
   std::unique_ptr<SphSolver> solver_;
   std::unique_ptr<SphBodies> bodies_;
