@@ -221,3 +221,33 @@ TEST(LaunchBatch, SphRunsAreBitIdenticalWithCommandBuffers) {
     EXPECT_EQ(std::memcmp(vel[0].data(), vel[1].data(), vel[0].size() * sizeof(cl_float4)), 0);
   }
 }
+
+// A launch that waits on events is not batched: what was deferred before it
+// goes to the queue first, then it, in that order.
+TEST(LaunchBatch, ALaunchWithAWaitListKeepsItsPlace) {
+  Programs p;
+  auto& q = test::context().queue();
+  LaunchBatch batch(test::context());
+  if (!batch.supported()) GTEST_SKIP() << "the device offers no cl_khr_command_buffer";
+  if (batch.forced()) GTEST_SKIP() << "EDDY_COMMAND_BUFFERS is set";
+  batch.setEnabled(true);
+  const cl_uint n = 3;
+  std::vector<float> v(n, 1.0f);
+  cl::Buffer x(test::context().context(), CL_MEM_READ_WRITE, n * sizeof(float));
+  q.enqueueWriteBuffer(x, CL_TRUE, 0, n * sizeof(float), v.data());
+  cl::Event marker;
+  q.enqueueMarkerWithWaitList(nullptr, &marker);
+  {
+    LaunchBatch::Scope scope(&batch);
+    batch.add(p.lin, EnqueueArgs(test::context().launchQueue(), cl::NDRange(64), cl::NDRange(64)), x, n,
+              2.0f, 0.0f);  // deferred: 2
+    batch.add(p.lin, EnqueueArgs(test::context().launchQueue(), marker, cl::NDRange(64), cl::NDRange(64)),
+              x, n, 1.0f, 3.0f);  // waits: the one before goes first, 5
+    batch.add(p.lin, EnqueueArgs(test::context().launchQueue(), cl::NDRange(64), cl::NDRange(64)), x, n,
+              0.5f, 0.0f);  // deferred again: 2.5
+    scope.close();
+  }
+  q.enqueueReadBuffer(x, CL_TRUE, 0, n * sizeof(float), v.data());
+  for (float f : v) EXPECT_EQ(f, 2.5f);
+  EXPECT_EQ(batch.stats().directLaunches, 2u);  // the deferred two, each seen once
+}

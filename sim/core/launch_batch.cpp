@@ -230,10 +230,7 @@ std::unique_ptr<LaunchBatch::Recording> LaunchBatch::record(const Run& run) {
 }
 
 void LaunchBatch::flush() {
-  if (cur_.launches.empty()) {
-    cur_.clear();
-    return;
-  }
+  if (cur_.launches.empty()) return;  // nothing deferred (Context::queue() calls this often)
   ++flushes_;
   if (enabled_) {
     const auto range = cache_.equal_range(cur_.hash);

@@ -30,9 +30,10 @@
 // be reused by a new object while the recording lives; recordings unused for
 // a while are dropped.
 //
-// Off unless switched on (setEnabled): the owner enables it where it pays
-// (GPUs); EDDY_COMMAND_BUFFERS=0|1 forces it off or on (a developer aid; the
-// tests force it on PoCL and compare with the direct launches bit for bit).
+// Off unless switched on (setEnabled); SphSim leaves it off until it has
+// been measured on a GPU (docs/ARCHITECTURE.md, "Profiling").
+// EDDY_COMMAND_BUFFERS=0|1 forces it off or on (a developer aid; the tests
+// switch it on with PoCL and compare with the direct launches bit for bit).
 #pragma once
 
 #include "cl.hpp"
@@ -83,14 +84,13 @@ class LaunchBatch {
     l.kernel = kernel;
     l.dims = setRange(l, range);
     l.argBegin = uint32_t(cur_.args.size());
-    (appendArg(args), ...);
-    l.argEnd = uint32_t(cur_.args.size());
     if (!range.wait.empty() || l.dims == 0) {  // not batched: waits on events, or no range
-      cur_.args.resize(l.argBegin);
       flush();
       directWait(l, range, args...);
       return;
     }
+    (appendArg(args), ...);
+    l.argEnd = uint32_t(cur_.args.size());
     hashLaunch(l);
     cur_.launches.push_back(std::move(l));
   }

@@ -315,10 +315,11 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
     : Simulation(ctx, sphParamDecl()), n_(setup.particles.size()), cfg_(cfg) {
   params_ = params;
   SphParticles::buildOptions(ctx, cfg);  // checks the work-group size first
-  // Command buffers where the host's launches bound a step: on a GPU
-  // (docs/PERFORMANCE.md, session 31); EDDY_COMMAND_BUFFERS=0|1 overrides.
+  // Command buffers for the step's launches: off until measured on a GPU
+  // (session 31 had no device; docs/PERFORMANCE.md); EDDY_COMMAND_BUFFERS=1
+  // turns them on where the device offers them.
   batch_ = std::make_unique<LaunchBatch>(ctx);
-  batch_->setEnabled((ctx.info().type & CL_DEVICE_TYPE_GPU) != 0);
+  batch_->setEnabled(false);
   profiler_.setBatch(batch_.get());
   if (cfg_.neighbourList && (cfg_.listCapacity == 0 || cfg_.listCapacity > 1024))
     throw Error("SPH: neighbour list capacity must be 1..1024");
