@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -88,14 +89,34 @@ void launchStep(LaunchBatch& batch, Programs& p, cl::Buffer& x, cl::Buffer& y, c
   scope.close();
 }
 
+// A batch switched on, or nullptr with the reason to skip: the device offers
+// no command buffers, or EDDY_COMMAND_BUFFERS decides for every batch.
+std::unique_ptr<LaunchBatch> enabledBatch(std::string& why) {
+  auto b = std::make_unique<LaunchBatch>(test::context());
+  if (!b->supported()) why = "the device offers no cl_khr_command_buffer";
+  else if (b->forced()) why = "EDDY_COMMAND_BUFFERS is set";
+  else b->setEnabled(true);
+  return why.empty() && b->enabled() ? std::move(b) : nullptr;
+}
+
+// n floats of `value` on the device.
+cl::Buffer filled(cl_uint n, float value) {
+  std::vector<float> v(n, value);
+  cl::Buffer x(test::context().context(), CL_MEM_READ_WRITE, n * sizeof(float));
+  test::context().queue().enqueueWriteBuffer(x, CL_TRUE, 0, n * sizeof(float), v.data());
+  return x;
+}
+
 }  // namespace
 
 // Element by element against a double reference and bit for bit against the
 // same launches made one by one, at awkward sizes, on fresh random inputs.
 TEST(LaunchBatch, ReplaysMatchDirectLaunchesAndTheReference) {
+  {
+    std::string why;
+    if (!enabledBatch(why)) GTEST_SKIP() << why;
+  }
   Programs p;
-  LaunchBatch probe(test::context());
-  if (!probe.supported()) GTEST_SKIP() << "the device offers no cl_khr_command_buffer";
   std::mt19937 rng(test::freshSeed());
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (const cl_uint n : {1u, 7u, 64u, 1021u, 4099u}) {
@@ -111,7 +132,6 @@ TEST(LaunchBatch, ReplaysMatchDirectLaunchesAndTheReference) {
       q.enqueueWriteBuffer(x, CL_TRUE, 0, n * sizeof(float), x0.data());
       q.enqueueWriteBuffer(y, CL_TRUE, 0, n * sizeof(float), y0.data());
       LaunchBatch batch(test::context());
-      if (batch.forced()) GTEST_SKIP() << "EDDY_COMMAND_BUFFERS is set";
       batch.setEnabled(mode == 1);
       ASSERT_EQ(batch.enabled(), mode == 1);
       for (unsigned k = 0; k < 24; ++k) launchStep(batch, p, x, y, n, k);
@@ -145,16 +165,15 @@ TEST(LaunchBatch, ReplaysMatchDirectLaunchesAndTheReference) {
 // An exception inside a scope drops what it deferred: nothing of the lost
 // step reaches the device later.
 TEST(LaunchBatch, AnExceptionDropsTheDeferredLaunches) {
+  std::string why;
+  const auto owned = enabledBatch(why);
+  if (!owned) GTEST_SKIP() << why;
+  LaunchBatch& batch = *owned;
   Programs p;
   auto& q = test::context().queue();
-  LaunchBatch batch(test::context());
-  if (!batch.supported()) GTEST_SKIP() << "the device offers no cl_khr_command_buffer";
-  if (batch.forced()) GTEST_SKIP() << "EDDY_COMMAND_BUFFERS is set";
-  batch.setEnabled(true);
   const cl_uint n = 5;
-  std::vector<float> v(n, 1.0f);
-  cl::Buffer x(test::context().context(), CL_MEM_READ_WRITE, n * sizeof(float));
-  q.enqueueWriteBuffer(x, CL_TRUE, 0, n * sizeof(float), v.data());
+  std::vector<float> v(n);
+  cl::Buffer x = filled(n, 1.0f);
   const EnqueueArgs range(q, cl::NDRange(64), cl::NDRange(64));
   try {
     LaunchBatch::Scope scope(&batch);
@@ -178,9 +197,8 @@ TEST(LaunchBatch, AnExceptionDropsTheDeferredLaunches) {
 // solvers and with solids, bodies and a piston (wave_tank).
 TEST(LaunchBatch, SphRunsAreBitIdenticalWithCommandBuffers) {
   {
-    LaunchBatch probe(test::context());
-    if (!probe.supported()) GTEST_SKIP() << "the device offers no cl_khr_command_buffer";
-    if (probe.forced()) GTEST_SKIP() << "EDDY_COMMAND_BUFFERS is set";
+    std::string why;
+    if (!enabledBatch(why)) GTEST_SKIP() << why;
   }
   struct Case {
     const char* scene;
@@ -225,16 +243,15 @@ TEST(LaunchBatch, SphRunsAreBitIdenticalWithCommandBuffers) {
 // A launch that waits on events is not batched: what was deferred before it
 // goes to the queue first, then it, in that order.
 TEST(LaunchBatch, ALaunchWithAWaitListKeepsItsPlace) {
+  std::string why;
+  const auto owned = enabledBatch(why);
+  if (!owned) GTEST_SKIP() << why;
+  LaunchBatch& batch = *owned;
   Programs p;
   auto& q = test::context().queue();
-  LaunchBatch batch(test::context());
-  if (!batch.supported()) GTEST_SKIP() << "the device offers no cl_khr_command_buffer";
-  if (batch.forced()) GTEST_SKIP() << "EDDY_COMMAND_BUFFERS is set";
-  batch.setEnabled(true);
   const cl_uint n = 3;
-  std::vector<float> v(n, 1.0f);
-  cl::Buffer x(test::context().context(), CL_MEM_READ_WRITE, n * sizeof(float));
-  q.enqueueWriteBuffer(x, CL_TRUE, 0, n * sizeof(float), v.data());
+  std::vector<float> v(n);
+  cl::Buffer x = filled(n, 1.0f);
   cl::Event marker;
   q.enqueueMarkerWithWaitList(nullptr, &marker);
   {

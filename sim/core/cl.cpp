@@ -16,6 +16,14 @@ std::string_view source(std::string_view name);
 
 namespace eddy {
 
+bool hasExtension(const std::string& list, std::string_view ext) {
+  std::istringstream in(list);
+  std::string word;
+  while (in >> word)
+    if (word == ext) return true;
+  return false;
+}
+
 std::string clErrorName(cl_int code) {
   switch (code) {
 #define EDDY_CASE(c) case c: return #c;
@@ -123,13 +131,6 @@ std::vector<cl::Platform> platforms() {
   return ps;
 }
 
-bool hasExtension(const std::string& list, std::string_view ext) {
-  std::istringstream in(list);
-  std::string word;
-  while (in >> word)
-    if (word == ext) return true;
-  return false;
-}
 
 DeviceInfo describeDevice(const cl::Platform& p, const cl::Device& d, unsigned pi, unsigned di) {
   DeviceInfo info;
@@ -406,10 +407,6 @@ cl::Program Context::buildProgram(const std::vector<std::string>& files,
   }
   return program;
 }
-
-}  // namespace eddy
-
-namespace eddy {
 
 void Context::detach(LaunchBatch* batch) {
   batches_.erase(std::remove(batches_.begin(), batches_.end(), batch), batches_.end());

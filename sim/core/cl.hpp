@@ -37,6 +37,8 @@ struct DeviceInfo {
 // Every device of every platform. Throws eddy::Error (with the package to
 // install) when no OpenCL platform exists at all.
 std::vector<DeviceInfo> enumerateDevices();
+// Whether the space-separated extension list (CL_DEVICE_EXTENSIONS) names `ext`.
+bool hasExtension(const std::string& list, std::string_view ext);
 std::string formatDeviceList(const std::vector<DeviceInfo>& devices);
 
 // "gpu", "cpu", "P:D" (platform:device indices), or "" = first GPU, else first CPU,

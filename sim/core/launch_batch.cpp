@@ -8,8 +8,9 @@
 namespace eddy {
 
 // The entry points of cl_khr_command_buffer, found on the device's platform.
-// Their signatures are the same from the extension's version 0.9.0 (PoCL 3.1)
-// on: later versions renamed a property type, not the parameters.
+// Their parameters are the same in Debian 12's headers (the extension as of
+// 2023, which PoCL 3.1's 0.9.0 matched in a test) and in the current
+// specification, where a property type was renamed; other versions untried.
 struct LaunchBatch::Fns {
   clCreateCommandBufferKHR_fn create = nullptr;
   clCommandNDRangeKernelKHR_fn ndrange = nullptr;
@@ -54,10 +55,7 @@ LaunchBatch::LaunchBatch(Context& ctx) : ctx_(ctx), queue_(ctx.launchQueue()) {
   if (env && *env) forced_ = envSwitch("EDDY_COMMAND_BUFFERS", false) ? 1 : 0;
   try {
     const cl::Device dev = queue_.getInfo<CL_QUEUE_DEVICE>();
-    const std::string ext = dev.getInfo<CL_DEVICE_EXTENSIONS>();
-    if (ext.find("cl_khr_command_buffer ") == std::string::npos &&
-        !(ext.size() >= 21 && ext.compare(ext.size() - 21, 21, "cl_khr_command_buffer") == 0))
-      return;
+    if (!hasExtension(dev.getInfo<CL_DEVICE_EXTENSIONS>(), "cl_khr_command_buffer")) return;
     cl_device_command_buffer_capabilities_khr caps = 0;
     cl_command_queue_properties required = 0;
     if (clGetDeviceInfo(dev(), CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR, sizeof caps, &caps, nullptr) !=
@@ -128,11 +126,11 @@ void LaunchBatch::abandon() {
   depth_ = 0;
 }
 
-void LaunchBatch::appendBytes(const void* p, size_t n, bool mem) {
+void LaunchBatch::appendBytes(const void* p, size_t n) {
   const auto off = uint32_t(cur_.bytes.size());
   cur_.bytes.resize(off + n);
   std::memcpy(cur_.bytes.data() + off, p, n);
-  cur_.args.push_back(Arg{off, uint32_t(n), mem});
+  cur_.args.push_back(Arg{off, uint32_t(n)});
 }
 
 cl_uint LaunchBatch::setRange(Launch& l, const EnqueueArgs& r) {

@@ -84,7 +84,7 @@ class LaunchBatch {
     l.kernel = kernel;
     l.dims = setRange(l, range);
     l.argBegin = uint32_t(cur_.args.size());
-    if (!range.wait.empty() || l.dims == 0) {  // not batched: waits on events, or no range
+    if (!range.wait.empty()) {  // not batched: it waits on events
       flush();
       directWait(l, range, args...);
       return;
@@ -140,8 +140,7 @@ class LaunchBatch {
 
  private:
   struct Arg {
-    uint32_t offset, size;
-    bool mem;
+    uint32_t offset, size;  // of its bytes in Run::bytes
   };
   struct Launch {
     cl::Kernel kernel;
@@ -171,14 +170,14 @@ class LaunchBatch {
   void appendArg(const T& x) {
     if constexpr (std::is_base_of_v<cl::Memory, T>) {
       const cl_mem m = x();
-      appendBytes(&m, sizeof m, true);
+      appendBytes(&m, sizeof m);
       cur_.mems.push_back(x);
     } else {
       static_assert(std::is_trivially_copyable_v<T>, "kernel arguments: buffers or plain values");
-      appendBytes(&x, sizeof x, false);
+      appendBytes(&x, sizeof x);
     }
   }
-  void appendBytes(const void* p, size_t n, bool mem);
+  void appendBytes(const void* p, size_t n);
   static cl_uint setRange(Launch& l, const EnqueueArgs& r);
   void hashLaunch(const Launch& l);
   template <class... Ts>
