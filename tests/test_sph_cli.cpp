@@ -30,14 +30,19 @@ TEST(SphCli, RunWritesDiagnosticsStateAndJson) {
   EXPECT_EQ(j["params"]["spacing"], 0.005);
   std::set<std::string> phases;
   for (const auto& ph : j["profile"]) phases.insert(ph["phase"].get<std::string>());
-  for (const char* k : {"hash", "reorder", "cells_clear", "cells", "density", "forces", "dt",
-                        "integrate"})
+  for (const char* k : {"hash", "reorder", "density", "forces", "dt", "integrate"})
     EXPECT_TRUE(phases.count(k)) << k;
   // The sort at this size: the bitonic network where the key bits and the
-  // position fit a word (its chunks merged above EDDY_SORT_CHUNK keys), else
-  // radix_sort_local in one launch; above EDDY_SORT_LOCAL_MAX three per pass.
+  // position fit a word (its chunks merged above EDDY_SORT_CHUNK keys) and
+  // the cell kernels; else the counting sort, which builds the cell table
+  // (SphParticles::runSort; EDDY_CELL_SORT in the environment decides).
   const size_t n0 = j["n"].get<size_t>();
-  if (n0 <= EDDY_SORT_LOCAL_MAX) {
+  if (phases.count("cell_rank")) {
+    for (const char* k : {"cell_sums", "cell_table", "cell_scatter"}) EXPECT_TRUE(phases.count(k)) << k;
+    EXPECT_FALSE(phases.count("cells"));
+  } else if (n0 <= EDDY_SORT_LOCAL_MAX) {
+    EXPECT_TRUE(phases.count("cells_clear"));
+    EXPECT_TRUE(phases.count("cells"));
     EXPECT_NE(phases.count("sort_bitonic"), phases.count("sort_local"));  // exactly one of them
     EXPECT_EQ(phases.count("sort_merge"), phases.count("sort_bitonic") && n0 > EDDY_SORT_CHUNK ? 1u : 0u);
   } else {

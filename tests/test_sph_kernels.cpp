@@ -2,6 +2,7 @@
 // particles from a fresh seed, awkward counts), and the smoothing kernel's
 // mathematical properties.
 #include "eddy_shared.h"
+#include "factory.hpp"
 #include "sph.hpp"
 #include "reference/sph_reference.hpp"
 #include "wcsph.hpp"
@@ -142,58 +143,108 @@ TEST(SphKernelFunction, GradientIsAntisymmetricOnTheDevice) {
   }
 }
 
+namespace {
+
+// hash -> sort -> reorder -> cells of the positions `pos` against the CPU:
+// the keys, the stable order, the permuted particles and the cell table.
+void checkHashSortReorderCells(SphSim& sim, const std::vector<cl_float4>& pos,
+                               const std::vector<cl_float4>& vel) {
+  const size_t n = pos.size();
+  sim.writeState(pos, vel);
+  sim.runHash();
+  const auto keys = sim.readKeys();
+  const auto order0 = sim.readOrder();
+  const auto expectKeys = cpuKeys(pos, sim);
+  ASSERT_EQ(keys, expectKeys);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(order0[i], i);
+  EXPECT_LE(sim.numCells(), size_t(1) << sim.keyBits());
+  EXPECT_GT(sim.numCells(), size_t(1) << (sim.keyBits() - 1));
+
+  sim.runSort();
+  const auto sorted = sim.readKeys(), order = sim.readOrder();
+  std::vector<cl_uint> perm(n);
+  std::iota(perm.begin(), perm.end(), 0u);
+  std::stable_sort(perm.begin(), perm.end(), [&](cl_uint a, cl_uint b) { return keys[a] < keys[b]; });
+  ASSERT_EQ(order, perm) << "sort order or stability";
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(sorted[i], keys[perm[i]]);
+
+  const auto idsBefore = sim.readIds();
+  sim.runReorder();
+  const auto p2 = sim.readPositions(), v2 = sim.readVelocities();
+  const auto ids = sim.readIds();
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_EQ(p2[i].s[k], pos[perm[i]].s[k]);
+      ASSERT_EQ(v2[i].s[k], vel[perm[i]].s[k]);
+    }
+    ASSERT_EQ(ids[i], idsBefore[perm[i]]);
+  }
+
+  sim.runCells();
+  const auto cells = sim.readCells();
+  std::vector<cl_uint> expect(2 * sim.numCells());
+  for (size_t c = 0; c < sim.numCells(); ++c) {
+    expect[2 * c] = EDDY_SPH_EMPTY_CELL;
+    expect[2 * c + 1] = 0;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const cl_uint k = sorted[i];
+    if (expect[2 * k] == EDDY_SPH_EMPTY_CELL) expect[2 * k] = cl_uint(i);
+    expect[2 * k + 1] = cl_uint(i + 1);
+  }
+  ASSERT_EQ(cells, expect);
+}
+
+}  // namespace
+
+// Both sorts of the pipeline (SphParticles::runSort): the radix or bitonic
+// sort with the cell kernels, and the counting sort that builds the table.
+// Each sim sorts twice (the counting sort's counts must be back to zero), and
+// a hash without its sort must not spoil the next one.
 TEST(SphKernels, HashSortReorderCellsMatchTheCpu) {
   const unsigned seed = test::freshSeed();
-  for (size_t n : kSizes) {
-    SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
-    const SphSetup s = randomSetup(n, seed + unsigned(n));
-    SphSim sim(test::context(), physicsParams(), s);
-    const auto pos = toF4(s, false), vel = toF4(s, true);
-    sim.writeState(pos, vel);
-
-    sim.runHash();
-    const auto keys = sim.readKeys();
-    const auto order0 = sim.readOrder();
-    const auto expectKeys = cpuKeys(pos, sim);
-    ASSERT_EQ(keys, expectKeys);
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(order0[i], i);
-    EXPECT_LE(sim.numCells(), size_t(1) << sim.keyBits());
-    EXPECT_GT(sim.numCells(), size_t(1) << (sim.keyBits() - 1));
-
-    sim.runSort();
-    const auto sorted = sim.readKeys(), order = sim.readOrder();
-    std::vector<cl_uint> perm(n);
-    std::iota(perm.begin(), perm.end(), 0u);
-    std::stable_sort(perm.begin(), perm.end(), [&](cl_uint a, cl_uint b) { return keys[a] < keys[b]; });
-    ASSERT_EQ(order, perm) << "sort order or stability";
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(sorted[i], keys[perm[i]]);
-
-    const auto idsBefore = sim.readIds();
-    sim.runReorder();
-    const auto p2 = sim.readPositions(), v2 = sim.readVelocities();
-    const auto ids = sim.readIds();
-    for (size_t i = 0; i < n; ++i) {
-      for (int k = 0; k < 4; ++k) {
-        ASSERT_EQ(p2[i].s[k], pos[perm[i]].s[k]);
-        ASSERT_EQ(v2[i].s[k], vel[perm[i]].s[k]);
-      }
-      ASSERT_EQ(ids[i], idsBefore[perm[i]]);
-    }
-
-    sim.runCells();
-    const auto cells = sim.readCells();
-    std::vector<cl_uint> expect(2 * sim.numCells());
-    for (size_t c = 0; c < sim.numCells(); ++c) {
-      expect[2 * c] = EDDY_SPH_EMPTY_CELL;
-      expect[2 * c + 1] = 0;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const cl_uint k = sorted[i];
-      if (expect[2 * k] == EDDY_SPH_EMPTY_CELL) expect[2 * k] = cl_uint(i);
-      expect[2 * k + 1] = cl_uint(i + 1);
-    }
-    ASSERT_EQ(cells, expect);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<std::pair<std::string, SphSetup>> cases;
+  for (size_t n : kSizes) cases.emplace_back("random", randomSetup(n, seed + unsigned(n)));
+  // Few particles in a large tank: 562 500 cells, 275 tiles of the counting sort.
+  SphSetup sparse = randomSetup(2003, seed + 7);
+  sparse.tank = {3.0, 1.5, 1.0};
+  for (auto& p : sparse.particles) {
+    p.x = u(rng) * sparse.tank[0];
+    p.y = u(rng) * sparse.tank[1];
+    p.z = u(rng) * sparse.tank[2];
   }
+  cases.emplace_back("sparse", sparse);
+  // Half of the particles crowded into one cell, some on the same point.
+  SphSetup crowded = randomSetup(1021, seed + 11);
+  for (size_t i = 0; i < crowded.particles.size(); i += 2) {
+    auto& p = crowded.particles[i];
+    p.x = 0.031 + (i % 3 ? 0.004 * u(rng) : 0.0);
+    p.y = 0.027 + (i % 3 ? 0.004 * u(rng) : 0.0);
+    p.z = 0.045 + (i % 3 ? 0.004 * u(rng) : 0.0);
+  }
+  cases.emplace_back("crowded", crowded);
+  for (int counting : {0, 1})
+    for (const auto& [name, s] : cases) {
+      const size_t n = s.particles.size();
+      SCOPED_TRACE(name + ", n = " + std::to_string(n) + ", counting sort " + std::to_string(counting) +
+                   ", seed " + std::to_string(seed));
+      SphSim sim(test::context(), physicsParams(), s);
+      sim.particles().setCountingSort(counting);
+      ASSERT_EQ(sim.particles().countingSort(), counting == 1);
+      auto pos = toF4(s, false);
+      const auto vel = toF4(s, true);
+      checkHashSortReorderCells(sim, pos, vel);
+      if (HasFatalFailure()) return;
+      // Moved particles, a hash that is not sorted, then the whole pipeline.
+      std::shuffle(pos.begin(), pos.end(), rng);
+      sim.writeState(pos, vel);
+      sim.runHash();
+      for (size_t i = 0; i < n; i += 3) pos[i].s[0] = float(u(rng) * s.tank[0]);
+      checkHashSortReorderCells(sim, pos, vel);
+      if (HasFatalFailure()) return;
+    }
 }
 
 // The list of the "neighbours" phase, and the list the first density kernel
@@ -662,4 +713,48 @@ TEST(SphLanes, AutomaticCountFollowsTheParticlesPerComputeUnit) {
   EXPECT_EQ(sphLaneBits(cpu, 6750), 0u);
   EXPECT_EQ(sphLaneBits(gpu, 6750, 1), 1u);
   EXPECT_EQ(sphLaneBits(gpu, 6750, 9), unsigned(EDDY_SPH_LANE_BITS_LIMIT));
+}
+
+// A whole run sorted either way is the same run, bit for bit (both solvers,
+// a scene with moving boundary particles too).
+TEST(SphKernels, CountingSortRunsAreBitIdentical) {
+  struct Case {
+    const char* scene;
+    const char* solver;
+    double spacing;
+    int steps;
+  };
+  for (const Case c : {Case{"dam_break", "dfsph", 0.008, 60}, Case{"dam_break", "wcsph", 0.008, 60},
+                       Case{"wave_tank", "dfsph", 0.025, 20}}) {
+    SCOPED_TRACE(std::string(c.scene) + " " + c.solver);
+    SceneSpec spec;
+    spec.sim = "sph";
+    spec.scene = c.scene;
+    Params params(sphParamDecl());
+    params.set("spacing", c.spacing);
+    if (std::string(c.scene) == "dam_break") params.set("depth", 0.032);
+    params.setAssignment(std::string("solver=") + c.solver);
+    std::vector<cl_float4> pos[2], vel[2];
+    std::vector<cl_uint> cells[2];
+    double t[2] = {0, 0};
+    for (int counting = 0; counting < 2; ++counting) {
+      auto sim = makeSimulation(test::context(), spec, params);
+      auto& s = dynamic_cast<SphSim&>(*sim);
+      s.particles().setCountingSort(counting);
+      for (int k = 0; k < c.steps; ++k) s.step();
+      t[counting] = s.syncTime();
+      pos[counting] = s.readPositions();
+      vel[counting] = s.readVelocities();
+      cells[counting] = s.readCells();
+      bool sawRank = false;
+      s.profiler().collect(true);
+      for (const auto& ph : s.profiler().stats()) sawRank |= ph.name == "cell_rank";
+      EXPECT_EQ(sawRank, counting == 1);
+    }
+    EXPECT_EQ(t[0], t[1]);
+    ASSERT_EQ(pos[0].size(), pos[1].size());
+    EXPECT_EQ(std::memcmp(pos[0].data(), pos[1].data(), pos[0].size() * sizeof(cl_float4)), 0);
+    EXPECT_EQ(std::memcmp(vel[0].data(), vel[1].data(), vel[0].size() * sizeof(cl_float4)), 0);
+    EXPECT_EQ(cells[0], cells[1]);
+  }
 }

@@ -75,6 +75,9 @@
  * min/max of starts/ends over a row of cells skips it and a loop
  * "for j = start; j < end" runs zero times. */
 #define EDDY_SPH_EMPTY_CELL 0xffffffffu
+/* Cells per work-group of the counting sort's tile kernels (sph_cell_sums,
+ * sph_cell_table: kernels/sph/sph_cells.cl); a multiple of EDDY_SPH_WG. */
+#define EDDY_SPH_CELL_TILE 2048
 /* Default capacity of the neighbour list (entries per particle, self included). */
 #define EDDY_SPH_NLIST_CAP 96
 /* Indices into the SPH counter buffer (uint each). */

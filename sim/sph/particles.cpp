@@ -118,6 +118,8 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
     tmpKeys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpKeys");
     tmpVals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpVals");
     cells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH cells");
+    cellCount_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * sizeof(cl_uint), "SPH cell counts");
+    tileSums_ = ctx.createBuffer(CL_MEM_READ_WRITE, tiles() * sizeof(cl_uint), "SPH cell tile sums");
     nlist_ = ctx.createBuffer(CL_MEM_READ_WRITE, listBytes, "SPH nlist");
     nbcount_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH nbcount");
     counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint), "SPH counters");
@@ -141,6 +143,7 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
     q.enqueueWriteBuffer(clock_, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
     const cl_uint zero = 0;
     q.enqueueWriteBuffer(nlist_, CL_TRUE, 0, sizeof zero, &zero);
+    q.enqueueFillBuffer(cellCount_, zero, 0, numCells_ * sizeof(cl_uint));
   } catch (const cl::Error& e) {
     throw Error("SPH setup: " + describe(e));
   }
@@ -165,9 +168,34 @@ EnqueueArgs SphParticles::launch() const {
   return EnqueueArgs(ctx_.launchQueue(), cl::NDRange(roundUp(n_, EDDY_SPH_WG)), cl::NDRange(EDDY_SPH_WG));
 }
 
+static_assert(EDDY_SPH_CELL_TILE % EDDY_SPH_WG == 0, "a tile is whole work-groups of cells");
+
+size_t SphParticles::tiles() const { return (numCells_ + EDDY_SPH_CELL_TILE - 1) / EDDY_SPH_CELL_TILE; }
+
+bool SphParticles::countingSort() const {
+  if (countingMode_ >= 0) return countingMode_ == 1;
+  static const int env = [] {
+    const char* v = std::getenv("EDDY_CELL_SORT");
+    return v && *v ? int(envSwitch("EDDY_CELL_SORT", false)) : -1;
+  }();
+  if (env >= 0) return env == 1;
+  return !sorter_.bitonicFits(n_, keyBits_);
+}
+
 void SphParticles::runHash() {
+  tableBuilt_ = false;
+  counting_ = countingSort();
   try {
-    profiler_.run("hash", hash_, launch(), pos_[cur_], keys_, vals_, counters_, cl_uint(n_),
+    if (!counting_) {
+      profiler_.run("hash", hash_, launch(), pos_[cur_], keys_, vals_, counters_, cl_uint(n_),
+                    dims4(), invCell());
+      return;
+    }
+    // Counts left by a hash whose sort never ran (an exception between them,
+    // or runHash twice): back to zero first.
+    if (countsPending_) ctx_.queue().enqueueFillBuffer(cellCount_, cl_uint(0), 0, numCells_ * sizeof(cl_uint));
+    countsPending_ = true;
+    profiler_.run("hash", hashCount_, launch(), pos_[cur_], keys_, vals_, counters_, cellCount_, cl_uint(n_),
                   dims4(), invCell());
   } catch (const cl::Error& e) {
     throw Error("SPH hash kernel: " + describe(e));
@@ -175,7 +203,24 @@ void SphParticles::runHash() {
 }
 
 void SphParticles::runSort() {
-  sorter_.sort(keys_, vals_, tmpKeys_, tmpVals_, n_, keyBits_, profiler_);
+  if (!counting_) {
+    sorter_.sort(keys_, vals_, tmpKeys_, tmpVals_, n_, keyBits_, profiler_);
+    return;
+  }
+  if (!countsPending_) return;  // a second sort of these keys: sorted already
+  try {
+    const EnqueueArgs tileRange(ctx_.launchQueue(), cl::NDRange(tiles() * EDDY_SPH_WG),
+                                cl::NDRange(EDDY_SPH_WG));
+    const cl_uint cells = cl_uint(numCells_), n = cl_uint(n_);
+    profiler_.run("cell_sums", cellSums_, tileRange, cellCount_, tileSums_, cells);
+    profiler_.run("cell_table", cellTable_, tileRange, cellCount_, tileSums_, cells_, cells);
+    profiler_.run("cell_scatter", cellScatter_, launch(), keys_, cellCount_, tmpKeys_, tmpVals_, n);
+    profiler_.run("cell_rank", cellRank_, launch(), tmpKeys_, tmpVals_, cells_, cellCount_, keys_, vals_, n);
+  } catch (const cl::Error& e) {
+    throw Error("SPH counting sort: " + describe(e));
+  }
+  countsPending_ = false;
+  tableBuilt_ = true;
 }
 
 void SphParticles::runReorder() {
@@ -190,6 +235,7 @@ void SphParticles::runReorder() {
 }
 
 void SphParticles::runCells() {
+  if (tableBuilt_) return;  // by the counting sort, of the same keys
   try {
     auto& q = ctx_.launchQueue();
     profiler_.run(

@@ -144,10 +144,20 @@ class SphParticles {
   static std::string buildOptions(const Context& ctx, const SphKernelConfig& cfg);
 
   // ---- The pipeline's phases (one kernel each, nothing waits). ----
+  // Where the sort's bitonic network does not fit (RadixSort::bitonicFits),
+  // a counting sort by cell replaces the radix passes (countingSort()): the
+  // hash then also counts each cell's particles, and the sort builds the
+  // cell table too (rows cell_sums, cell_table, cell_scatter, cell_rank;
+  // kernels/sph/sph_cells.cl), so runCells() has nothing left to do. Either
+  // way the keys, the order and the table are the same, bit for bit.
   void runHash();
   void runSort();
   void runReorder();
   void runCells();
+  // Whether runHash() and runSort() take the counting sort now: automatic
+  // (above), or EDDY_CELL_SORT=0|1 (a developer aid; tests force either).
+  bool countingSort() const;
+  void setCountingSort(int mode) { countingMode_ = mode; }  // -1 automatic, 0 off, 1 on
   void runNeighbours();  // list mode only (no-op in cells mode)
   // hash .. neighbours: the neighbour data of the current positions.
   // withList = false leaves the list to the solver's first density kernel
@@ -200,6 +210,7 @@ class SphParticles {
   double cellSize() const { return cell_; }
   unsigned keyBits() const { return keyBits_; }
   size_t numCells() const { return numCells_; }
+  size_t tiles() const;  // of EDDY_SPH_CELL_TILE cells (the counting sort)
   const std::array<double, 3>& tank() const { return tank_; }
 
   // The boundary particles of the solids (none: size() 0, kernels skip them).
@@ -227,6 +238,13 @@ class SphParticles {
   cl::Buffer pos_[2], vel_[2], id_[2];
   cl::Buffer keys_, vals_, tmpKeys_, tmpVals_;
   cl::Buffer cells_, nlist_, nbcount_, counters_, clock_;
+  // Counting sort: particles per cell (zero between steps; the scatter's
+  // cursors within one) and per tile of EDDY_SPH_CELL_TILE cells.
+  cl::Buffer cellCount_, tileSums_;
+  int countingMode_ = -1;
+  bool counting_ = false;      // the path runHash() took
+  bool countsPending_ = false;  // counted by runHash(), not yet used (and zeroed) by runSort()
+  bool tableBuilt_ = false;     // runSort() built the cell table of these keys
   int cur_ = 0;
   std::unique_ptr<SphBoundary> boundary_;
 
@@ -237,6 +255,14 @@ class SphParticles {
       reorder_{program_, "sph_reorder"};
   KernelFunctor<cl::Buffer, cl_uint> cellsClear_{program_, "sph_cells_clear"};
   KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cells_k_{program_, "sph_cells"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4, cl_float>
+      hashCount_{program_, "sph_hash_count"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl_uint> cellSums_{program_, "sph_cell_sums"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> cellTable_{program_, "sph_cell_table"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint> cellScatter_{
+      program_, "sph_cell_scatter"};
+  KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint>
+      cellRank_{program_, "sph_cell_rank"};
   KernelFunctor<cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl::Buffer, cl_uint, cl_int4,
                     cl_float, cl_float, cl_uint, cl_uint>
       neighbours_{program_, "sph_neighbours"};
