@@ -5,6 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
 
 using eddy::test::run;
 
@@ -302,6 +306,13 @@ TEST(Cli, BenchFrameRealtimeReportsTheFactorReached) {
   r = run(kCli, "bench frame --realtime --speed 20");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--speed"), std::string::npos) << r.err;
+  // A frame period of 1e5 s would never end; 1e-300 would measure nothing.
+  for (const char* fps : {"1e-5", "0.5", "1e-300"}) {
+    r = run(kCli, std::string("bench frame --realtime --sim nbody --n 64 --frames 1 --fps ") + fps);
+    EXPECT_EQ(r.code, 2) << fps;
+    EXPECT_NE(r.err.find("--fps"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("from 1 to 1000"), std::string::npos) << r.err;
+  }
 }
 
 TEST(Cli, HeadlessBinaryLinksNoGraphicsLibrary) {
@@ -412,4 +423,29 @@ TEST(Cli, HelpListsEveryCommandAndFlag) {
   const auto params = run(kCli, "params --help");
   EXPECT_NE(params.out.find("--sim NAME"), std::string::npos) << params.out;
   EXPECT_NE(params.out.find("--help"), std::string::npos) << params.out;
+}
+
+// Results that cannot be written are not a success: JSON to a full disk, and
+// a diagnostics stream whose reader closed the pipe (no silent SIGPIPE death;
+// the run stops there instead of running on with its rows lost).
+TEST(Cli, OutputToAFullDiskOrAClosedPipeIsAnError) {
+  const std::string dir = eddy::test::tempDir();
+  int status = std::system((kCli + " params --sim sph >/dev/full 2>" + dir + "/full.err").c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  std::string err = eddy::test::slurp(dir + "/full.err");
+  EXPECT_NE(err.find("writing the standard output failed"), std::string::npos) << err;
+  status = std::system((kCli + " run --device cpu --n 64 --steps 2 --json >/dev/full 2>" + dir + "/full2.err").c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  const std::string script = dir + "/pipe.sh";
+  {
+    std::ofstream s(script);
+    s << kCli << " run --device cpu --n 64 --steps 100000 --diag /dev/stdout --diag-every 1 2>" << dir
+      << "/pipe.err | head -c 10 >/dev/null\necho ${PIPESTATUS[0]} >" << dir << "/pipe.code\n";
+  }
+  ASSERT_EQ(std::system(("bash " + script).c_str()), 0);
+  EXPECT_EQ(eddy::test::slurp(dir + "/pipe.code"), "1\n");
+  err = eddy::test::slurp(dir + "/pipe.err");
+  // Stopped at the failed write (not after the 100 000 steps), the flag named.
+  EXPECT_NE(err.find("--diag /dev/stdout: write failed at step"), std::string::npos) << err;
+  EXPECT_NE(err.find("Broken pipe"), std::string::npos) << err;
 }

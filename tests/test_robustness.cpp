@@ -795,3 +795,38 @@ TEST(UsageFaults, BenchWithNoValidConfigurationExits2) {
   const auto ok = test::run(kCli, "bench nbody --device cpu --n 64 --wg 64 --steps 1");
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
+
+// Text quoted in a message stays one readable line: control bytes, NUL and
+// bytes that are not UTF-8 escaped, UTF-8 kept, long text cut.
+TEST(Messages, PrintableEscapesBinaryAndKeepsUtf8) {
+  using namespace std::string_literals;
+  EXPECT_EQ(eddy::printable("x,y,z"), "x,y,z");
+  EXPECT_EQ(eddy::printable("nbody\0x"s), "nbody\\x00x");
+  EXPECT_EQ(eddy::printable("a\tb\nc\x7f"), "a\\x09b\\x0ac\\x7f");
+  EXPECT_EQ(eddy::printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8c\x8a"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8c\x8a");
+  EXPECT_EQ(eddy::printable("\xc3"), "\\xc3");                  // cut sequence
+  EXPECT_EQ(eddy::printable("\xc0\xaf"), "\\xc0\\xaf");         // overlong
+  EXPECT_EQ(eddy::printable("\xed\xa0\x80"), "\\xed\\xa0\\x80"); // surrogate
+  EXPECT_EQ(eddy::printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+  EXPECT_EQ(eddy::printable(std::string(200, 'a'), 10), std::string(10, 'a') + "...");
+  std::mt19937 rng(test::freshSeed());
+  std::string junk(4096, '\0');
+  for (char& c : junk) c = char(rng());
+  const std::string p = eddy::printable(junk);
+  EXPECT_EQ(p.find('\0'), std::string::npos);
+  EXPECT_EQ(p.find('\n'), std::string::npos);
+  EXPECT_LE(p.size(), 80u * 4 + 3);
+}
+
+// A binary file given as initial conditions: its first line quoted escaped.
+TEST(Messages, BinaryInitialConditionsAreQuotedEscaped) {
+  const std::string path = test::tempDir() + "/binary.csv";
+  {
+    std::ofstream f(path, std::ios::binary);
+    for (int i = 0; i < 256; ++i) f.put(char(255 - i));
+  }
+  const auto r = test::run(EDDY_CLI, "run --device cpu --ic " + path + " --steps 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("expected the header 'x,y,z,vx,vy,vz,m', got '\\xff\\xfe"), std::string::npos) << r.err;
+  for (char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << int(static_cast<unsigned char>(c));
+}

@@ -701,7 +701,8 @@ TEST(SphProbeConfig, ProbesKeysParseAndErrorsNameTheKey) {
       {R"({"probes": [{"type": "pressure", "name": "a\nb", "x": 1, "y": 1, "z": 0}]})", "newline"},
       {R"({"probes": ["level:H:1,0", "level:H:2,0"]})", "given twice"},
       {R"({"probe_every": 5, "probe_dt": 0.1})", "not both"},
-      {R"({"probe_dt": -1})", "must be > 0"},
+      {R"({"probe_dt": -1})", "must be from 1e-12"},
+      {R"({"probe_dt": 1e-300})", "1e-300 is out of range"},  // as --probe-dt: no sample would fit a float clock
   };
   for (const auto& k : cases) {
     try {

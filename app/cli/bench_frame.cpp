@@ -50,7 +50,8 @@ void addFrameOptions(Options& o, FrameArgs& a) {
   o.count("--substeps", a.substeps, 1, 10000, "K", "simulation steps per frame (default 1)");
   o.flag("--realtime", a.realtime, true, "the app's real-time mode: paced steps, its defaults (DFSPH)");
   o.real("--speed", a.speed, 0.1, 10, "S", "with --realtime: simulated s per wall s asked (default 1)");
-  o.real("--fps", a.fps, 0, 1000, "F", "with --realtime: frames paced to F per second (default 60)");
+  o.real("--fps", a.fps, 0, 1000, "F",
+         "with --realtime: frames paced to F per second, 1 to 1000\n(default 60; 0 = no wait between frames)");
   o.text("--color", a.color, "FIELD|none", "colour field (default: the simulation's first)");
   addJsonOption(o, a.asJson);
 }
@@ -75,6 +76,11 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   if (realtime && args.substeps)
     throw UsageError("bench frame: give either --realtime (paced steps) or --substeps K (fixed), not both");
   if (!realtime && (args.speed || args.fps)) throw UsageError("bench frame: --speed and --fps need --realtime");
+  // A frame period over a second would make the benchmark a wait (and one of
+  // 1e10 s never end); below 1 frame/s no display paces.
+  if (fps > 0 && fps < 1)
+    throw UsageError("bench frame: --fps " + formatNumber(fps) +
+                     ": must be 0 (no wait between frames) or from 1 to 1000 frames per second");
   if (realtime && !args.frames) frames = 120;  // two seconds of a 60 Hz display
   if (realtime && !args.sim) {  // the app's default scene
     const SceneSpec app = defaultAppSpec();

@@ -106,7 +106,7 @@ void addRunOptions(Options& o, RunArgs& a) {
          "probe CSV step,time,NAME,... (the scene's probes,\nthe config's, then --probe's)");
   o.count("--probe-every", cli.probeEvery, kLimitEvery, "K",
           "with --probe-out: a sample every K steps (default 10)");
-  o.real("--probe-dt", cli.probeDt, 1e-12, kMaxUntil, "T",
+  o.real("--probe-dt", cli.probeDt, kMinProbeDt, kMaxUntil, "T",
          "with --probe-out: a sample at the first step at or\nafter every multiple of T "
          "simulated seconds");
   addJsonOption(o, a.json);
@@ -710,8 +710,19 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   session.begin();
   lastReport = session.started();
   SessionEnd ended;
+  // An output stream that failed (a full disk, a reader that closed the
+  // pipe) stops the run at once: the rows it should have held are lost.
+  auto failedOutput = [&]() -> std::string {
+    if (diag && !diag->stream()) return "--diag " + *c.diag;
+    if (probeFile && !probeFile->stream()) return "--probe-out " + *c.probeOut;
+    if (bodiesOut && !bodiesOut->stream()) return "--bodies-out " + *o.bodiesOut;
+    return {};
+  };
   try {
-    ended = session.run([&] { return signals.received() != 0; }, progress);
+    ended = session.run([&] { return signals.received() != 0 || !failedOutput().empty(); }, progress);
+    if (const std::string f = failedOutput(); !f.empty() && !signals.received())
+      throw Error(f + ": write failed at step " + std::to_string(sim->steps()) +
+                  ", where the run stopped (a full disk, or a reader that closed the pipe?)");
   } catch (...) {
     // Any failure while stepping (a blow-up, a collapsed time step, a device
     // error): keep what was recorded up to it, and write no final state

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io.hpp"
 #include "snapshot.hpp"
 
 #include <cmath>
@@ -129,7 +130,7 @@ SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
   SnapshotHeader h;
   h.spec.sim = snap.string("eddy/sim");
   if (!findSimulationType(h.spec.sim))
-    snap.fail("unknown simulation '" + h.spec.sim + "'; known: " + joinNames(simulationNames()));
+    snap.fail("unknown simulation '" + printable(h.spec.sim) + "'; known: " + joinNames(simulationNames()));
   h.spec.scene = snap.string("eddy/scene");
   h.spec.icPath = snap.string("eddy/ic");
   h.spec.n = snap.u64("eddy/n");

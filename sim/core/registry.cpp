@@ -1,6 +1,7 @@
 #include "registry.hpp"
 
 #include "error.hpp"
+#include "io.hpp"
 
 namespace eddy {
 
@@ -47,7 +48,7 @@ const SimulationType* findSimulationType(std::string_view name) {
 
 const SimulationType& simulationType(std::string_view name) {
   if (const auto* t = findSimulationType(name)) return *t;
-  throw Error("unknown simulation '" + std::string(name) + "'; known: " +
+  throw Error("unknown simulation '" + printable(name) + "'; known: " +
               joinNames(names(simulationTypes())));
 }
 

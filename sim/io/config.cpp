@@ -233,7 +233,7 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
     c.sim = r.string(j["sim"], "sim");
     const auto& sims = simulationNames();
     if (std::find(sims.begin(), sims.end(), *c.sim) == sims.end()) {
-      r.fail("sim", "unknown simulation '" + *c.sim + "'; known: " + joinNames(sims));
+      r.fail("sim", "unknown simulation '" + printable(*c.sim) + "'; known: " + joinNames(sims));
     }
   }
   const std::string sim = c.sim.value_or(defaultSimulationName());
@@ -297,9 +297,9 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
   if (j.contains("probe_every")) c.probeEvery = r.count(j["probe_every"], "probe_every", kLimitEvery);
   if (j.contains("probe_dt")) {
     const double d = r.number(j["probe_dt"], "probe_dt");
-    if (!(d > 0) || d > kMaxUntil)
-      r.fail("probe_dt", formatNumber(d) + " is out of range: must be > 0 and at most " + formatNumber(kMaxUntil) +
-                             " (simulated seconds)");
+    if (!(d >= kMinProbeDt) || d > kMaxUntil)
+      r.fail("probe_dt", formatNumber(d) + " is out of range: must be from " + formatNumber(kMinProbeDt) +
+                             " to " + formatNumber(kMaxUntil) + " (simulated seconds)");
     c.probeDt = d;
   }
   if (c.probeEvery && c.probeDt) r.fail("probe_dt", "give either \"probe_every\" or \"probe_dt\", not both");

@@ -52,6 +52,8 @@ inline constexpr CountLimit kLimitSteps{0, 1ull << 40};
 inline constexpr CountLimit kLimitEvery{1, 1ull << 40};
 inline constexpr CountLimit kLimitCheckEvery{0, 1ull << 40};
 inline constexpr double kMaxUntil = 1e12;
+// The shortest probe sampling interval (--probe-dt, "probe_dt"), simulated seconds.
+inline constexpr double kMinProbeDt = 1e-12;
 
 struct RunConfig {
   std::optional<std::string> sim, scene, ic, device, diag, out, exportDir, save;

@@ -189,15 +189,17 @@ bool AtomicFile::closeBuffer() {
 }
 
 void AtomicFile::commit() {
+  errno = 0;
   out_.flush();
   bool ok = static_cast<bool>(out_);
   if (!closeBuffer()) ok = false;
   if (!ok) {
+    const int e = errno;  // the failed write's reason, where the library kept it
     if (!tmp_.empty()) std::remove(tmp_.c_str());
     committed_ = true;
-    throw Error(path_ + (tmp_.empty() ? ": write failed"
-                                      : ": write failed (disk full?); the previous file, if any, "
-                                        "is untouched"));
+    const std::string why = e ? std::string(": ") + std::strerror(e) : std::string(tmp_.empty() ? "" : " (disk full?)");
+    throw Error(path_ + ": write failed" + why +
+                (tmp_.empty() ? "" : "; the previous file, if any, is untouched"));
   }
   if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const std::string why = std::strerror(errno);
@@ -206,6 +208,48 @@ void AtomicFile::commit() {
     throw Error(path_ + ": cannot rename the finished temporary file into place: " + why);
   }
   committed_ = true;
+}
+
+std::string printable(std::string_view s, size_t maxChars) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (chars >= maxChars) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(s[i]);
+    // The length of a valid UTF-8 sequence starting here (0: not one).
+    size_t len = 0;
+    if (c >= 0x20 && c < 0x7f) len = 1;
+    else if (c >= 0xc2 && c <= 0xdf) len = 2;
+    else if (c >= 0xe0 && c <= 0xef) len = 3;
+    else if (c >= 0xf0 && c <= 0xf4) len = 4;
+    if (len > 1) {
+      if (i + len > s.size()) len = 0;
+      for (size_t k = 1; len && k < len; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) len = 0;
+      if (len == 3) {  // no overlong forms, no surrogates
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0)) len = 0;
+      } else if (len == 4) {  // no overlong forms, nothing past U+10FFFF
+        const auto c1 = static_cast<unsigned char>(s[i + 1]);
+        if ((c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90)) len = 0;
+      }
+    }
+    if (len == 0) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+    ++chars;
+  }
+  return out;
 }
 
 std::string formatNumber(double v) {

@@ -202,7 +202,7 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
         c.erase(c.find_last_not_of(" \t") + 1);
         ok = c == expect[i];
       }
-      if (!ok) fail("expected the header 'x,y,z,vx,vy,vz,m', got '" + line + "'");
+      if (!ok) fail("expected the header 'x,y,z,vx,vy,vz,m', got '" + printable(line) + "'");
       header = true;
       continue;
     }
