@@ -30,8 +30,9 @@
 // be reused by a new object while the recording lives; recordings unused for
 // a while are dropped.
 //
-// Off unless switched on (setEnabled); SphSim leaves it off until it has
-// been measured on a GPU (docs/ARCHITECTURE.md, "Profiling").
+// Off unless switched on (setEnabled); SphSim leaves it off: NVIDIA's
+// driver 580 offers no cl_khr_command_buffer, and on PoCL it does not pay
+// (docs/ARCHITECTURE.md, "Profiling").
 // EDDY_COMMAND_BUFFERS=0|1 forces it off or on (a developer aid; the tests
 // switch it on with PoCL and compare with the direct launches bit for bit).
 #pragma once

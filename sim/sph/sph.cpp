@@ -315,9 +315,9 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
     : Simulation(ctx, sphParamDecl()), n_(setup.particles.size()), cfg_(cfg) {
   params_ = params;
   SphParticles::buildOptions(ctx, cfg);  // checks the work-group size first
-  // Command buffers for the step's launches: off until measured on a GPU
-  // (session 31 had no device; docs/PERFORMANCE.md); EDDY_COMMAND_BUFFERS=1
-  // turns them on where the device offers them.
+  // Command buffers for the step's launches: off (NVIDIA's driver offers
+  // none, PoCL gains nothing: docs/PERFORMANCE.md, sessions 31-32);
+  // EDDY_COMMAND_BUFFERS=1 turns them on where the device offers them.
   batch_ = std::make_unique<LaunchBatch>(ctx);
   batch_->setEnabled(false);
   profiler_.setBatch(batch_.get());
