@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -989,4 +990,135 @@ TEST(SphBodies, LightBoxFloatsHalfSubmergedWcsph) {
                                  dx, 0.5 * h);
   std::printf("wcsph, box of 500 kg/m^3: draft %.4f m (%.1f %% of its height)\n", draft, 100 * draft / h);
   EXPECT_NEAR(draft, 0.5 * h, 0.05 * 0.5 * h);
+}
+
+// A floating body against the static obstacles (solid records before the
+// bodies'): a box 2 cm into the top of a box obstacle turned 90 degrees
+// about y, the same obstacle given only by its SDF grid (a mesh's path),
+// and a sphere into a sphere obstacle off its axis. As against the floor:
+// out along the obstacle's normal to the margin, the approach removed, no
+// friction; an obstacle out of reach changes nothing.
+TEST(SphBodies, ContactWithAStaticObstacleStopsAndLifts) {
+  const double margin = 0.005;
+  auto record = [](const V& c, double turnY, unsigned kind, const V& size) {
+    std::vector<cl_float4> r(EDDY_SOLID_STRIDE, makeFloat4(0, 0, 0, 0));
+    const double cs = std::cos(turnY), sn = std::sin(turnY);
+    r[EDDY_SOLID_POS] = makeFloat4(c[0], c[1], c[2]);
+    r[EDDY_SOLID_ROT] = makeFloat4(cs, 0, sn);  // rows of R (rotation about y)
+    r[EDDY_SOLID_ROT + 1] = makeFloat4(0, 1, 0);
+    r[EDDY_SOLID_ROT + 2] = makeFloat4(-sn, 0, cs);
+    cl_uint kindBits = kind;
+    float w;
+    std::memcpy(&w, &kindBits, sizeof w);
+    r[EDDY_SOLID_SHAPE] = makeFloat4(size[0], size[1], size[2]);
+    r[EDDY_SOLID_SHAPE].s[3] = w;
+    return r;
+  };
+  const V half{0.3, 0.1, 0.25};  // local; turned: 0.25 x 0.1 x 0.3 in the world, top at y = 0.2
+  const V centre{0.5, 0.1, 0.3};
+  // The grid of the same box (local frame), 1 cm cells, two cells of margin.
+  const double cell = 0.01;
+  const cl_uint gx = 64, gy = 24, gz = 54;
+  const V origin{-0.32, -0.12, -0.27};
+  std::vector<float> grid(size_t(gx) * gy * gz);
+  for (cl_uint k = 0; k < gz; ++k)
+    for (cl_uint j = 0; j < gy; ++j)
+      for (cl_uint i = 0; i < gx; ++i) {
+        const V l{origin[0] + i * cell, origin[1] + j * cell, origin[2] + k * cell};
+        V q, o;
+        double qm = -1e9;
+        for (int a = 0; a < 3; ++a) {
+          q[a] = std::fabs(l[a]) - half[a];
+          o[a] = std::max(q[a], 0.0);
+          qm = std::max(qm, q[a]);
+        }
+        grid[i + gx * (j + gy * k)] = float(norm(o) + std::min(qm, 0.0));
+      }
+  struct Case {
+    const char* name;
+    unsigned kind;
+  };
+  for (const Case c : {Case{"box", EDDY_SOLID_KIND_BOX}, Case{"grid", EDDY_SOLID_KIND_GRID}}) {
+    SCOPED_TRACE(c.name);
+    auto rec = record(centre, M_PI / 2, c.kind, half);
+    rec[EDDY_SOLID_SDF] = makeFloat4(origin[0], origin[1], origin[2], cell);
+    const cl_uint g[4] = {gx, gy, gz, 0};
+    std::memcpy(&rec[EDDY_SOLID_GRID], g, sizeof g);
+    // A second obstacle far away: out of reach.
+    const auto far = record({0.9, 0.9, 0.5}, 0, EDDY_SOLID_KIND_SPHERE, {0.05, 0, 0});
+    rec.insert(rec.end(), far.begin(), far.end());
+    const cl::Buffer solids = upload(rec), sdf = upload(grid);
+    RigidBody rb = boxBody({0.1, 0.05, 0.08}, 1.0);
+    rb.position = {0.5, 0.23, 0.3};  // 2 cm into the obstacle's top
+    rb.velocity = {0.3, -1.0, 0.0};
+    std::vector<RigidBody> bodies{rb};
+    Boundary bd;
+    bd.build(0, {boxSurface(rb.shapeSize, 0.02)}, bodies);
+    Profiler prof;
+    BodyKernels kern(test::context(), prof, bodies);
+    Clock clk(1e-3);
+    kern.runContact(bd.blocal, clk.counters, {1.0, 1.0, 0.6}, margin, &solids, &sdf, 2);
+    const auto s = kern.read()[0];
+    EXPECT_NEAR(s.position[1], 0.2 + 0.05 + margin, 1e-4);
+    EXPECT_NEAR(s.position[0], 0.5, 1e-6);
+    EXPECT_NEAR(s.velocity[1], 0.0, 1e-5);
+    EXPECT_NEAR(s.velocity[0], 0.3, 1e-5);
+    for (int a = 0; a < 3; ++a) EXPECT_NEAR(s.omega[a], 0.0, 1e-4);
+    // Without the obstacles (nstatic 0) the body stays where it was.
+    BodyKernels free(test::context(), prof, bodies);
+    free.runContact(bd.blocal, clk.counters, {1.0, 1.0, 0.6}, margin, &solids, &sdf, 0);
+    EXPECT_NEAR(free.read()[0].position[1], 0.23, 1e-6);
+  }
+  // Sphere into a sphere obstacle, off the vertical: out along the line of centres.
+  const double R = 0.05, Ro = 0.1;
+  const V co{0.5, 0.3, 0.3};
+  const auto rec = record(co, 0.3, EDDY_SOLID_KIND_SPHERE, {Ro, 0, 0});
+  const cl::Buffer solids = upload(rec), sdf = upload(std::vector<float>(1, 0.0f));
+  RigidBody rb = sphereBody(R, 0.5);
+  const V dir = mul(V{0.6, 0.8, 0.0}, 1.0);
+  rb.position = add(co, mul(dir, R + Ro - 0.01));  // 1 cm in
+  rb.velocity = {0.0, -1.0, 0.2};
+  std::vector<RigidBody> bodies{rb};
+  Boundary bd;
+  bd.build(0, {sphereSurface(R, 800)}, bodies);
+  Profiler prof;
+  BodyKernels kern(test::context(), prof, bodies);
+  Clock clk(1e-3);
+  kern.runContact(bd.blocal, clk.counters, {1, 1, 1}, margin, &solids, &sdf, 1);
+  const auto s = kern.read()[0];
+  const V d = sub(s.position, co);
+  EXPECT_NEAR(norm(d), R + Ro + margin, 2e-3);
+  const V n = mul(d, 1 / norm(d));
+  EXPECT_GT(dot(n, dir), 0.999);
+  EXPECT_NEAR(dot(s.velocity, n), 0.0, 0.02);  // the approach removed
+  EXPECT_NEAR(s.velocity[2], 0.2, 0.02);       // no friction
+}
+
+// The whole pipeline (eddy-cli): a light box dropped onto a box obstacle
+// in the dam break rests on it (it fell through to the floor before the
+// obstacles took part in the bodies' contact).
+TEST(SphBodies, AFloatingBodyRestsOnAnObstacle) {
+  const std::string dir = test::tempDir();
+  const auto r = test::run(EDDY_CLI, "run --device cpu --sim sph --scene dam_break --set spacing=0.01 "
+                                     "--set depth=0.1 --until 0.2 --body box:size=0.04:pos=0.25,0.11,0.05:density=500 "
+                                     "--obstacle box:size=0.2,0.06,0.1:pos=0.25,0.03,0.05 --bodies-out " +
+                                         dir + "/b.csv --diag-every 50 --json --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["final"]["penetrations"], 0);
+  std::ifstream f(dir + "/b.csv");
+  std::string line, last;
+  double minY = 1e9;
+  std::getline(f, line);  // step,time,body,x,y,z,...
+  while (std::getline(f, line)) {
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<double> v;
+    while (std::getline(ss, cell, ',')) v.push_back(std::stod(cell));
+    ASSERT_GE(v.size(), 5u);
+    minY = std::min(minY, v[4]);
+    last = line;
+  }
+  // Its bottom (y - 0.02) never below the obstacle's top (0.06), and it came down to rest there.
+  EXPECT_GE(minY - 0.02, 0.06) << last;
+  EXPECT_LT(minY, 0.06 + 0.02 + 0.015) << last;
 }

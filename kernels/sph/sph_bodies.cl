@@ -4,7 +4,7 @@
  * Per step (each one kernel, one profiler row, nothing waits in between):
  *   body_reduce            force and torque of the fluid on each body
  *   body_integrate         floating: semi-implicit Euler; kinematic: motion law
- *   body_contact           walls and other bodies: position correction, impulse
+ *   body_contact           walls, obstacles and other bodies: position correction, impulse
  *   body_update_particles  boundary positions / velocities from the new pose */
 
 #define BODY_WG EDDY_BODY_WG
@@ -221,6 +221,8 @@ inline void body_apply_contact(__global const float4* s, const uint b, const flo
  *     point and partner velocity, and the deepest d; b takes half of the
  *     correction and of the impulse when j floats too (j does the other
  *     half), all of it when j is kinematic;
+ *   - against each static solid (obstacle) near b, as against a kinematic
+ *     body at rest (below);
  *   - then against the six tank planes (hard: last): d = margin - distance,
  *     one contact per plane at the d-weighted mean point.
  * A contact's depth discounts the corrections already applied (the largest
@@ -233,7 +235,10 @@ void body_contact(__global const float4* restrict in,
                   __global const uint4* restrict info,
                   __global const float4* restrict blocal,
                   __global uint* restrict counters,
-                  const uint nbodies, const float4 tank, const float margin)
+                  const uint nbodies, const float4 tank, const float margin,
+                  __global const float4* restrict solids,
+                  __global const float* restrict sdf,
+                  const uint nstatic)
 {
     __local float4 red[BODY_WG];
     __local uint near[BODY_WG];
@@ -321,6 +326,52 @@ void body_contact(__global const float4* restrict in,
                     body_apply_contact(in, b, pb, qb, n, sx.xyz / sn.w, sv.xyz / sn.w, depth, share,
                                        &pos, &vel, &L, &om);
             }
+        }
+    }
+
+    /* Static solids (the obstacles: solid records 0 .. nstatic - 1, sph_solid.cl),
+     * each as a kinematic body at rest: penetration d = margin - sdf_s(x)
+     * with a box's, sphere's or cylinder's exact distance, a mesh's grid
+     * (outside its grid: no contact), the d-weighted mean normal and point,
+     * all of the correction and impulse on b. A solid farther from b's
+     * centre than b's bounding radius + margin (exact distance) is skipped;
+     * the test is the same for the whole work-group (its barriers). */
+    for (uint si = 0; floating && si < nstatic; ++si) {
+        __global const float4* solid = solids + (size_t)si * EDDY_SOLID_STRIDE;
+        float dc;
+        float3 gc;
+        if (sph_solid_exact_sdf(solid, sph_solid_local(solid, pb.xyz), &dc, &gc) && dc > rb + margin)
+            continue;
+        float4 sn = (float4)(0.0f), sx = (float4)(0.0f);
+        float dm = -INFINITY;
+        for (uint k = lid; k < count; k += BODY_WG) {
+            const float3 x = pb.xyz + body_rotate(qb, blocal[inf.x + k].xyz - clb);
+            const float3 l = sph_solid_local(solid, x);
+            float dist;
+            float3 gl;
+            if (!sph_solid_exact_sdf(solid, l, &dist, &gl) && !sph_solid_sdf(solid, sdf, l, &dist, &gl))
+                continue;
+            const float d = margin - dist, gn = length(gl);
+            dm = fmax(dm, d);
+            if (d > 0.0f && gn > 0.0f) {
+                const float3 nl = gl / gn; /* local outward normal -> world (R's rows) */
+                const float3 nw = (float3)(dot(solid[EDDY_SOLID_ROT].xyz, nl),
+                                           dot(solid[EDDY_SOLID_ROT + 1].xyz, nl),
+                                           dot(solid[EDDY_SOLID_ROT + 2].xyz, nl));
+                sn += (float4)(d * nw, d);
+                sx += (float4)(d * x, 0.0f);
+            }
+        }
+        sn = body_group_sum(red, sn);
+        sx = body_group_sum(red, sx);
+        dm = body_group_max(red, (float4)(dm)).x;
+        const float nl = length(sn.xyz);
+        if (lid == 0 && sn.w > 0.0f && nl > 0.0f) {
+            const float3 n = sn.xyz / nl;
+            const float depth = dm - dot(pos.xyz - pb.xyz, n);
+            if (depth > 0.0f)
+                body_apply_contact(in, b, pb, qb, n, sx.xyz / sn.w, (float3)(0.0f), depth, 1.0f, &pos,
+                                   &vel, &L, &om);
         }
     }
 

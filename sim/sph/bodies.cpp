@@ -260,7 +260,7 @@ BodyState decodeBody(const cl_float4* r) {
 
 BodyKernels::BodyKernels(Context& ctx, Profiler& profiler, const std::vector<RigidBody>& bodies,
                          double t0)
-    : ctx_(ctx), prof_(profiler), program_(ctx.buildProgram("sph_bodies.cl")) {
+    : ctx_(ctx), prof_(profiler), program_(ctx.buildProgram(std::vector<std::string>{"sph_solid.cl", "sph_bodies.cl"})) {
   if (bodies.empty()) throw Error("bodies: no body to simulate");
   if (ctx.info().maxWorkGroup < EDDY_BODY_WG)
     throw Error("rigid bodies need work-groups of " + std::to_string(EDDY_BODY_WG) + " items; " +
@@ -326,15 +326,18 @@ void BodyKernels::runIntegrate(const cl::Buffer& clock, const cl::Buffer& counte
 }
 
 void BodyKernels::runContact(const cl::Buffer& blocal, const cl::Buffer& counters,
-                             const std::array<double, 3>& tank, double margin) {
+                             const std::array<double, 3>& tank, double margin, const cl::Buffer* solids,
+                             const cl::Buffer* sdf, size_t nstatic) {
   const int next = 1 - cur_;
+  if (!solids || !sdf) nstatic = 0;
   try {
     const EnqueueArgs range(ctx_.queue(), cl::NDRange(bodies_.size() * EDDY_BODY_WG),
                             cl::NDRange(EDDY_BODY_WG));
     prof_.launch(
         "body_contact", contact_, range,
         BodyContactArgs{state_[cur_], state_[next], info_, blocal, counters,
-                        cl_uint(bodies_.size()), f4(tank[0], tank[1], tank[2]), cl_float(margin)});
+                        cl_uint(bodies_.size()), f4(tank[0], tank[1], tank[2]), cl_float(margin),
+                        nstatic ? *solids : info_, nstatic ? *sdf : info_, cl_uint(nstatic)});
   } catch (const cl::Error& e) {
     throw Error("body_contact kernel: " + describe(e));
   }
@@ -361,7 +364,7 @@ void BodyKernels::runUpdateParticles(const cl::Buffer& blocal, const cl::Buffer&
 void BodyKernels::step(const BodyBuffers& b, double gravity, double margin) {
   runReduce(*b.bpos, *b.bforce, gravity);
   runIntegrate(*b.clock, *b.counters);
-  runContact(*b.blocal, *b.counters, b.tank, margin);
+  runContact(*b.blocal, *b.counters, b.tank, margin, b.solids, b.sdf, b.solidFirst);
   runUpdateParticles(*b.blocal, *b.bpos, *b.bvel, b.solids, b.solidFirst);
 }
 
@@ -469,6 +472,7 @@ void SphBodies::step(SphParticles& p, double gravity) {
   b.counters = &p.counters();
   b.solids = &boundary_.solidRecords();
   b.solidFirst = solidFirst_;
+  b.sdf = &boundary_.sdfValues();
   b.tank = p.tank();
   kernels_->step(b, gravity, margin_);
   boundary_.moved();

@@ -108,7 +108,11 @@ struct BodyContactArgs {
   cl_uint n;
   cl_float4 tank;
   cl_float margin;
-  auto args() const { return std::tie(in, out, info, blocal, counters, n, tank, margin); }
+  const cl::Buffer &solids, &sdf;  // the static solids' records and SDF grids
+  cl_uint nstatic;
+  auto args() const {
+    return std::tie(in, out, info, blocal, counters, n, tank, margin, solids, sdf, nstatic);
+  }
 };
 struct BodyUpdateArgs {
   const cl::Buffer &state, &owner, &blocal, &bpos, &bvel, &solids;
@@ -127,7 +131,8 @@ struct BodyBuffers {
   const cl::Buffer* clock = nullptr;   // EDDY_SPH_CLOCK_*: dt of the step, time after it
   const cl::Buffer* counters = nullptr;  // EDDY_SPH_CNT_*: the maxima for the next dt
   const cl::Buffer* solids = nullptr;    // solid records (EDDY_SOLID_*) or none
-  size_t solidFirst = 0;                 // body 0's solid record
+  size_t solidFirst = 0;                 // body 0's solid record = the static solids before it
+  const cl::Buffer* sdf = nullptr;       // the solids' SDF grid values (with `solids`)
   std::array<double, 3> tank{};
 };
 
@@ -152,8 +157,12 @@ class BodyKernels {
   // The phases one by one (tests).
   void runReduce(const cl::Buffer& bpos, const cl::Buffer& bforce, double gravity);
   void runIntegrate(const cl::Buffer& clock, const cl::Buffer& counters);
+  // `solids` (with `sdf`): the records of which the first `nstatic` are the
+  // static obstacles that b must not pass through either (none: nullptr).
   void runContact(const cl::Buffer& blocal, const cl::Buffer& counters,
-                  const std::array<double, 3>& tank, double margin);
+                  const std::array<double, 3>& tank, double margin,
+                  const cl::Buffer* solids = nullptr, const cl::Buffer* sdf = nullptr,
+                  size_t nstatic = 0);
   // With `solids`, also body b's record solidFirst + b (pose for the guard).
   void runUpdateParticles(const cl::Buffer& blocal, const cl::Buffer& bpos, const cl::Buffer& bvel,
                           const cl::Buffer* solids = nullptr, size_t solidFirst = 0);

@@ -38,7 +38,7 @@ SphGrid sphGrid(const std::array<double, 3>& tank, double h) {
 }
 
 std::vector<std::string> sphProgramFiles(std::initializer_list<std::string> files) {
-  std::vector<std::string> out{"sph_kernel.h", "sph_common.cl"};
+  std::vector<std::string> out{"sph_kernel.h", "sph_common.cl", "sph_solid.cl"};
   out.insert(out.end(), files.begin(), files.end());
   return out;
 }
