@@ -615,6 +615,11 @@ TEST(SphBodies, SpecsParseRoundTripAndFail) {
        "a rotate body follows its prescribed motion and takes no density"},
       {"box:size=0.1:motion=piston:amplitude=0.1:period=1:mass=2",
        "a piston body follows its prescribed motion and takes no mass"},
+      // The motion law in float: no overflow, no phase without a digit left.
+      {"box:size=0.1:motion=piston:amplitude=1e-300:period=1e-300", "'period': 1e-300 is out of range"},
+      {"box:size=0.1:motion=piston:amplitude=0.01:period=1:phase=1e39", "'phase': 1e+39 is out of range"},
+      {"box:size=0.1:motion=piston:amplitude=1e9:period=1", "'amplitude': 1e+09 is out of range"},
+      {"box:size=0.1:motion=rotate:speed=1e30", "'speed': 1e+30 is out of range"},
   };
   for (const auto& [spec, why] : bad) {
     try {

@@ -23,6 +23,10 @@ const std::vector<std::string> kExtraKeys = {"density", "mass",  "motion", "ampl
 
 // The range of a body's density (kg/m^3) or mass (kg): see check().
 constexpr double kBodyMassMin = 1e-20, kBodyMassMax = 1e20;
+constexpr double kMotionPeriodMin = 1e-6, kMotionPeriodMax = 1e9;  // s
+constexpr double kMotionLengthMax = 1e6;                           // m
+constexpr double kMotionPhaseMax = 1e6;                            // rad
+constexpr double kMotionSpeedMax = 1e6;                            // rad/s
 
 std::string fmt(double v) {
   char buf[64];
@@ -69,13 +73,26 @@ void check(const BodySpec& b, Fail&& fail) {
          "a " + bodyMotionName(b.motion) + " body follows its prescribed motion and takes no " +
              (b.density > 0 ? "density" : "mass") + " (only a floating body does)");
   auto nonzero = [&](const Vec3d& a, const char* key) {
-    if (!(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] > 0)) fail(key, "must be a non-zero vector");
+    if (!(std::max({std::fabs(a[0]), std::fabs(a[1]), std::fabs(a[2])}) > 0)) fail(key, "must be a non-zero vector");
+  };
+  // The device evaluates a motion law in float: sin(2 pi t / T + phase),
+  // omega = speed x axis. Beyond these bounds it overflows or loses every
+  // digit of the phase (float's spacing passes 1 rad above 1.7e7), and no
+  // real wave maker or paddle comes near them.
+  auto within = [&](double v, double lo, double hi, const char* key, const char* unit) {
+    if (!(v >= lo && v <= hi))
+      fail(key, fmt(v) + " is out of range: allowed [" + fmt(lo) + ", " + fmt(hi) + "] (" + unit +
+                    "; the device evaluates the motion in float)");
   };
   if (b.motion == BodyMotion::Piston) {
     nonzero(b.piston.axis, "axis");
     if (!(b.piston.period > 0)) fail("period", "must be > 0 (s)");
+    within(b.piston.period, kMotionPeriodMin, kMotionPeriodMax, "period", "s");
+    within(b.piston.amplitude, -kMotionLengthMax, kMotionLengthMax, "amplitude", "m");
+    within(b.piston.phase, -kMotionPhaseMax, kMotionPhaseMax, "phase", "rad");
   } else if (b.motion == BodyMotion::Rotate) {
     nonzero(b.rotate.axis, "axis");
+    within(b.rotate.speed, -kMotionSpeedMax, kMotionSpeedMax, "speed", "rad/s");
   }
 }
 

@@ -137,10 +137,12 @@ RigidBody checkedBody(RigidBody b, size_t index) {
   if (!std::isfinite(qn) || !(qn > 0)) throw Error(what + ": the orientation is not a rotation");
   for (double& c : b.orientation) c /= std::sqrt(qn);
   auto unit = [&](BodyVec& a, const char* name) {
-    const double n = std::sqrt(dot3(a, a));
-    if (!std::isfinite(n) || !(n > 0))
+    // Scaled by its largest component first: (1e308, 1e308, 0) is a direction too.
+    const double m = std::max({std::fabs(a[0]), std::fabs(a[1]), std::fabs(a[2])});
+    if (!std::isfinite(m) || !(m > 0))
       throw Error(what + ": the " + std::string(name) + " axis must be a non-zero vector");
-    a = scale3(a, 1.0 / n);
+    a = scale3(a, 1.0 / m);
+    a = scale3(a, 1.0 / std::sqrt(dot3(a, a)));
   };
   if (b.motion == BodyMotion::Piston) {
     unit(b.piston.axis, "piston");
