@@ -137,6 +137,28 @@ TEST(FiniteCheck, HeadlessRunExitsNamingStepAndCount) {
 // count, on velocities kept 1 % off the limit either way (float rounding of
 // |v|^2 never decides); non-finite ones count only as non-finite; w is not
 // part of the speed.
+// A body far out (1e20 model units) overflows the tree's float arithmetic in
+// the first force evaluation: the message says it is not the time step and
+// names method=direct, which runs the same bodies.
+TEST(FiniteCheck, TreeOverflowAtStepZeroNamesTheCause) {
+  const std::string dir = test::tempDir();
+  std::mt19937 rng(test::freshSeed());
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::string csv = "x,y,z,vx,vy,vz,m\n";
+  for (int i = 0; i < 2000; ++i)
+    csv += std::to_string(u(rng)) + "," + std::to_string(u(rng)) + "," + std::to_string(u(rng)) + ",0,0,0,0.001\n";
+  csv += "1e20,0,0,0,0,0,0.001\n";
+  test::writeFile(dir + "/far.csv", csv);
+  auto r = test::run(kCli, "run --device cpu --ic " + dir + "/far.csv --steps 3 --set method=tree --quiet");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "at step 0")) << r.err;
+  EXPECT_TRUE(contains(r.err, "before the first step, so not the time step")) << r.err;
+  EXPECT_FALSE(contains(r.err, "try a smaller time step")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--set method=direct")) << r.err;
+  r = test::run(kCli, "run --device cpu --ic " + dir + "/far.csv --steps 3 --set method=direct --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 TEST(FiniteCheck, KernelSpeedCountMatchesTheCpu) {
   const unsigned seed = test::freshSeed();
   std::mt19937 rng(seed);

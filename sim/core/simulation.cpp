@@ -204,7 +204,12 @@ std::string BlowUp::message(std::string_view sim) const {
   if (reached > step) o << ", found when the run had reached step " << reached;
   if (diagNonFinite)
     o << "; the diagnostics rows hold non-finite values from step " << *diagNonFinite << " on";
-  o << "; try a smaller time step";
+  // At step 0 no step has been taken: the time step cannot be the cause.
+  if (step == 0 && reached == 0 && !diagNonFinite)
+    o << "; this is before the first step, so not the time step: check the initial conditions";
+  else
+    o << "; try a smaller time step";
+  if (!hint.empty()) o << "; " << hint;
   return o.str();
 }
 
@@ -300,6 +305,7 @@ std::optional<BlowUp> Simulation::described(std::optional<BlowUp> b) const {
   if (b) {
     b->reached = steps_;
     if (b->fast) b->speedBasis = blowUpSpeedBasis();
+    b->hint = blowUpHint();
   }
   return b;
 }

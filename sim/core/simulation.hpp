@@ -61,6 +61,8 @@ struct BlowUp {
   // After speedLimit in the message: its unit and where it comes from
   // (Simulation::blowUpSpeedBasis).
   std::string speedBasis;
+  // Simulation::blowUpHint, added to the advice.
+  std::string hint;
   std::string message(std::string_view sim) const;
 };
 
@@ -265,6 +267,9 @@ class Simulation {
   // What a blow-up message says after that speed: its unit and its basis
   // (SPH: " m/s, 100 times the fastest the scene can make them (...)").
   virtual std::string blowUpSpeedBasis() const { return ""; }
+  // What else a blow-up message suggests besides the time step (a cause
+  // of this simulation's own; "" = nothing).
+  virtual std::string blowUpHint() const { return ""; }
   // Whether the checks hold the particles to blowUpSpeed() and count mass
   // escapes as a blow-up (default on). The desktop app turns it off: the
   // mouse pushes the fluid at any speed. Non-finite values are always one.

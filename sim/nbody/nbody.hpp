@@ -123,6 +123,8 @@ class NBodySim : public Simulation {
   NBodyTree* tree() { return tree_.get(); }
 
   std::string kind() const override { return "nbody"; }
+  // With the tree: its float arithmetic overflows far out (docs/USAGE.md).
+  std::string blowUpHint() const override;
   size_t size() const override { return n_; }
   void step() override;
   // The host's clock is exact; dt is the parameter the next step uses.
