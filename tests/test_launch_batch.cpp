@@ -3,6 +3,7 @@
 #include "factory.hpp"
 #include "launch_batch.hpp"
 #include "sph.hpp"
+#include "sph_run_cases.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -200,44 +201,21 @@ TEST(LaunchBatch, SphRunsAreBitIdenticalWithCommandBuffers) {
     std::string why;
     if (!enabledBatch(why)) GTEST_SKIP() << why;
   }
-  struct Case {
-    const char* scene;
-    const char* solver;
-    double spacing;
-    int steps;
-  };
-  for (const Case c : {Case{"dam_break", "dfsph", 0.008, 150}, Case{"dam_break", "wcsph", 0.008, 150},
-                       Case{"wave_tank", "dfsph", 0.025, 40}}) {
-    SCOPED_TRACE(std::string(c.scene) + " " + c.solver);
-    SceneSpec spec;
-    spec.sim = "sph";
-    spec.scene = c.scene;
-    Params params(sphParamDecl());
-    params.set("spacing", c.spacing);
-    if (std::string(c.scene) == "dam_break") params.set("depth", 0.032);
-    params.setAssignment(std::string("solver=") + c.solver);
-    std::vector<cl_float4> pos[2], vel[2];
-    double t[2] = {0, 0};
-    for (int mode = 0; mode < 2; ++mode) {
-      auto sim = makeSimulation(test::context(), spec, params);
-      auto& s = dynamic_cast<SphSim&>(*sim);
-      LaunchBatch* b = s.profiler().batch();
-      ASSERT_NE(b, nullptr);
-      b->setEnabled(mode == 1);
-      for (int k = 0; k < c.steps; ++k) s.step();
-      t[mode] = s.syncTime();
-      pos[mode] = s.readPositions();
-      vel[mode] = s.readVelocities();
-      if (mode == 1) {
-        EXPECT_GT(b->stats().replays, 0u);
-        EXPECT_GT(b->stats().replayedLaunches, b->stats().directLaunches);
-      }
-    }
-    EXPECT_EQ(t[0], t[1]);
-    ASSERT_EQ(pos[0].size(), pos[1].size());
-    EXPECT_EQ(std::memcmp(pos[0].data(), pos[1].data(), pos[0].size() * sizeof(cl_float4)), 0);
-    EXPECT_EQ(std::memcmp(vel[0].data(), vel[1].data(), vel[0].size() * sizeof(cl_float4)), 0);
-  }
+  for (const auto& c : test::sphRunCases(150, 40))
+    test::expectSphRunsBitIdentical(
+        c,
+        [](SphSim& s, int run) {
+          LaunchBatch* b = s.profiler().batch();
+          ASSERT_NE(b, nullptr);
+          b->setEnabled(run == 1);
+        },
+        [](SphSim& s, int run) {
+          const LaunchBatch* b = s.profiler().batch();
+          if (run == 1) {
+            EXPECT_GT(b->stats().replays, 0u);
+            EXPECT_GT(b->stats().replayedLaunches, b->stats().directLaunches);
+          }
+        });
 }
 
 // A launch that waits on events is not batched: what was deferred before it

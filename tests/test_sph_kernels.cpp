@@ -2,8 +2,8 @@
 // particles from a fresh seed, awkward counts), and the smoothing kernel's
 // mathematical properties.
 #include "eddy_shared.h"
-#include "factory.hpp"
 #include "sph.hpp"
+#include "sph_run_cases.hpp"
 #include "reference/sph_reference.hpp"
 #include "wcsph.hpp"
 #include "test_util.hpp"
@@ -716,45 +716,19 @@ TEST(SphLanes, AutomaticCountFollowsTheParticlesPerComputeUnit) {
 }
 
 // A whole run sorted either way is the same run, bit for bit (both solvers,
-// a scene with moving boundary particles too).
+// a scene with moving boundary particles too), the cell table included.
 TEST(SphKernels, CountingSortRunsAreBitIdentical) {
-  struct Case {
-    const char* scene;
-    const char* solver;
-    double spacing;
-    int steps;
-  };
-  for (const Case c : {Case{"dam_break", "dfsph", 0.008, 60}, Case{"dam_break", "wcsph", 0.008, 60},
-                       Case{"wave_tank", "dfsph", 0.025, 20}}) {
-    SCOPED_TRACE(std::string(c.scene) + " " + c.solver);
-    SceneSpec spec;
-    spec.sim = "sph";
-    spec.scene = c.scene;
-    Params params(sphParamDecl());
-    params.set("spacing", c.spacing);
-    if (std::string(c.scene) == "dam_break") params.set("depth", 0.032);
-    params.setAssignment(std::string("solver=") + c.solver);
-    std::vector<cl_float4> pos[2], vel[2];
+  for (const auto& c : test::sphRunCases(60, 20)) {
     std::vector<cl_uint> cells[2];
-    double t[2] = {0, 0};
-    for (int counting = 0; counting < 2; ++counting) {
-      auto sim = makeSimulation(test::context(), spec, params);
-      auto& s = dynamic_cast<SphSim&>(*sim);
-      s.particles().setCountingSort(counting);
-      for (int k = 0; k < c.steps; ++k) s.step();
-      t[counting] = s.syncTime();
-      pos[counting] = s.readPositions();
-      vel[counting] = s.readVelocities();
-      cells[counting] = s.readCells();
-      bool sawRank = false;
-      s.profiler().collect(true);
-      for (const auto& ph : s.profiler().stats()) sawRank |= ph.name == "cell_rank";
-      EXPECT_EQ(sawRank, counting == 1);
-    }
-    EXPECT_EQ(t[0], t[1]);
-    ASSERT_EQ(pos[0].size(), pos[1].size());
-    EXPECT_EQ(std::memcmp(pos[0].data(), pos[1].data(), pos[0].size() * sizeof(cl_float4)), 0);
-    EXPECT_EQ(std::memcmp(vel[0].data(), vel[1].data(), vel[0].size() * sizeof(cl_float4)), 0);
+    test::expectSphRunsBitIdentical(
+        c, [](SphSim& s, int run) { s.particles().setCountingSort(run); },
+        [&cells](SphSim& s, int run) {
+          cells[run] = s.readCells();
+          bool sawRank = false;
+          s.profiler().collect(true);
+          for (const auto& ph : s.profiler().stats()) sawRank |= ph.name == "cell_rank";
+          EXPECT_EQ(sawRank, run == 1);
+        });
     EXPECT_EQ(cells[0], cells[1]);
   }
 }
