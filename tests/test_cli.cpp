@@ -434,12 +434,16 @@ TEST(Cli, OutputToAFullDiskOrAClosedPipeIsAnError) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
   std::string err = eddy::test::slurp(dir + "/full.err");
   EXPECT_NE(err.find("writing the standard output failed"), std::string::npos) << err;
-  status = std::system((kCli + " run --device cpu --n 64 --steps 2 --json >/dev/full 2>" + dir + "/full2.err").c_str());
+  status = std::system((kCli + eddy::test::onTestDevice(" run --device cpu --n 64 --steps 2 --json") +
+                        " >/dev/full 2>" + dir + "/full2.err").c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  err = eddy::test::slurp(dir + "/full2.err");
+  EXPECT_NE(err.find("writing the standard output failed"), std::string::npos) << err;
   const std::string script = dir + "/pipe.sh";
   {
     std::ofstream s(script);
-    s << kCli << " run --device cpu --n 64 --steps 100000 --diag /dev/stdout --diag-every 1 2>" << dir
+    s << kCli << eddy::test::onTestDevice(" run --device cpu --n 64 --steps 100000 --diag /dev/stdout --diag-every 1")
+      << " 2>" << dir
       << "/pipe.err | head -c 10 >/dev/null\necho ${PIPESTATUS[0]} >" << dir << "/pipe.code\n";
   }
   ASSERT_EQ(std::system(("bash " + script).c_str()), 0);

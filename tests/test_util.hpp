@@ -62,10 +62,8 @@ inline void writeFile(const std::string& path, const std::string& text) {
 // The CLI tests are written for the CI's device (`--device cpu`, PoCL); with
 // EDDY_TEST_DEVICE=D set (e.g. gpu, on the H200) every `--device cpu` (and
 // `--device=cpu`) in the arguments names D instead, so that they run there too.
-inline Result run(const std::string& binary, const std::string& args) {
-  static int counter = 0;
-  const std::string base = tempDir() + "/run" + std::to_string(counter++);
-  std::string a = args;
+// `args` with every `--device cpu` naming EDDY_TEST_DEVICE's device (see run).
+inline std::string onTestDevice(std::string a) {
   if (const char* d = std::getenv("EDDY_TEST_DEVICE"); d && *d && std::string(d) != "cpu")
     for (const std::string flag : {"--device cpu", "--device=cpu"})
       for (size_t at = 0; (at = a.find(flag, at)) != std::string::npos;) {
@@ -78,7 +76,13 @@ inline Result run(const std::string& binary, const std::string& args) {
         a.replace(at, flag.size(), to);
         at += to.size();
       }
-  const std::string cmd = binary + " " + a + " >" + base + ".out 2>" + base + ".err </dev/null";
+  return a;
+}
+
+inline Result run(const std::string& binary, const std::string& args) {
+  static int counter = 0;
+  const std::string base = tempDir() + "/run" + std::to_string(counter++);
+  const std::string cmd = binary + " " + onTestDevice(args) + " >" + base + ".out 2>" + base + ".err </dev/null";
   const int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
