@@ -625,12 +625,15 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   // A kinematic body's whole stroke stays in the tank, and none moves faster
   // than sound in water (before: accepted, and the time step collapsed).
   refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=1e30:period=1",
-          {"--body", "piston stroke", "x extent sweeps"});
+          {"--body", "'amplitude': 1e+30 is out of range"});  // past what the device's float holds
   refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=0.09:period=1",
           {"--body", "piston stroke", "x extent sweeps [-0.01, 0.21]"});
   refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=0.01:period=1e-30",
+          {"--body", "'period': 1e-30 is out of range"});
+  refused("--body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:amplitude=0.01:period=1e-5",
           {"--body", "more than 1500 m/s"});
-  refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e30", {"--body", "more than 1500 m/s"});
+  refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e30", {"--body", "'speed': 1e+30 is out of range"});
+  refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e5", {"--body", "more than 1500 m/s"});
   const std::string cfg = dir + "/outside.json";
   eddy::test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "params": {"spacing": 0.02, "depth": 0.2,
       "column_width": 0.1, "column_height": 0.15},
