@@ -118,8 +118,6 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
     tmpKeys_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpKeys");
     tmpVals_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH tmpVals");
     cells_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * 2 * sizeof(cl_uint), "SPH cells");
-    cellCount_ = ctx.createBuffer(CL_MEM_READ_WRITE, numCells_ * sizeof(cl_uint), "SPH cell counts");
-    tileSums_ = ctx.createBuffer(CL_MEM_READ_WRITE, tiles() * sizeof(cl_uint), "SPH cell tile sums");
     nlist_ = ctx.createBuffer(CL_MEM_READ_WRITE, listBytes, "SPH nlist");
     nbcount_ = ctx.createBuffer(CL_MEM_READ_WRITE, u, "SPH nbcount");
     counters_ = ctx.createBuffer(CL_MEM_READ_WRITE, EDDY_SPH_NUM_COUNTERS * sizeof(cl_uint), "SPH counters");
@@ -143,7 +141,6 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
     q.enqueueWriteBuffer(clock_, CL_TRUE, 0, clk.size() * sizeof(cl_float), clk.data());
     const cl_uint zero = 0;
     q.enqueueWriteBuffer(nlist_, CL_TRUE, 0, sizeof zero, &zero);
-    q.enqueueFillBuffer(cellCount_, zero, 0, numCells_ * sizeof(cl_uint));
   } catch (const cl::Error& e) {
     throw Error("SPH setup: " + describe(e));
   }
@@ -191,8 +188,14 @@ void SphParticles::runHash() {
                     dims4(), invCell());
       return;
     }
-    // Counts left by a hash whose sort never ran (an exception between them,
-    // or runHash twice): back to zero first.
+    // Its buffers on first use (a run that never needs it pays nothing: C
+    // uints). Counts left by a hash whose sort never ran (an exception
+    // between them, or runHash twice): back to zero first.
+    if (!cellCount_()) {
+      cellCount_ = ctx_.createBuffer(CL_MEM_READ_WRITE, numCells_ * sizeof(cl_uint), "SPH cell counts");
+      tileSums_ = ctx_.createBuffer(CL_MEM_READ_WRITE, tiles() * sizeof(cl_uint), "SPH cell tile sums");
+      countsPending_ = true;
+    }
     if (countsPending_) ctx_.queue().enqueueFillBuffer(cellCount_, cl_uint(0), 0, numCells_ * sizeof(cl_uint));
     countsPending_ = true;
     profiler_.run("hash", hashCount_, launch(), pos_[cur_], keys_, vals_, counters_, cellCount_, cl_uint(n_),

@@ -239,7 +239,8 @@ class SphParticles {
   cl::Buffer keys_, vals_, tmpKeys_, tmpVals_;
   cl::Buffer cells_, nlist_, nbcount_, counters_, clock_;
   // Counting sort: particles per cell (zero between steps; the scatter's
-  // cursors within one) and per tile of EDDY_SPH_CELL_TILE cells.
+  // cursors within one) and per tile of EDDY_SPH_CELL_TILE cells; created at
+  // the first counting sort.
   cl::Buffer cellCount_, tileSums_;
   int countingMode_ = -1;
   bool counting_ = false;      // the path runHash() took
