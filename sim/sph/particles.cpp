@@ -188,15 +188,18 @@ void SphParticles::runHash() {
                     dims4(), invCell());
       return;
     }
-    // Its buffers on first use (a run that never needs it pays nothing: C
-    // uints). Counts left by a hash whose sort never ran (an exception
-    // between them, or runHash twice): back to zero first.
-    if (!cellCount_()) {
+    // The counting sort's buffers are created at its first use (a run that
+    // never needs them pays nothing). The counts are zeroed here when they
+    // are new, or when a hash's counts were never used by a sort (an
+    // exception between the two, or runHash twice); otherwise cell_rank of
+    // the last sort left them at zero.
+    const bool fresh = !cellCount_();
+    if (fresh) {
       cellCount_ = ctx_.createBuffer(CL_MEM_READ_WRITE, numCells_ * sizeof(cl_uint), "SPH cell counts");
       tileSums_ = ctx_.createBuffer(CL_MEM_READ_WRITE, tiles() * sizeof(cl_uint), "SPH cell tile sums");
-      countsPending_ = true;
     }
-    if (countsPending_) ctx_.queue().enqueueFillBuffer(cellCount_, cl_uint(0), 0, numCells_ * sizeof(cl_uint));
+    if (fresh || countsPending_)
+      ctx_.queue().enqueueFillBuffer(cellCount_, cl_uint(0), 0, numCells_ * sizeof(cl_uint));
     countsPending_ = true;
     profiler_.run("hash", hashCount_, launch(), pos_[cur_], keys_, vals_, counters_, cellCount_, cl_uint(n_),
                   dims4(), invCell());
