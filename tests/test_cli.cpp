@@ -34,6 +34,23 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(r.out.find("eddy "), std::string::npos);
   r = run(kCli, "");
   EXPECT_EQ(r.code, 2);
+  // `help COMMAND` (and `--help COMMAND`) is that command's help.
+  r = run(kCli, "help run");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("usage: eddy-cli run"), std::string::npos) << r.out;
+  r = run(kCli, "--help bench realtime");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("usage: eddy-cli bench realtime"), std::string::npos) << r.out;
+  // Words nobody reads are usage errors, not ignored.
+  expectUsageError("--version extra", "--version takes no arguments, got 'extra'");
+  expectUsageError("help bogus", "help: unknown command 'bogus' (commands: devices, run, bench, params)");
+  expectUsageError("help run extra", "help run: unexpected 'extra'");
+  expectUsageError("help bench bogus", "help bench: unexpected 'bogus' (known: ");
+  expectUsageError("help bench realtime extra", "help: unexpected 'extra'");
+  expectUsageError("-h run sph", "-h run: unexpected 'sph'");
+  // A choice listed twice in a list flag.
+  expectUsageError("bench realtime --solver wcsph,wcsph", "--solver: 'wcsph' is listed twice in 'wcsph,wcsph'");
+  expectUsageError("bench sph --mode list,cells,list", "--mode: 'list' is listed twice");
 }
 
 TEST(Cli, DevicesListsPoCL) {

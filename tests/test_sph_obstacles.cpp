@@ -3,6 +3,8 @@
 // particle inside, the buoyancy force rho g V from bforce), a dam break
 // against a box (no penetration, no escape), the scenes that carry one.
 #include "eddy_shared.h"
+#include "registry.hpp"
+#include "shape_spec_io.hpp"
 #include "sph.hpp"
 #include "test_util.hpp"
 
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 
 using namespace eddy;
 
@@ -671,6 +674,111 @@ TEST(SphObstacles, ALargeSolidsCapReachingIntoTheTankIsInside) {
   EXPECT_THROW(sphCheckSolids(tank, 0.02, {s}, {}), Error);
   s.pose.position = {0.2, -14.99, 0.1};  // its top 1 cm above the floor
   EXPECT_NO_THROW(sphCheckSolids(tank, 0.02, {s}, {}));
+}
+
+// A floating body must start clear of the obstacles and of the other
+// bodies: an overlap of more than a spacing is refused naming both, one of up
+// to a spacing (resting on it, or a little into it) is accepted; two
+// kinematic bodies may overlap (their paths are theirs to choose). Shapes of
+// every kind and a rotated box, at fresh random offsets around the limit.
+TEST(SphObstacles, AFloatingBodyStartingInsideASolidIsRefused) {
+  const double dx = 0.01;
+  std::mt19937 rng(test::freshSeed());
+  std::uniform_real_distribution<double> u(0, 1);
+  const ShapeSpec obstacle = boxSpec(0.2, 0.05, 0.1, 0.1, 0.1, 0.1);  // y in [0, 0.1]
+  auto body = [](ShapeSpec s) {
+    BodySpec b;
+    b.shape = s;
+    b.density = 500;
+    return b;
+  };
+  ShapeSpec sphere;
+  sphere.kind = ShapeKind::Sphere;
+  sphere.size = {0.06, 0.06, 0.06};
+  ShapeSpec cyl;
+  cyl.kind = ShapeKind::Cylinder;  // axis along y
+  cyl.size = {0.06, 0.04, 0.06};
+  ShapeSpec box = boxSpec(0, 0, 0, 0.06, 0.04, 0.06);
+  for (const ShapeSpec& shape : {sphere, cyl, box}) {
+    const double half = shape.kind == ShapeKind::Sphere ? 0.03 : 0.02;  // half its height
+    // Its lowest point `sink` below the obstacle's top (y = 0.1).
+    auto at = [&](double sink) {
+      ShapeSpec s = shape;
+      s.pose.position = {0.2 + 0.02 * (u(rng) - 0.5), 0.1 + half - sink, 0.1 + 0.02 * (u(rng) - 0.5)};
+      return body(s);
+    };
+    SCOPED_TRACE(shapeSpecToString(shape));
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {obstacle}, {at(-0.05)}));          // above it
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {obstacle}, {at(0)}));              // resting on it
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {obstacle}, {at(0.5 * dx * u(rng))}));  // a little into it
+    const double deep = 0.02 + 0.02 * u(rng);  // 2-4 spacings
+    try {
+      sphCheckBodyClearance(dx, {obstacle}, {body(boxSpec(0.5, 0.5, 0.5, 0.1, 0.1, 0.1)), at(deep)});
+      ADD_FAILURE() << "a body " << deep << " m into the obstacle was accepted";
+    } catch (const SolidSpecError& e) {
+      EXPECT_TRUE(e.body);
+      EXPECT_EQ(e.index, 1u);
+      const std::string w = e.what();
+      EXPECT_NE(w.find("it starts inside obstacle box:size=0.1,0.1,0.1"), std::string::npos) << w;
+      EXPECT_NE(w.find("overlap by more than the particle spacing, 0.01 m"), std::string::npos) << w;
+    }
+    // Wholly inside, and another body (the error's index counts from `first`).
+    ShapeSpec inside = shape;
+    inside.pose.position = {0.2, 0.05, 0.1};
+    EXPECT_THROW(sphCheckBodyClearance(dx, {obstacle}, {body(inside)}), SolidSpecError);
+    ShapeSpec other = shape;
+    other.pose.position = {0.5, 0.3, 0.1};
+    BodySpec a = body(other), b = body(other);
+    b.shape.pose.position[0] += 0.03;  // half a body's width into the other
+    try {
+      sphCheckBodyClearance(dx, {}, {body(box), a, b}, 1);
+      ADD_FAILURE() << "two overlapping bodies were accepted";
+    } catch (const SolidSpecError& e) {
+      EXPECT_EQ(e.index, 0u);  // a, the first of the checked ones
+      EXPECT_NE(std::string(e.what()).find("it starts inside body "), std::string::npos) << e.what();
+    }
+    b.shape.pose.position[0] += 0.03 + 0.5 * dx * u(rng);  // touching, or a gap
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {}, {a, b}));
+    // Kinematic bodies: their overlaps are not checked, but a floating one
+    // inside a kinematic one is.
+    b.shape.pose.position[0] = a.shape.pose.position[0];
+    a.motion = b.motion = BodyMotion::Rotate;
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {}, {a, b}));
+    b.motion = BodyMotion::Floating;
+    EXPECT_THROW(sphCheckBodyClearance(dx, {}, {a, b}), SolidSpecError);
+  }
+  // A box turned 45 degrees about z, its lowest edge 2.5 cm into the obstacle.
+  ShapeSpec turned = boxSpec(0.2, 0.1 + 0.03 * std::sqrt(2.0) - 0.025, 0.1, 0.06, 0.06, 0.06);
+  turned.pose.rotationDeg = {0, 0, 45};
+  EXPECT_THROW(sphCheckBodyClearance(dx, {obstacle}, {body(turned)}), SolidSpecError);
+  turned.pose.position[1] += 0.025;  // its edge on the top face
+  EXPECT_NO_THROW(sphCheckBodyClearance(dx, {obstacle}, {body(turned)}));
+}
+
+// On the command line, the scene's own obstacle counts (SPHERIC's box), and
+// an obstacle that takes all the water is named.
+TEST(SphObstaclesCli, ABodyInsideTheScenesObstacleAndAnObstacleOverTheWaterAreNamed) {
+  using eddy::test::run;
+  auto r = run(kCli, "run --device cpu --sim sph --scene spheric_dam_break --set spacing=0.04 --steps 1 "
+                     "--body box:size=0.1:pos=0.74,0.08,0.5:density=500");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--body: body box:size=0.1,0.1,0.1:pos=0.74,0.08,0.5"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("it starts inside obstacle box:size=0.161"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
+  r = run(kCli, "run --device cpu --sim sph --scene spheric_dam_break --set spacing=0.04 --steps 1 --quiet "
+                "--body box:size=0.1:pos=0.74,0.2115,0.5:density=500");  // resting on its top
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 --steps 1 "
+                "--obstacle box:size=0.05:pos=0.3,0.1,0.1 --obstacle box:size=10:pos=0.5,0.5,0.5");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("no particles: obstacle box:size=10,10,10:pos=0.5,0.5,0.5:rot=0,0,0 covers all of its"),
+            std::string::npos) << r.err;
+  // Two obstacles that only together cover the column.
+  r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 --steps 1 "
+                "--set column_width=0.1 --set column_height=0.2 "
+                "--obstacle box:size=0.06,0.3,0.3:pos=0.02,0.1,0.1 --obstacle box:size=0.06,0.3,0.3:pos=0.08,0.1,0.1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("no particles: its obstacles together cover all of its"), std::string::npos) << r.err;
 }
 
 // A static obstacle far larger than the tank, partly inside it (a 4 x 4 m

@@ -135,10 +135,27 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   }
   const std::string& first = argv[0];
   if (first == "help" || first == "--help" || first == "-h") {
-    out << usageText(t);
+    if (argv.size() == 1) {
+      out << usageText(t);
+      return 0;
+    }
+    // `eddy-cli help run`, `eddy-cli --help bench realtime`: that command's
+    // help; anything else after it is an error, not ignored.
+    CLI::App* cmd = find(t.app, argv[1]);
+    if (!cmd)
+      throw UsageError(first + ": unknown command '" + printable(argv[1]) + "' (commands: " +
+                       joinNames(names(t.app)) + ")");
+    CLI::App* kind = argv.size() >= 3 ? find(*cmd, argv[2]) : nullptr;
+    if (argv.size() >= 3 && !kind)
+      throw UsageError(first + " " + argv[1] + ": unexpected '" + printable(argv[2]) + "'" +
+                       (names(*cmd).empty() ? "" : " (known: " + joinNames(names(*cmd)) + ")"));
+    if (argv.size() > (kind ? 3u : 2u))
+      throw UsageError(first + ": unexpected '" + printable(argv[kind ? 3 : 2]) + "'");
+    out << commandHelp(kind ? *kind : *cmd);
     return 0;
   }
   if (first == "--version") {
+    if (argv.size() > 1) throw UsageError("--version takes no arguments, got '" + printable(argv[1]) + "'");
     out << "eddy " << EDDY_VERSION << '\n';
     return 0;
   }

@@ -83,7 +83,9 @@ std::vector<std::string> parseChoices(const std::string& flag, const std::string
   std::string m;
   while (std::getline(ss, m, ',')) {
     if (std::find(known.begin(), known.end(), m) == known.end())
-      throw UsageError(flag + ": '" + m + "' is not " + what);
+      throw UsageError(flag + ": '" + printable(m) + "' is not " + what);
+    if (std::find(out.begin(), out.end(), m) != out.end())
+      throw UsageError(flag + ": '" + m + "' is listed twice in '" + printable(v) + "'");
     out.push_back(m);
   }
   if (out.empty()) throw UsageError(flag + ": empty list");

@@ -108,6 +108,9 @@ std::unique_ptr<Simulation> SphSim::withSolids(const std::vector<ShapeSpec>& obs
   // SolidSpecError): a body dropped from the app's panel or an obstacle moved
   // there, checked when it arrives, not at the next rebuild.
   sphCheckSolids(tank_, spacing_, newObstacles(solids_, obstacles), addBodies);
+  // A body dropped in starts clear of the obstacles and the other new
+  // bodies (the bodies already moving are where the device has them).
+  sphCheckBodyClearance(spacing_, obstacles, addBodies);
   // The exact state, as a restart snapshot holds it (in memory).
   SnapshotWriter w;
   saveState(w);

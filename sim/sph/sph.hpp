@@ -98,6 +98,12 @@ void sphCheckScene(std::string_view scene, const Params& params, const std::vect
 // running simulation (SphSim::withSolids: the app's panel and drops).
 void sphCheckSolids(const std::array<double, 3>& tank, double dx,
                     const std::vector<ShapeSpec>& obstacles, const std::vector<BodySpec>& bodies);
+// A floating body among bodies[first ..] must not start inside any of
+// `solids` or another body (the pairs of two kinematic bodies, and the pairs
+// within bodies[.. first), are not checked): an overlap deeper than half a
+// spacing throws SolidSpecError with the body's index less `first`.
+void sphCheckBodyClearance(double dx, const std::vector<ShapeSpec>& solids, const std::vector<BodySpec>& bodies,
+                           size_t first = 0);
 
 // The declared parameters that building `scene` does not read (e.g.
 // tank_length for spheric_dam_break, whose tank is fixed; bodies for any

@@ -439,6 +439,21 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
     // (the scenes' clearance from the tank walls).
     std::vector<SphParticle> kept;
     dropInsideSolids(s.solids, 0.5 * dx, b.out, kept);
+    if (kept.empty() && !b.out.empty()) {
+      // Name the solid that takes all the water, if one does alone.
+      std::string which = "its obstacles together cover";
+      for (const SphSolid& one : s.solids) {
+        std::vector<SphParticle> left;
+        dropInsideSolids({one}, 0.5 * dx, b.out, left);
+        if (left.empty()) {
+          which = "obstacle " + shapeSpecToString(one.spec) + " covers";
+          break;
+        }
+      }
+      throw Error("SPH scene " + def.name + ": no particles: " + which + " all of its " +
+                  std::to_string(b.out.size()) + " fluid particle sites (none lies half a spacing or more "
+                  "outside them)");
+    }
     b.out = std::move(kept);
     b.count = b.out.size();
   }
@@ -615,6 +630,37 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
   return "";
 }
 
+// How deep two placed solids overlap, to a lattice's resolution: the largest
+// d such that a point of a lattice over their world bounds' intersection
+// (points dx / 4 apart or closer, but at most 33 an axis) lies at least d
+// inside both; 0 when none lies inside both. Two solids that interpenetrate
+// by t have d = t / 2 at best.
+double overlapDepth(const ShapeSpec& a, const Shape& sa, const ShapeSpec& b, const Shape& sb, double dx) {
+  const Aabb wa = worldBounds(a, sa, 0.5 * dx), wb = worldBounds(b, sb, 0.5 * dx);
+  Aabb in;
+  int cells[3];
+  for (int k = 0; k < 3; ++k) {
+    in.lo[k] = std::max(wa.lo[k], wb.lo[k]);
+    in.hi[k] = std::min(wa.hi[k], wb.hi[k]);
+    if (!(in.lo[k] <= in.hi[k])) return 0;  // disjoint bounds (or not finite)
+    const double len = in.hi[k] - in.lo[k];
+    cells[k] = int(std::clamp(std::ceil(len / (0.25 * dx)), 1.0, 32.0));
+  }
+  const Mat3d Ra = rotationMatrix(a.pose.rotationDeg), Rb = rotationMatrix(b.pose.rotationDeg);
+  double depth = 0;
+  for (int i = 0; i <= cells[0]; ++i)
+    for (int j = 0; j <= cells[1]; ++j)
+      for (int k = 0; k <= cells[2]; ++k) {
+        const Vec3d p{in.lo[0] + (in.hi[0] - in.lo[0]) * i / cells[0], in.lo[1] + (in.hi[1] - in.lo[1]) * j / cells[1],
+                      in.lo[2] + (in.hi[2] - in.lo[2]) * k / cells[2]};
+        const double da = sa.sdf(poseToLocal(a.pose, Ra, p));
+        if (!(da < 0)) continue;
+        const double db = sb.sdf(poseToLocal(b.pose, Rb, p));
+        if (db < 0) depth = std::max(depth, std::min(-da, -db));
+      }
+  return depth;
+}
+
 }  // namespace
 
 std::vector<std::string> sphSceneUnusedParams(std::string_view scene) {
@@ -665,6 +711,36 @@ void sphCheckSolids(const std::array<double, 3>& tank, double dx,
   }
 }
 
+void sphCheckBodyClearance(double dx, const std::vector<ShapeSpec>& solids, const std::vector<BodySpec>& bodies,
+                           size_t first) {
+  // An overlap of up to a spacing (a point at most half a spacing inside
+  // both) is fine: a body resting on a solid, or placed a little into it,
+  // which its contact pushes out.
+  const double tol = 0.5 * dx;
+  std::vector<std::unique_ptr<Shape>> solidShapes, bodyShapes;
+  for (const ShapeSpec& o : solids) solidShapes.push_back(makeShape(o));
+  for (const BodySpec& b : bodies) bodyShapes.push_back(makeShape(b.shape));
+  auto refuse = [&](size_t i, const std::string& what) {
+    throw SolidSpecError("body " + bodySpecToString(bodies[i]) + ": it starts inside " + what + " (they overlap by more than the particle spacing, " +
+                             metres(dx) + "): a floating body must start clear of the obstacles and the other bodies "
+                             "(touching is fine)",
+                         true, i - first);
+  };
+  for (size_t i = first; i < bodies.size(); ++i) {
+    for (size_t o = 0; o < solids.size(); ++o) {
+      if (bodies[i].motion != BodyMotion::Floating) break;
+      const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], solids[o], *solidShapes[o], dx);
+      if (d > tol) refuse(i, "obstacle " + shapeSpecToString(solids[o]));
+    }
+    for (size_t j = 0; j < bodies.size(); ++j) {
+      if (j == i || (j >= first && j < i)) continue;  // each new pair once
+      if (bodies[i].motion != BodyMotion::Floating && bodies[j].motion != BodyMotion::Floating) continue;
+      const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], bodies[j].shape, *bodyShapes[j], dx);
+      if (d > tol) refuse(i, "body " + bodySpecToString(bodies[j]));
+    }
+  }
+}
+
 void sphCheckScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
                    const std::vector<BodySpec>& bodies) {
   const SceneDef& def = sceneDef(scene);
@@ -676,8 +752,10 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
     return;  // the scene's own geometry error: building it reports that
   }
   sphCheckSolids(tank, dx, obstacles, {});
+  std::vector<BodySpec> all;  // the scene's bodies, then the caller's
   if (def.bodies) {  // the scene's own bodies (e.g. wave_tank's `bodies` parameter)
-    for (const BodySpec& b : def.bodies(P)) {
+    all = def.bodies(P);
+    for (const BodySpec& b : all) {
       const auto shape = makeShape(b.shape);
       if (const std::string why = bodyProblem(b, *shape, tank, dx); !why.empty())
         throw Error("SPH scene " + def.name + ": bodies = " + std::to_string(P.getInt("bodies")) + " gives a " +
@@ -687,6 +765,11 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
     }
   }
   sphCheckSolids(tank, dx, {}, bodies);
+  std::vector<ShapeSpec> solids = def.solids ? def.solids() : std::vector<ShapeSpec>{};
+  solids.insert(solids.end(), obstacles.begin(), obstacles.end());
+  const size_t first = all.size();
+  all.insert(all.end(), bodies.begin(), bodies.end());
+  sphCheckBodyClearance(dx, solids, all, first);
 }
 
 const std::vector<std::string>& sphSceneNames() {
