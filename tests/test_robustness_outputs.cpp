@@ -571,6 +571,41 @@ TEST(OutputLinks, ASymbolicLinkIsWrittenThroughToItsTarget) {
   EXPECT_TRUE(temporaries(dir).empty());
 }
 
+// Replacing a file keeps its permission bits (before: the umask's, so a
+// 0600 file of results became world-readable); a new file gets the umask's.
+TEST(OutputLinks, AReplacedFileKeepsItsPermissions) {
+  const std::string dir = freshDir("mode");
+  for (const fs::perms mode : {fs::perms(0600), fs::perms(0640), fs::perms(0444), fs::perms(0755)}) {
+    SCOPED_TRACE(int(mode));
+    const std::string path = dir + "/kept.csv";
+    test::writeFile(path, "old\n");
+    fs::permissions(path, mode, fs::perm_options::replace);
+    AtomicFile f(path);
+    f.stream() << "new\n";
+    f.commit();
+    EXPECT_EQ(test::slurp(path), "new\n");
+    EXPECT_EQ(fs::status(path).permissions() & fs::perms::all, mode);
+    fs::permissions(path, fs::perms(0644), fs::perm_options::replace);
+    fs::remove(path);
+  }
+  // A new file: what the umask allows of 0666.
+  const mode_t mask = ::umask(0022);
+  ::umask(mask);
+  AtomicFile g(dir + "/new.csv");
+  g.stream() << "x\n";
+  g.commit();
+  EXPECT_EQ(fs::status(dir + "/new.csv").permissions() & fs::perms::all, fs::perms(0666 & ~mask));
+  // Through the command line as well.
+  test::writeFile(dir + "/out.csv", "old\n");
+  fs::permissions(dir + "/out.csv", fs::perms(0600), fs::perm_options::replace);
+  const auto r = test::run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.06 "
+                                 "--steps 2 --quiet --out " + dir + "/out.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(test::slurp(dir + "/out.csv"), "old\n");
+  EXPECT_EQ(fs::status(dir + "/out.csv").permissions() & fs::perms::all, fs::perms(0600));
+  EXPECT_TRUE(temporaries(dir).empty());
+}
+
 TEST(OutputLinks, ADescriptorPathIsWrittenThroughTheDescriptor) {
   // /proc/self/fd/N (what /dev/stdout links to) open on a regular file: the
   // rows go through that descriptor, at its offset, and nothing is renamed.

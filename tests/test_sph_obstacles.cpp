@@ -598,6 +598,23 @@ TEST(SphObstaclesCli, BadObstacleSpecsAreRefusedNamingTheProblem) {
   r = run(kCli, "run --device cpu --config " + cfg + " --steps 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no obstacles"), std::string::npos) << r.err;
+  // Sizes past what the boundary sampling and SDF grid hold (before: an
+  // internal "invalid SDF grid", a false "no part of its surface lies within
+  // ... of the tank", or the sampling limit, after the device was opened;
+  // a mesh scaled that far was called degenerate or not closed).
+  for (const std::string& o :
+       {std::string("box:size=1e16,0.02,0.02:pos=0.2,0.05,0.02"), std::string("cylinder:d=1e17:h=0.04:pos=0.2,0.05,0.02"),
+        std::string("sphere:d=10000:pos=0.2,-4999.99,0.02"), std::string("box:size=1e-30:pos=0.2,0.05,0.02"),
+        "mesh:file=" + std::string(EDDY_TEST_DATA) + "/cube.stl:scale=1e6,0.02,0.02:pos=0.2,0.05,0.02"}) {
+    SCOPED_TRACE(o);
+    r = run(kCli, sph + "--obstacle " + o);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("out of range (a solid is 1e-06 to 1000 m across"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
+  }
+  // The largest allowed, a cap reaching 1 cm into the tank, runs.
+  r = run(kCli, sph + "--quiet --obstacle sphere:d=1000:pos=0.2,-499.99,0.02");
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 // Solids are placed against the tank before the device is opened: an
@@ -637,6 +654,11 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
           {"--body", "more than 1500 m/s"});
   refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e30", {"--body", "'speed': 1e+30 is out of range"});
   refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e5", {"--body", "more than 1500 m/s"});
+  // A floating body with less than a spacing of room to each wall on an
+  // axis (before: accepted, and contact pushed it through the far wall).
+  refused("--body box:size=0.1,0.05,0.17:pos=0.2,0.1,0.1:density=500",
+          {"--body", "it is 0.17 m across in z", "the tank's 0.2 m leave room for at most 0.16 m"});
+  refused("--body sphere:d=0.17:pos=0.2,0.1,0.1:density=500", {"--body", "across in y"});
   const std::string cfg = dir + "/outside.json";
   eddy::test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "params": {"spacing": 0.02, "depth": 0.2,
       "column_width": 0.1, "column_height": 0.15},
@@ -653,6 +675,16 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   const auto r = run(kCli, b + "--quiet --json --obstacle box:size=0.05:pos=0.25,0,0.1 "
                               "--obstacle box:size=0.04:pos=0.4,0.1,0.1");
   EXPECT_EQ(r.code, 0) << r.err;
+  // A floating body with a spacing to spare on each side runs, and so does
+  // a kinematic one as wide as the tank.
+  const auto fits = run(kCli, b + "--quiet --body box:size=0.1,0.05,0.16:pos=0.2,0.15,0.1:density=500 "
+                                 "--body box:size=0.02,0.02,0.2:pos=0.2,0.02,0.1:motion=rotate:speed=0.1");
+  EXPECT_EQ(fits.code, 0) << fits.err;
+  // A piston axis whose squared length underflows is still a direction
+  // (before: "its x extent sweeps [-inf, inf] m").
+  const auto tiny = run(kCli, b + "--quiet --body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:"
+                                 "amplitude=0.01:period=1:axis=1e-300,0,0");
+  EXPECT_EQ(tiny.code, 0) << tiny.err;
   // A piston whose stroke stays inside (x in [0.03, 0.17] m) at a sane speed runs.
   const auto p = run(kCli, b + "--quiet --body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:"
                               "amplitude=0.05:period=1");
@@ -779,6 +811,30 @@ TEST(SphObstaclesCli, ABodyInsideTheScenesObstacleAndAnObstacleOverTheWaterAreNa
                 "--obstacle box:size=0.06,0.3,0.3:pos=0.02,0.1,0.1 --obstacle box:size=0.06,0.3,0.3:pos=0.08,0.1,0.1");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("no particles: its obstacles together cover all of its"), std::string::npos) << r.err;
+}
+
+// A scene whose own geometry contradicts itself is a usage error found
+// before the device (before: exit 1 after it was opened), and
+// lobovsky_dam_break refuses a depth wider than the experiment's tank
+// (before: silently clamped to 0.15 m while --json showed the value given).
+TEST(SphScenesCli, SceneGeometryErrorsAreUsageErrors) {
+  using eddy::test::run;
+  const std::string base = "run --device cpu --sim sph --steps 1 --quiet ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--scene dam_break --set spacing=0.02 --set depth=0.008", "depth = 0.008 m rounds to no particle layer"},
+      {"--scene dam_break --set spacing=0.02 --set depth=0.06 --set column_width=100",
+       "column_width (100 m) does not fit in tank_length"},
+      {"--scene drop --set spacing=0.02 --set depth=0.1 --set drop_height=1000", "does not fit in tank_height"},
+      {"--scene lobovsky_dam_break --set spacing=0.03 --set depth=1000",
+       "depth = 1000 m is wider than the experiment's tank (0.15 m)"}};
+  for (const auto& [args, needle] : cases) {
+    SCOPED_TRACE(args);
+    const auto r = run(kCli, base + args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run(kCli, base + "--scene lobovsky_dam_break --set spacing=0.03 --set depth=0.15").code, 0);
 }
 
 // A static obstacle far larger than the tank, partly inside it (a 4 x 4 m

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <sstream>
 #include <unordered_map>
 
 namespace eddy::geom {
@@ -172,7 +173,23 @@ class PointGrid {
 
 class Mesh final : public Shape, public HintedSdf {
  public:
-  Mesh(const std::string& file, const Vec3d& scale) : file_(file) { build(readTriangles(file, scale)); }
+  Mesh(const std::string& file, const Vec3d& scale) : file_(file) {
+    std::vector<Vec3d> soup = readTriangles(file, scale);
+    // Its scaled extent first: vertex merging and the closedness check take
+    // their tolerance from it, so a mesh scaled past the range would be
+    // blamed for defects it does not have.
+    for (int a = 0; a < 3; ++a) {
+      double lo = 1e300, hi = -1e300;
+      for (const Vec3d& p : soup) lo = std::min(lo, p[a]), hi = std::max(hi, p[a]);
+      if (!soup.empty() && hi - lo > kShapeSizeMax) {
+        std::ostringstream o;
+        o << file << ": scaled by " << scale[a] << ", the mesh is " << (hi - lo) << " m across in "
+          << "xyz"[a] << ", out of range (" << shapeSizeRange() << ")";
+        throw Error(o.str());
+      }
+    }
+    build(std::move(soup));
+  }
   ShapeKind kind() const override { return ShapeKind::Mesh; }
   double sdf(const Vec3d& p) const override {
     int hint = -1;

@@ -69,8 +69,25 @@ std::string num(double v) {
   o << v;
   return o.str();
 }
+std::string num6(double v) {  // for a message: 1e-06, not 9.9999999999999995e-07
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
 void checkPositive(double v, const std::string& what) {
   if (!std::isfinite(v) || v <= 0) throw Error(what + " must be a finite number > 0, got " + num(v));
+}
+}  // namespace
+
+std::string shapeSizeRange() {
+  return "a solid is " + num6(kShapeSizeMin) + " to " + num6(kShapeSizeMax) +
+         " m across: beyond that its boundary sampling and SDF grid, in float on the device, lose it";
+}
+
+namespace {
+void checkSize(double v, const std::string& what) {
+  checkPositive(v, what);
+  if (v < kShapeSizeMin || v > kShapeSizeMax) throw Error(what + " is " + num6(v) + " m, out of range (" + shapeSizeRange() + ")");
 }
 }  // namespace
 
@@ -78,20 +95,20 @@ std::unique_ptr<Shape> makeShape(const ShapeSpec& spec) {
   const std::string kind = shapeKindName(spec.kind);
   switch (spec.kind) {
     case ShapeKind::Box:
-      for (int a = 0; a < 3; ++a) checkPositive(spec.size[a], "box size[" + std::to_string(a) + "]");
+      for (int a = 0; a < 3; ++a) checkSize(spec.size[a], "box size[" + std::to_string(a) + "]");
       return geom::makeBox(spec.size);
     case ShapeKind::Sphere:
-      checkPositive(spec.size[0], "sphere diameter");
+      checkSize(spec.size[0], "sphere diameter");
       return geom::makeSphere(spec.size[0]);
     case ShapeKind::Cylinder:
-      checkPositive(spec.size[0], "cylinder diameter");
-      checkPositive(spec.size[1], "cylinder height");
+      checkSize(spec.size[0], "cylinder diameter");
+      checkSize(spec.size[1], "cylinder height");
       return geom::makeCylinder(spec.size[0], spec.size[1]);
     case ShapeKind::Mesh:
       if (spec.file.empty()) throw Error("mesh: no file given");
       for (int a = 0; a < 3; ++a)
         checkPositive(spec.scale[a], spec.file + ": mesh scale[" + std::to_string(a) + "]");
-      return geom::makeMesh(spec.file, spec.scale);
+      return geom::makeMesh(spec.file, spec.scale);  // its scaled extent checked there
   }
   throw Error("unknown shape kind");
 }

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,17 @@ inline Vec3d rotateBack(const Mat3d& R, const Vec3d& v) {
 }
 // A pose's maps between the frames, R = rotationMatrix(pose.rotationDeg)
 // computed once by the caller: position + R local, and R^T (world - position).
+// The unit vector along a (zero for a zero or non-finite a), scaled by its
+// largest component first, so that (1e-300, 0, 0) and (1e300, 1e300, 0),
+// whose squared norms underflow or overflow, are directions too.
+inline Vec3d unitDirection(const Vec3d& a) {
+  const double m = std::max({std::fabs(a[0]), std::fabs(a[1]), std::fabs(a[2])});
+  if (!std::isfinite(m) || !(m > 0)) return {0, 0, 0};
+  const Vec3d b{a[0] / m, a[1] / m, a[2] / m};
+  const double n = std::sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
+  return {b[0] / n, b[1] / n, b[2] / n};
+}
+
 inline Vec3d poseToWorld(const Pose& pose, const Mat3d& R, const Vec3d& local) {
   Vec3d w;
   for (int i = 0; i < 3; ++i)
@@ -124,8 +136,16 @@ class Shape {
                             std::vector<Vec3d>& normals) const = 0;
 };
 
+// The sizes a shape may have (m, each extent: a box's sizes, a sphere's or
+// cylinder's diameter and height, a scaled mesh's bounds), and the range in
+// words for a message.
+inline constexpr double kShapeSizeMin = 1e-6;
+inline constexpr double kShapeSizeMax = 1000;
+std::string shapeSizeRange();
+
 // Builds the shape of a spec (the pose is NOT applied: it is the caller's).
-// Throws eddy::Error with a clear message: a size <= 0 or non-finite; a mesh
+// Throws eddy::Error with a clear message: a size <= 0, non-finite or
+// outside [kShapeSizeMin, kShapeSizeMax]; a mesh
 // file that cannot be read, is empty, has degenerate (zero-area) triangles
 // only, or is not closed (an edge not shared by exactly two triangles) names
 // the file and the problem.

@@ -129,9 +129,7 @@ double kinematicPeakSpeed(const BodySpec& b, const Aabb& box, double* arm) {
   if (arm) *arm = 0;
   if (b.motion == BodyMotion::Piston) return 2 * M_PI * std::fabs(b.piston.amplitude) / b.piston.period;
   if (b.motion != BodyMotion::Rotate) return 0;
-  const Vec3d& ax = b.rotate.axis;
-  const double len = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
-  const Vec3d u = len > 0 ? Vec3d{ax[0] / len, ax[1] / len, ax[2] / len} : Vec3d{0, 0, 0};
+  const Vec3d u = unitDirection(b.rotate.axis);
   double far = 0;
   for (int c = 0; c < 8; ++c) {
     const Vec3d p{c & 1 ? box.hi[0] : box.lo[0], c & 2 ? box.hi[1] : box.lo[1], c & 4 ? box.hi[2] : box.lo[2]};

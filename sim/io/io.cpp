@@ -201,6 +201,21 @@ void AtomicFile::commit() {
     throw Error(path_ + ": write failed" + why +
                 (tmp_.empty() ? "" : "; the previous file, if any, is untouched"));
   }
+  // The replacement keeps the replaced file's permission bits (and, where
+  // this process may, its owner): a new file gets the umask's.
+  struct stat old {};
+  if (!tmp_.empty() && ::stat(target_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    if (::chmod(tmp_.c_str(), old.st_mode & 07777) != 0) {
+      const std::string why = std::strerror(errno);
+      std::remove(tmp_.c_str());
+      committed_ = true;
+      throw Error(path_ + ": cannot give the new file the old one's permissions: " + why +
+                  "; the previous file is untouched");
+    }
+    if (::chown(tmp_.c_str(), old.st_uid, old.st_gid) != 0) {
+      // not the owner's to give (not root): the new file is this user's
+    }
+  }
   if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp_.c_str());

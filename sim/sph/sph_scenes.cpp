@@ -349,6 +349,10 @@ const std::vector<SceneDef>& sceneTable() {
                  columnScene});
     t.push_back({"lobovsky_dam_break",
                  [](const Params& P, double dx) {
+                   if (P.get("depth") > Lobovsky::kWidth * (1 + 1e-12))
+                     throw Error("SPH scene lobovsky_dam_break: depth = " + formatNumber(P.get("depth")) +
+                                 " m is wider than the experiment's tank (" + formatNumber(Lobovsky::kWidth) +
+                                 " m): give at most " + formatNumber(Lobovsky::kWidth) + " (the full 3-D tank)");
                    const int nz = Lobovsky::layers(P.get("depth"), dx);
                    return Tank{{Lobovsky::kTankLength, Lobovsky::kTankHeight, nz * dx}, nz};
                  },
@@ -595,11 +599,10 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
   };
   if (b.motion == BodyMotion::Piston) {
     // The whole stroke, x0 -/+ |amplitude| along the axis, stays in the tank.
-    const Vec3d& ax = b.piston.axis;
-    const double len = std::sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]);
+    const Vec3d ax = unitDirection(b.piston.axis);
     const double A = std::fabs(b.piston.amplitude);
     for (int a = 0; a < 3; ++a) {
-      const double eps = 1e-9 * std::max(1.0, tank[a]), reach = A * std::fabs(ax[a]) / len;
+      const double eps = 1e-9 * std::max(1.0, tank[a]), reach = A * std::fabs(ax[a]);
       if (w.lo[a] - reach < -eps || w.hi[a] + reach > tank[a] + eps)
         return "its piston stroke (amplitude " + formatNumber(b.piston.amplitude) + " m) takes it out of the tank (" +
                tankText(tank) + "): its " + axis[a] + " extent sweeps [" + short6(w.lo[a] - reach) + ", " +
@@ -619,6 +622,17 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
                                " m from its axis");
   }
   if (b.motion == BodyMotion::Floating) {
+    // Contact holds it a clearance from every wall: with less room than
+    // that on an axis it is pushed through the far wall.
+    const double gap = kSphBodyContactSpacings * dx;
+    for (int a = 0; a < 3; ++a) {
+      const double across = w.hi[a] - w.lo[a];
+      if (across + 2 * gap > tank[a] * (1 + 1e-9))
+        return "it is " + short6(across) + " m across in " + axis[a] + ", and contact keeps a floating body " +
+               formatNumber(kSphBodyContactSpacings) + " particle spacing (" + metres(gap) +
+               ") from each tank wall: the tank's " + formatNumber(tank[a]) + " m leave room for at most " +
+               short6(tank[a] - 2 * gap) + " m (make the tank wider or the spacing smaller)";
+    }
     const Aabb l = shape.bounds();
     const double thin = std::min({l.hi[0] - l.lo[0], l.hi[1] - l.lo[1], l.hi[2] - l.lo[2]});
     if (thin < kSphBodyMinSpacings * dx * (1 - 1e-9))
@@ -745,11 +759,15 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
                    const std::vector<BodySpec>& bodies) {
   const SceneDef& def = sceneDef(scene);
   const double dx = P.get("spacing");
-  std::array<double, 3> tank;
-  try {
-    tank = def.tank(P, dx).size;
-  } catch (const Error&) {
-    return;  // the scene's own geometry error: building it reports that
+  // The scene's own geometry (a length that rounds to no particle layer, a
+  // column wider than its tank, ...) is checked here too, so that it is a
+  // usage error found before the device: the tank, and for a scene without
+  // solids or bodies the count (no particle made; with solids the count
+  // needs the particles, and building the scene reports such errors).
+  const std::array<double, 3> tank = def.tank(P, dx).size;
+  if (!def.solids && !def.bodies && obstacles.empty() && bodies.empty()) {
+    size_t count = 0;
+    buildScene(scene, P, true, count, {});
   }
   sphCheckSolids(tank, dx, obstacles, {});
   std::vector<BodySpec> all;  // the scene's bodies, then the caller's
