@@ -530,6 +530,16 @@ TEST(SphProbeRestart, BadProbesInASnapshotAreRefused) {
   EXPECT_TRUE(has(edited("sph/probe_windows", std::string(reinterpret_cast<const char*>(&w), sizeof w)),
                   "window is not finite"));
   EXPECT_TRUE(has(edited("sph/probe_windows", std::string(16, '\0')), "sph/probe_windows"));
+  // A cadence no run could have had (before: -5 and 2^63 loaded, and the
+  // run wrote no probe rows, silently).
+  auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto f64 = [](double v) { return std::string(reinterpret_cast<const char*>(&v), sizeof v); };
+  for (const uint64_t every : {uint64_t(0), uint64_t(-5), uint64_t(1) << 63, (uint64_t(1) << 40) + 1})
+    EXPECT_TRUE(has(edited("sph/probe_every", u64(every)), "is not a cadence")) << every;
+  for (const double dt : {-1.0, 1e-300, std::numeric_limits<double>::infinity()})
+    EXPECT_TRUE(has(edited("sph/probe_dt", f64(dt)), "is not a cadence")) << dt;
+  EXPECT_EQ(edited("sph/probe_every", u64(7)), "");
+  EXPECT_EQ(edited("sph/probe_dt", f64(0.01)), "");  // by time, its step count kept unused
 }
 
 // CSV through eddy-cli: the header, one column per probe (the scene's first,

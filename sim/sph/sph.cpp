@@ -1,5 +1,6 @@
 #include "sph.hpp"
 
+#include "config.hpp"  // kLimitEvery, kMinProbeDt: what a run accepts
 #include "io.hpp"
 #include "shape_spec_io.hpp"
 #include "snapshot.hpp"
@@ -642,9 +643,15 @@ static void decodeSphProbes(const Snapshot& snap, SphState& s) {
   st.probes = s.setup.probes;
   st.cadence.every = snap.u64("sph/probe_every");
   st.cadence.dt = snap.f64("sph/probe_dt");
-  if (!(std::isfinite(st.cadence.dt) && st.cadence.dt >= 0) || (st.cadence.dt == 0 && st.cadence.every == 0))
+  // Within what --probe-every / --probe-dt accept: every 1 .. 2^40 steps
+  // (kept, unused, when dt is set), dt 0 (by steps) or at least kMinProbeDt
+  // (a crafted -5, i.e. 2^64 - 5, sampled nothing and said nothing).
+  const bool everyOk = st.cadence.every >= kLimitEvery.min && st.cadence.every <= kLimitEvery.max;
+  const bool dtOk = st.cadence.dt == 0 || (std::isfinite(st.cadence.dt) && st.cadence.dt >= kMinProbeDt);
+  if (!everyOk || !dtOk)
     snap.fail("the probes' cadence (every " + std::to_string(st.cadence.every) + " steps, dt " +
-              formatNumber(st.cadence.dt) + " s) is not a cadence");
+              formatNumber(st.cadence.dt) + " s) is not a cadence: every 1.." + std::to_string(kLimitEvery.max) +
+              " steps, dt 0 (by steps) or at least " + formatNumber(kMinProbeDt) + " s");
   const uint64_t next = snap.u64("sph/probe_next");
   if (next > 0xffffffffu) snap.fail("the probes' next sample index " + std::to_string(next) + " is too large");
   st.next = cl_uint(next);
