@@ -396,18 +396,34 @@ void body_contact(__global const float4* restrict in,
     if (lid == 0) {
         if (floating) {
             const float dm[6] = {m03.x, m03.y, m03.z, m03.w, m45.x, m45.y};
-            for (int p = 0; p < 6; ++p) {
+            /* Per axis, its two planes: the low one, then the high one. A
+             * body too wide for the clearance on both sides (a body spanning
+             * a thin slab's depth: d_lo + d_hi > 0, no position satisfies
+             * both) is centred between them instead: pushed out of one wall
+             * by d it would go through the other. */
+            for (int a = 0; a < 3; ++a) {
                 float3 n = (float3)(0.0f);
-                if (p == 0) n.x = 1.0f; else if (p == 1) n.x = -1.0f;
-                else if (p == 2) n.y = 1.0f; else if (p == 3) n.y = -1.0f;
-                else if (p == 4) n.z = 1.0f; else n.z = -1.0f;
-                const float depth = dm[p] - dot(pos.xyz - pb.xyz, n);
+                if (a == 0) n.x = 1.0f; else if (a == 1) n.y = 1.0f; else n.z = 1.0f;
+                const int lo = 2 * a, hi = 2 * a + 1;
                 /* the penetrating particles' mean point; none before the
                  * corrections so far: the bounding sphere's point nearest the wall */
-                const float3 x = ws[p].w > 0.0f ? ws[p].xyz / ws[p].w : pb.xyz - rb * n;
-                if (depth > 0.0f)
-                    body_apply_contact(in, b, pb, qb, n, x, (float3)(0.0f), depth, 1.0f, &pos, &vel,
-                                       &L, &om);
+                const float3 xl = ws[lo].w > 0.0f ? ws[lo].xyz / ws[lo].w : pb.xyz - rb * n;
+                const float3 xh = ws[hi].w > 0.0f ? ws[hi].xyz / ws[hi].w : pb.xyz + rb * n;
+                const float dl = dm[lo] - dot(pos.xyz - pb.xyz, n);
+                const float dh0 = dm[hi] + dot(pos.xyz - pb.xyz, n);
+                if (dl + dh0 > 0.0f && (dl > 0.0f || dh0 > 0.0f)) {
+                    const float s = 0.5f * (dl - dh0);  /* equal overlaps on both sides */
+                    if (s > 0.0f)
+                        body_apply_contact(in, b, pb, qb, n, xl, (float3)(0.0f), s, 1.0f, &pos, &vel, &L, &om);
+                    else if (s < 0.0f)
+                        body_apply_contact(in, b, pb, qb, -n, xh, (float3)(0.0f), -s, 1.0f, &pos, &vel, &L, &om);
+                    continue;
+                }
+                if (dl > 0.0f)
+                    body_apply_contact(in, b, pb, qb, n, xl, (float3)(0.0f), dl, 1.0f, &pos, &vel, &L, &om);
+                const float dh = dm[hi] + dot(pos.xyz - pb.xyz, n);
+                if (dh > 0.0f)
+                    body_apply_contact(in, b, pb, qb, -n, xh, (float3)(0.0f), dh, 1.0f, &pos, &vel, &L, &om);
             }
         }
         for (uint f = 0; f < EDDY_BODY_STRIDE; ++f) BODY_AT(out, b, f) = BODY_AT(in, b, f);

@@ -205,6 +205,16 @@ class Mesh final : public Shape, public HintedSdf {
     return m;
   }
   Aabb bounds() const override { return bounds_; }
+  Aabb turnedBounds(const Mat3d& R) const override {
+    Aabb w;
+    w.lo = {1e300, 1e300, 1e300};
+    w.hi = {-1e300, -1e300, -1e300};
+    for (const Vec3d& v : v_) {
+      const Vec3d p = rotate(R, v);
+      for (int a = 0; a < 3; ++a) w.lo[a] = std::min(w.lo[a], p[a]), w.hi[a] = std::max(w.hi[a], p[a]);
+    }
+    return w;
+  }
 
  protected:
   void sampleWithin(double spacing, const Aabb* clip, std::vector<Vec3d>& points,

@@ -91,6 +91,22 @@ void checkSize(double v, const std::string& what) {
 }
 }  // namespace
 
+Aabb Shape::turnedBounds(const Mat3d& R) const {
+  const Aabb l = bounds();
+  Aabb w;
+  w.lo = {1e300, 1e300, 1e300};
+  w.hi = {-1e300, -1e300, -1e300};
+  for (int k = 0; k < 8; ++k) {
+    const Vec3d c{(k & 1) ? l.hi[0] : l.lo[0], (k & 2) ? l.hi[1] : l.lo[1], (k & 4) ? l.hi[2] : l.lo[2]};
+    for (int a = 0; a < 3; ++a) {
+      const double v = R[3 * a] * c[0] + R[3 * a + 1] * c[1] + R[3 * a + 2] * c[2];
+      w.lo[a] = std::min(w.lo[a], v);
+      w.hi[a] = std::max(w.hi[a], v);
+    }
+  }
+  return w;
+}
+
 std::unique_ptr<Shape> makeShape(const ShapeSpec& spec) {
   const std::string kind = shapeKindName(spec.kind);
   switch (spec.kind) {

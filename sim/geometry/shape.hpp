@@ -114,6 +114,10 @@ class Shape {
   virtual Vec3d centroid() const = 0;           // centre of volume, local frame
   virtual Mat3d inertia(double density) const = 0;  // about the centroid, local axes
   virtual Aabb bounds() const = 0;              // local frame
+  // The bounds of the shape turned by R (still about the local origin): by
+  // default those of bounds()'s eight corners turned, a superset; a mesh
+  // gives the exact box of its turned vertices.
+  virtual Aabb turnedBounds(const Mat3d& R) const;
   // Surface samples (local frame) at about `spacing` apart, evenly covering
   // the surface (no holes wider than `spacing`, no clusters), with the outward
   // unit normal of each. Deterministic for given shape, spacing and clip.

@@ -88,9 +88,9 @@ void sphCheckParams(const Params& params);
 // SolidSpecError with its index; anything else eddy::Error.
 inline constexpr double kSphBodyMinSpacings = 1.0;
 // Contact keeps a floating body's surface this many spacings from the tank
-// walls, the obstacles and the other bodies (sim/sph/bodies.cpp, why 1), so
-// a floating body must be at least 2 of them narrower than the tank on each
-// axis.
+// walls, the obstacles and the other bodies (sim/sph/bodies.cpp, why 1); a
+// body with less room than that on both sides of an axis (one spanning a
+// thin slab's depth) is centred between the two walls (body_contact).
 inline constexpr double kSphBodyContactSpacings = 1.0;
 // A kinematic body's fastest surface point may move at most this fast (m/s):
 // the speed of sound in water, beyond which neither solver's model holds (a

@@ -478,8 +478,8 @@ namespace {
 std::string metres(double v) { return formatNumber(v) + " m"; }
 
 // The world-frame bounding box of a placed shape: exact for boxes, spheres
-// and cylinders, from surface samples (at most `spacing` apart) for a mesh.
-Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
+// and cylinders, and for a mesh (its turned vertices).
+Aabb worldBounds(const ShapeSpec& spec, const Shape& shape) {
   const Mat3d R = rotationMatrix(spec.pose.rotationDeg);
   const Aabb l = shape.bounds();
   Aabb w;
@@ -515,11 +515,13 @@ Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
       break;
     }
     case ShapeKind::Mesh: {
-      double ext = 0;
-      for (int a = 0; a < 3; ++a) ext = std::max(ext, l.hi[a] - l.lo[a]);
-      std::vector<Vec3d> pts, nrm;
-      shape.sample(std::max(spacing, ext / 64), pts, nrm);
-      for (const auto& p : pts) grow(poseToWorld(spec.pose, R, p));
+      // Its turned vertices (exact; surface samples ext / 64 apart missed
+      // the thin side of a mesh scaled 20 x 0.1 x 0.1, which then read as
+      // "entirely outside the tank" while it crossed it).
+      const Aabb t = shape.turnedBounds(R);
+      const Vec3d& o = spec.pose.position;
+      grow({o[0] + t.lo[0], o[1] + t.lo[1], o[2] + t.lo[2]});
+      grow({o[0] + t.hi[0], o[1] + t.hi[1], o[2] + t.hi[2]});
       break;
     }
   }
@@ -530,7 +532,7 @@ Aabb worldBounds(const ShapeSpec& spec, const Shape& shape, double spacing) {
 // partly through a wall has; one wholly beyond a wall has not).
 bool reachesIntoTank(const ShapeSpec& spec, const Shape& shape, const std::array<double, 3>& tank,
                      double spacing) {
-  const Aabb w = worldBounds(spec, shape, spacing);
+  const Aabb w = worldBounds(spec, shape);
   for (int a = 0; a < 3; ++a) {
     const double eps = 1e-9 * std::max(1.0, tank[a]);
     if (w.hi[a] < -eps || w.lo[a] > tank[a] + eps) return false;
@@ -583,7 +585,7 @@ std::string tankText(const std::array<double, 3>& t) {
 // "" when a body fits the tank and, floating, is thick enough; else why not.
 std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<double, 3>& tank,
                         double dx) {
-  const Aabb w = worldBounds(b.shape, shape, 0.5 * dx);
+  const Aabb w = worldBounds(b.shape, shape);
   static const char* axis[3] = {"x", "y", "z"};
   for (int a = 0; a < 3; ++a) {
     const double eps = 1e-9 * std::max(1.0, tank[a]);
@@ -622,17 +624,6 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
                                " m from its axis");
   }
   if (b.motion == BodyMotion::Floating) {
-    // Contact holds it a clearance from every wall: with less room than
-    // that on an axis it is pushed through the far wall.
-    const double gap = kSphBodyContactSpacings * dx;
-    for (int a = 0; a < 3; ++a) {
-      const double across = w.hi[a] - w.lo[a];
-      if (across + 2 * gap > tank[a] * (1 + 1e-9))
-        return "it is " + short6(across) + " m across in " + axis[a] + ", and contact keeps a floating body " +
-               formatNumber(kSphBodyContactSpacings) + " particle spacing (" + metres(gap) +
-               ") from each tank wall: the tank's " + formatNumber(tank[a]) + " m leave room for at most " +
-               short6(tank[a] - 2 * gap) + " m (make the tank wider or the spacing smaller)";
-    }
     const Aabb l = shape.bounds();
     const double thin = std::min({l.hi[0] - l.lo[0], l.hi[1] - l.lo[1], l.hi[2] - l.lo[2]});
     if (thin < kSphBodyMinSpacings * dx * (1 - 1e-9))
@@ -650,7 +641,7 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
 // inside both; 0 when none lies inside both. Two solids that interpenetrate
 // by t have d = t / 2 at best.
 double overlapDepth(const ShapeSpec& a, const Shape& sa, const ShapeSpec& b, const Shape& sb, double dx) {
-  const Aabb wa = worldBounds(a, sa, 0.5 * dx), wb = worldBounds(b, sb, 0.5 * dx);
+  const Aabb wa = worldBounds(a, sa), wb = worldBounds(b, sb);
   Aabb in;
   int cells[3];
   for (int k = 0; k < 3; ++k) {
