@@ -122,6 +122,21 @@ TEST(SphCli, BenchReportsEveryKernelAndTheNeighbourCount) {
   EXPECT_EQ(j2["sph"][0]["mean_neighbours"], j["sph"][1]["mean_neighbours"]);
 }
 
+// A restart already at or past --until runs no step and says so (before:
+// exit 0 and nothing said).
+TEST(SphCli, LoadPastUntilSaysNoStepIsRun) {
+  const std::string dir = eddy::test::tempDir();
+  auto r = run(kCli, "run --device cpu --sim sph --set spacing=0.02 --set depth=0.06 --until 0.02 --quiet "
+                     "--save " + dir + "/past.snap");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run(kCli, "run --device cpu --quiet --load " + dir + "/past.snap --until 0.01 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("already at or past --until 0.01: no step is run"), std::string::npos) << r.err;
+  r = run(kCli, "run --device cpu --quiet --load " + dir + "/past.snap --until 0.03");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("no step is run"), std::string::npos) << r.err;
+}
+
 TEST(SphCli, SaveLoadContinuesBitIdentically) {
   const std::string dir = eddy::test::tempDir();
   const std::string common = "--device cpu --sim sph --scene dam_break --set spacing=0.01 "
