@@ -24,6 +24,17 @@ inline std::string withBlob(const Snapshot& good, const std::string& name, const
   return w.bytes();
 }
 
+// The snapshot `good` without blob `name`.
+inline std::string withoutBlob(const Snapshot& good, const std::string& name) {
+  SnapshotWriter w;
+  for (const auto& b : good.names()) {
+    if (b == name) continue;
+    const auto v = good.blob(b);
+    w.add(b, v.data(), v.size());
+  }
+  return w.bytes();
+}
+
 // The error loading these snapshot bytes gives ("" when they load).
 inline std::string loadError(const std::string& bytes) {
   try {

@@ -22,6 +22,7 @@
 using namespace eddy;
 using eddy::test::loadError;
 using eddy::test::withBlob;
+using eddy::test::withoutBlob;
 
 namespace {
 
@@ -454,6 +455,35 @@ TEST(Snapshot, MeshSolidRestartRefusesAChangedMeshFile) {
   bad[0]["file_hash"] = solids[0]["file_hash"];
   e = loadError(withBlob(snap, "sph/solids", bad.dump()));
   EXPECT_NE(e.find("file_hash"), std::string::npos) << e;
+}
+
+// A snapshot whose solids include bodies but whose bodies were cut out is
+// refused (before: it loaded, the bodies turned into static obstacles); a
+// solid's bad key names the solid once (before: "solid 0: snapshot solid 0:").
+TEST(Snapshot, SolidsThatAreBodiesNeedTheBodies) {
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "dam_break";
+  spec.obstacles = {parseShapeSpec("box:size=0.04:pos=0.3,0.02,0.1")};
+  spec.bodies = {parseBodySpec("box:size=0.03:pos=0.15,0.15,0.1:density=500")};
+  Params params(sphParamDecl());
+  params.set("spacing", 0.02);
+  params.set("depth", 0.2);
+  params.set("column_width", 0.1);
+  params.set("column_height", 0.15);
+  auto sim = makeSimulation(test::context(), spec, params);
+  sim->step();
+  const std::string path = test::tempDir() + "/bodies_cut.snap";
+  saveSnapshot(*sim, spec, path);
+  const Snapshot snap = Snapshot::read(path);
+  EXPECT_EQ(loadError(test::slurp(path)), "");
+  std::string e = loadError(withoutBlob(snap, "sph/bodies"));
+  EXPECT_NE(e.find("is rigid body 0, but the snapshot holds no bodies (sph/bodies)"), std::string::npos) << e;
+  auto solids = nlohmann::json::parse(snap.string("sph/solids"));
+  solids[0]["colour"] = "red";
+  e = loadError(withBlob(snap, "sph/solids", solids.dump()));
+  EXPECT_NE(e.find("snapshot solid 0: "), std::string::npos) << e;
+  EXPECT_EQ(e.find("solid 0: snapshot solid 0"), std::string::npos) << e;
 }
 
 // Older eddy wrote kinematic (piston, rotate) bodies with a density or mass,

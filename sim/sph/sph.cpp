@@ -742,8 +742,10 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
         so.spec = shapeSpecFromJson(j[k], "snapshot solid " + std::to_string(k), {}, {"body", "file_hash"});
         so.body = j[k].contains("body") ? j[k]["body"].get<int>() : -1;
         if (j[k].contains("file_hash")) hash = j[k]["file_hash"].get<std::string>();
+      } catch (const Error& e) {
+        snap.fail(e.what());  // "snapshot solid K: key ...: ..."
       } catch (const std::exception& e) {
-        snap.fail(std::string("solid ") + std::to_string(k) + ": " + e.what());
+        snap.fail(std::string("snapshot solid ") + std::to_string(k) + ": " + e.what());
       }
       if (j[k].contains("file_hash") &&
           (so.spec.kind != ShapeKind::Mesh || !isFileContentHash(hash)))
@@ -778,6 +780,12 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     if (saved) s.setup.bodies = bodies;
     else addSphBodies(s.setup, bodies, false);
   }
+  // Solids that are bodies need the bodies' state (a snapshot without it,
+  // cut or crafted, would have turned them into static obstacles).
+  for (size_t k = 0; k < s.setup.solids.size(); ++k)
+    if (s.setup.solids[k].body >= 0 && !snap.has("sph/bodies"))
+      snap.fail("solid " + std::to_string(k) + " is rigid body " + std::to_string(s.setup.solids[k].body) +
+                ", but the snapshot holds no bodies (sph/bodies)");
   if (snap.has("sph/wcsph_rho")) {
     s.rho = snap.array<cl_float>("sph/wcsph_rho", count);
     for (size_t i = 0; i < count; ++i)
