@@ -139,7 +139,7 @@ TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
   EXPECT_TRUE(parseGuiOptions({"-h"}).help);
   EXPECT_TRUE(parseGuiOptions({"--paused", "--help"}).help);
   const auto msg = guiUsageMessage;
-  EXPECT_EQ(msg({"--frames", "abc", "--wat"}), "--frames: 'abc' is not a whole number");
+  EXPECT_EQ(msg({"--frames", "abc", "--wat"}), "--frames: 'abc' is not a whole number in [1, 1099511627776]");
   EXPECT_EQ(msg({"--wat", "--frames", "abc"}), "unknown option '--wat'");
   EXPECT_EQ(msg({"--size=10x480"}), "--size: 10 is out of range [64, 16384]");
   EXPECT_EQ(msg({"--hide-panel=1"}), "unknown option '--hide-panel=1'");

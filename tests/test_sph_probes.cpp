@@ -678,6 +678,14 @@ TEST(SphProbeCli, BadProbesAreUsageErrors) {
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
   }
+  // From a config file, the key is named (before: "--probe-every needs ...").
+  const std::string cfg = test::tempDir() + "/probe_every.json";
+  test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "steps": 2, "probe_every": 5,
+      "params": {"spacing": 0.02, "depth": 0.06}})");
+  const auto r = test::run(EDDY_CLI, "run --device cpu --config " + cfg);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--config " + cfg + ": key 'probe_every' needs --probe-out FILE.csv"), std::string::npos)
+      << r.err;
 }
 
 // Config files: strings and objects, and their errors naming the key.

@@ -17,7 +17,8 @@ unsigned long long parseCount(const std::string& flag, const std::string& v,
     if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
       throw UsageError(flag + ": " + v + " is out of range [" + std::to_string(min) + ", " +
                        std::to_string(max) + "]");
-    throw UsageError(flag + ": '" + v + "' is not a whole number");
+    throw UsageError(flag + ": '" + v + "' is not a whole number in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "]");
   }
   if (n < min || n > max)
     throw UsageError(flag + ": " + v + " is out of range [" + std::to_string(min) + ", " +

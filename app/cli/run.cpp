@@ -227,7 +227,9 @@ RunOptions resolveRun(const RunArgs& a) {
   if (o.overwrite && !c.exportDir) throw UsageError("--overwrite needs --export DIR");
   if (cli.probeEvery && cli.probeDt) throw UsageError("run: give either --probe-every or --probe-dt, not both");
   if ((c.probeEvery || c.probeDt) && !c.probeOut)
-    throw UsageError(std::string(c.probeDt ? "--probe-dt" : "--probe-every") + " needs --probe-out FILE.csv");
+    throw UsageError((c.probeDt ? origin(bool(cli.probeDt), "--probe-dt", "probe_dt")
+                                : origin(bool(cli.probeEvery), "--probe-every", "probe_every")) +
+                     " needs --probe-out FILE.csv (or the config's \"probe_out\")");
   if (!c.probes.empty() && !c.probeOut)
     throw UsageError((cli.probes.empty() ? origin(false, "", "probes") + ": "
                                          : std::string("--probe ")) +
