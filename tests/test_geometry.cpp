@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -897,4 +898,46 @@ TEST(GeometrySdfGrid, MeshGridMatchesTheMeshSdf) {
     inside += v < 0;
   }
   EXPECT_GT(inside, 0);
+}
+
+// Shape::turnedBounds is the exact box of the turned shape for every kind:
+// it holds every turned surface sample, and each face of it is touched by
+// one to within the sampling's resolution. Fresh random rotations.
+TEST(GeometryShapes, TurnedBoundsAreTheTurnedShapesExactBox) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<double> deg(-180, 180);
+  ShapeSpec box, sphere, cyl;
+  box.kind = ShapeKind::Box;
+  box.size = {0.3, 0.1, 0.05};
+  sphere.kind = ShapeKind::Sphere;
+  sphere.size = {0.2, 0.2, 0.2};
+  cyl.kind = ShapeKind::Cylinder;
+  cyl.size = {0.1, 0.4, 0.1};
+  const ShapeSpec mesh = meshSpec(dataFile("icosphere.stl"), {0.4, 0.1, 0.2});
+  for (const ShapeSpec& spec : {box, sphere, cyl, mesh}) {
+    const auto s = makeShape(spec);
+    for (int r = 0; r < 4; ++r) {
+      const Vec3d angles{deg(rng), deg(rng), deg(rng)};
+      SCOPED_TRACE(shapeKindName(spec.kind) + " turned " + std::to_string(angles[0]) + ", " +
+                   std::to_string(angles[1]) + ", " + std::to_string(angles[2]));
+      const Mat3d R = rotationMatrix(angles);
+      const Aabb t = s->turnedBounds(R);
+      std::vector<Vec3d> pts, nrm;
+      s->sample(0.004, pts, nrm);
+      Aabb seen{{1e300, 1e300, 1e300}, {-1e300, -1e300, -1e300}};
+      for (const Vec3d& p : pts) {
+        const Vec3d q = rotate(R, p);
+        for (int a = 0; a < 3; ++a) {
+          EXPECT_GE(q[a], t.lo[a] - 1e-12);
+          EXPECT_LE(q[a], t.hi[a] + 1e-12);
+          seen.lo[a] = std::min(seen.lo[a], q[a]);
+          seen.hi[a] = std::max(seen.hi[a], q[a]);
+        }
+      }
+      for (int a = 0; a < 3; ++a) {  // not a loose superset (samples 4 mm apart)
+        EXPECT_NEAR(seen.lo[a], t.lo[a], 0.006) << a;
+        EXPECT_NEAR(seen.hi[a], t.hi[a], 0.006) << a;
+      }
+    }
+  }
 }

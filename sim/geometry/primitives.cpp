@@ -107,6 +107,7 @@ class Sphere final : public Shape {
     return diag(i, i, i);
   }
   Aabb bounds() const override { return {{-r_, -r_, -r_}, {r_, r_, r_}}; }
+  Aabb turnedBounds(const Mat3d&) const override { return bounds(); }
   // A Fibonacci (golden-angle spiral) point set with round(area / spacing^2)
   // points: every point covers the same area, no poles or seams
   // (Gonzalez 2010, "Measurement of areas on a sphere using Fibonacci and
@@ -160,6 +161,16 @@ class Cylinder final : public Shape {
     return diag(side, 0.5 * m * r_ * r_, side);
   }
   Aabb bounds() const override { return {{-r_, -hh_, -r_}, {r_, hh_, r_}}; }
+  Aabb turnedBounds(const Mat3d& R) const override {  // the axis R e_y: its caps' discs and ends
+    Aabb w;
+    for (int a = 0; a < 3; ++a) {
+      const double ax = R[3 * a + 1];
+      const double e = std::fabs(ax) * hh_ + r_ * std::sqrt(std::max(0.0, 1 - ax * ax));
+      w.lo[a] = -e;
+      w.hi[a] = e;
+    }
+    return w;
+  }
   // Rings about `spacing` apart along the side (the two rims included, each
   // once, alternate rings turned by half a step) and concentric rings on each
   // cap, about `spacing` apart, with a point at the cap's centre. Clipped:

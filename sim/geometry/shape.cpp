@@ -63,14 +63,11 @@ Mat3d rotationMatrix(const Vec3d& rotationDeg) {
 }
 
 namespace {
-std::string num(double v) {
+// 17 digits (what was given, exactly), or 6 for a limit (1e-06, not
+// 9.9999999999999995e-07).
+std::string num(double v, int digits = 17) {
   std::ostringstream o;
-  o.precision(17);
-  o << v;
-  return o.str();
-}
-std::string num6(double v) {  // for a message: 1e-06, not 9.9999999999999995e-07
-  std::ostringstream o;
+  o.precision(digits);
   o << v;
   return o.str();
 }
@@ -80,14 +77,14 @@ void checkPositive(double v, const std::string& what) {
 }  // namespace
 
 std::string shapeSizeRange() {
-  return "a solid is " + num6(kShapeSizeMin) + " to " + num6(kShapeSizeMax) +
+  return "a solid is " + num(kShapeSizeMin, 6) + " to " + num(kShapeSizeMax, 6) +
          " m across: beyond that its boundary sampling and SDF grid, in float on the device, lose it";
 }
 
 namespace {
 void checkSize(double v, const std::string& what) {
   checkPositive(v, what);
-  if (v < kShapeSizeMin || v > kShapeSizeMax) throw Error(what + " is " + num6(v) + " m, out of range (" + shapeSizeRange() + ")");
+  if (v < kShapeSizeMin || v > kShapeSizeMax) throw Error(what + " is " + num(v, 6) + " m, out of range (" + shapeSizeRange() + ")");
 }
 }  // namespace
 

@@ -58,8 +58,6 @@ inline Vec3d rotateBack(const Mat3d& R, const Vec3d& v) {
   return {R[0] * v[0] + R[3] * v[1] + R[6] * v[2], R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
           R[2] * v[0] + R[5] * v[1] + R[8] * v[2]};
 }
-// A pose's maps between the frames, R = rotationMatrix(pose.rotationDeg)
-// computed once by the caller: position + R local, and R^T (world - position).
 // The unit vector along a (zero for a zero or non-finite a), scaled by its
 // largest component first, so that (1e-300, 0, 0) and (1e300, 1e300, 0),
 // whose squared norms underflow or overflow, are directions too.
@@ -71,6 +69,8 @@ inline Vec3d unitDirection(const Vec3d& a) {
   return {b[0] / n, b[1] / n, b[2] / n};
 }
 
+// A pose's maps between the frames, R = rotationMatrix(pose.rotationDeg)
+// computed once by the caller: position + R local, and R^T (world - position).
 inline Vec3d poseToWorld(const Pose& pose, const Mat3d& R, const Vec3d& local) {
   Vec3d w;
   for (int i = 0; i < 3; ++i)
@@ -114,9 +114,9 @@ class Shape {
   virtual Vec3d centroid() const = 0;           // centre of volume, local frame
   virtual Mat3d inertia(double density) const = 0;  // about the centroid, local axes
   virtual Aabb bounds() const = 0;              // local frame
-  // The bounds of the shape turned by R (still about the local origin): by
-  // default those of bounds()'s eight corners turned, a superset; a mesh
-  // gives the exact box of its turned vertices.
+  // The bounds of the shape turned by R (still about the local origin),
+  // exact: bounds()'s eight corners turned (a box; the default), a sphere's
+  // own, a cylinder's from its axis, a mesh's from its turned vertices.
   virtual Aabb turnedBounds(const Mat3d& R) const;
   // Surface samples (local frame) at about `spacing` apart, evenly covering
   // the surface (no holes wider than `spacing`, no clusters), with the outward

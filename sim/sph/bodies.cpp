@@ -408,7 +408,9 @@ namespace {
 //     585 penetrations in 0.8 s at max_dt 4 ms, 24 at 2 ms, 0 at 1 ms;
 //   - 0.75 dx: 3 at 4 ms; 1 dx: 0-1 at 4 ms (three roundings), 0 at 1 and
 //     2 ms, and 0 for a sinking ball.
-constexpr double kBodyContactMargin = kSphBodyContactSpacings;
+// A body with less room than that to both walls of an axis (one spanning a
+// thin slab's depth) is centred between them (body_contact).
+constexpr double kBodyContactMargin = 1.0;
 }  // namespace
 
 void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid) {

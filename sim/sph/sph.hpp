@@ -87,11 +87,6 @@ void sphCheckParams(const Params& params);
 // smallest extent. A problem of a declared obstacle or body throws
 // SolidSpecError with its index; anything else eddy::Error.
 inline constexpr double kSphBodyMinSpacings = 1.0;
-// Contact keeps a floating body's surface this many spacings from the tank
-// walls, the obstacles and the other bodies (sim/sph/bodies.cpp, why 1); a
-// body with less room than that on both sides of an axis (one spanning a
-// thin slab's depth) is centred between the two walls (body_contact).
-inline constexpr double kSphBodyContactSpacings = 1.0;
 // A kinematic body's fastest surface point may move at most this fast (m/s):
 // the speed of sound in water, beyond which neither solver's model holds (a
 // period of 1e-30 s would collapse the time step to nothing).

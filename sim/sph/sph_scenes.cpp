@@ -477,53 +477,13 @@ namespace {
 
 std::string metres(double v) { return formatNumber(v) + " m"; }
 
-// The world-frame bounding box of a placed shape: exact for boxes, spheres
-// and cylinders, and for a mesh (its turned vertices).
+// The world-frame bounding box of a placed shape (exact: Shape::turnedBounds).
 Aabb worldBounds(const ShapeSpec& spec, const Shape& shape) {
-  const Mat3d R = rotationMatrix(spec.pose.rotationDeg);
-  const Aabb l = shape.bounds();
+  const Aabb t = shape.turnedBounds(rotationMatrix(spec.pose.rotationDeg));
   Aabb w;
-  w.lo = {1e300, 1e300, 1e300};
-  w.hi = {-1e300, -1e300, -1e300};
-  auto grow = [&](const Vec3d& p) {
-    for (int a = 0; a < 3; ++a) {
-      w.lo[a] = std::min(w.lo[a], p[a]);
-      w.hi[a] = std::max(w.hi[a], p[a]);
-    }
-  };
-  switch (spec.kind) {
-    case ShapeKind::Box:
-      for (int c = 0; c < 8; ++c)
-        grow(poseToWorld(spec.pose, R, {c & 1 ? l.hi[0] : l.lo[0], c & 2 ? l.hi[1] : l.lo[1], c & 4 ? l.hi[2] : l.lo[2]}));
-      break;
-    case ShapeKind::Sphere: {
-      const double r = 0.5 * spec.size[0];
-      for (int a = 0; a < 3; ++a) {
-        w.lo[a] = spec.pose.position[a] - r;
-        w.hi[a] = spec.pose.position[a] + r;
-      }
-      break;
-    }
-    case ShapeKind::Cylinder: {  // axis R e_y, radius r, half height hh
-      const double r = 0.5 * spec.size[0], hh = 0.5 * spec.size[1];
-      for (int a = 0; a < 3; ++a) {
-        const double ax = R[3 * a + 1];
-        const double e = std::fabs(ax) * hh + r * std::sqrt(std::max(0.0, 1 - ax * ax));
-        w.lo[a] = spec.pose.position[a] - e;
-        w.hi[a] = spec.pose.position[a] + e;
-      }
-      break;
-    }
-    case ShapeKind::Mesh: {
-      // Its turned vertices (exact; surface samples ext / 64 apart missed
-      // the thin side of a mesh scaled 20 x 0.1 x 0.1, which then read as
-      // "entirely outside the tank" while it crossed it).
-      const Aabb t = shape.turnedBounds(R);
-      const Vec3d& o = spec.pose.position;
-      grow({o[0] + t.lo[0], o[1] + t.lo[1], o[2] + t.lo[2]});
-      grow({o[0] + t.hi[0], o[1] + t.hi[1], o[2] + t.hi[2]});
-      break;
-    }
+  for (int a = 0; a < 3; ++a) {
+    w.lo[a] = spec.pose.position[a] + t.lo[a];
+    w.hi[a] = spec.pose.position[a] + t.hi[a];
   }
   return w;
 }
@@ -732,8 +692,7 @@ void sphCheckBodyClearance(double dx, const std::vector<ShapeSpec>& solids, cons
                          true, i - first);
   };
   for (size_t i = first; i < bodies.size(); ++i) {
-    for (size_t o = 0; o < solids.size(); ++o) {
-      if (bodies[i].motion != BodyMotion::Floating) break;
+    for (size_t o = 0; o < solids.size() && bodies[i].motion == BodyMotion::Floating; ++o) {
       const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], solids[o], *solidShapes[o], dx);
       if (d > tol) refuse(i, "obstacle " + shapeSpecToString(solids[o]));
     }
