@@ -238,24 +238,34 @@ void Controller::setProbes(std::vector<ProbeSpec> probes) {
 
 void Controller::startProbes() {
   probeError_.clear();
+  appProbeError_.clear();
   if (!sim_ || !sim_->supportsProbes()) {
     history_.reset({});
     return;
   }
-  // The scene's probes and each of the app's that fits this simulation (a
-  // name of its own, inside the tank); the others are left out with why.
-  std::vector<ProbeSpec> extra;
-  for (const ProbeSpec& p : probes_) {
-    std::vector<ProbeSpec> trial = extra;
+  // The scene's (or the snapshot's) probes, then each of the app's, that
+  // fits this simulation (a name of its own, inside the tank, not inside a
+  // static obstacle); the others are left out with why. A scene's probe is
+  // left out too, not thrown: an obstacle added from the panel over one of
+  // the SPHERIC sensors once ended the app.
+  const std::vector<ProbeSpec> builtin = sim_->builtinProbes();
+  std::vector<ProbeSpec> all;
+  auto add = [&](const ProbeSpec& p, bool own) {
+    std::vector<ProbeSpec> trial = all;
     trial.push_back(p);
     try {
-      probesToSample(*sim_, trial);
-      extra = std::move(trial);
+      probesToSample(*sim_, trial, false);
+      all = std::move(trial);
     } catch (const Error& e) {
-      probeError_ += (probeError_.empty() ? "" : "\n") + probeSpecText(p) + " left out: " + e.what();
+      const std::string line = (own ? "the scene's probe " : "") + probeSpecText(p) + " left out: " + e.what();
+      probeError_ += (probeError_.empty() ? "" : "\n") + line;
+      if (!own) appProbeError_ += (appProbeError_.empty() ? "" : "\n") + line;
     }
-  }
-  const std::vector<ProbeSpec> all = probesToSample(*sim_, extra);
+  };
+  for (const ProbeSpec& p : builtin) add(p, true);
+  for (const ProbeSpec& p : probes_)  // one that is the scene's own is that one
+    if (std::none_of(builtin.begin(), builtin.end(), [&](const ProbeSpec& q) { return sameProbe(p, q); }))
+      add(p, false);
   // The same probes (a solid edit continues the run): the history goes on.
   bool same = all.size() == history_.probes().size();
   for (size_t i = 0; same && i < all.size(); ++i)

@@ -120,11 +120,14 @@ class Controller {
   // ---- Probes (issue 12), where the simulation supportsProbes(): the
   // scene's built-in ones, then these (the app's --probe and config
   // "probes"), sampled every kProbeDt simulated seconds into probeHistory()
-  // (the last 10 s). Probes outside the tank are left out, saying so in error().
+  // (the last 10 s). Probes that cannot be are left out, saying so in probeError().
   void setProbes(std::vector<ProbeSpec> probes);
   const ProbeHistory& probeHistory() const { return history_; }
-  // Why some probes were left out (outside the tank, a name taken), else "".
+  // Why some probes were left out (outside the tank, a name taken, inside
+  // an obstacle), else ""; appProbeError() only for those of setProbes (the
+  // scene's own are left out when an obstacle covers them, not refused).
   const std::string& probeError() const { return probeError_; }
+  const std::string& appProbeError() const { return appProbeError_; }
   static constexpr double kProbeDt = 0.01;
   static constexpr unsigned kProbeDeliverEvery = 16;  // steps between read-backs: the plots lag that little
 
@@ -225,7 +228,7 @@ class Controller {
   std::vector<BodySpec> bodyDrops_;                     // dropBody, pending
   std::vector<ShapeSpec> sceneObstacles_;  // the scene's own (not in spec_.obstacles)
   std::vector<ProbeSpec> probes_;          // setProbes
-  std::string probeError_;
+  std::string probeError_, appProbeError_;
   ProbeHistory history_;
 };
 

@@ -323,7 +323,7 @@ void App::setup() {
   // Probes: the scene's built-in ones and --probe / the config's (a probe of
   // the command line outside the tank is a usage error, as in eddy-cli).
   ctl_->setProbes(o_.probes);
-  if (!ctl_->probeError().empty()) throw GuiUsageError("--probe: " + ctl_->probeError());
+  if (!ctl_->appProbeError().empty()) throw GuiUsageError("--probe: " + ctl_->appProbeError());
   if (!o_.loadPath.empty()) {
     panel_.setSnapshotPath(o_.loadPath);
     if (ctl_->hasSim() && ctl_->error().empty()) {

@@ -297,6 +297,49 @@ TEST(AppSolids, ProbesFillTheHistoryAndSurviveAnEdit) {
   EXPECT_GE(c->probeHistory().samples(), samples);
 }
 
+// An obstacle added over one of the scene's own probes (SPHERIC P1 on the
+// obstacle's face x = 0.8245, at y 0.021, z 0.471) leaves that probe out,
+// saying so, and the others go on; the edit itself goes through. Before, the
+// scene's probe was refused by a throw out of the frame that ended the app.
+TEST(AppSolids, AnObstacleOverAScenesProbeLeavesItOut) {
+  SceneSpec spec;
+  spec.sim = "sph";
+  spec.scene = "spheric_dam_break";
+  Params params(sphParamDecl());
+  params.set("spacing", 0.05);
+  auto c = std::make_unique<Controller>(test::context(), spec, params);
+  ASSERT_TRUE(c->hasSim()) << c->error();
+  const size_t probes = c->probeHistory().probes().size();
+  ASSERT_EQ(probes, 12u);  // P1-P8, H1-H4
+  EXPECT_TRUE(c->probeError().empty()) << c->probeError();
+  std::vector<ShapeSpec> obstacles = c->obstacles();
+  ShapeSpec cover;
+  cover.size = {0.06, 0.03, 0.06};  // y 0.005 .. 0.035: P1, not P2 (y 0.061)
+  cover.pose.position = {0.83, 0.02, 0.471};
+  obstacles.push_back(cover);
+  c->setObstacles(obstacles);
+  Profiler fp;
+  c->paused = true;
+  FrameReport r;
+  ASSERT_NO_THROW(r = c->frame(fp));
+  EXPECT_TRUE(r.solidsEdited) << c->error();
+  EXPECT_EQ(c->sim().obstacles().size(), 2u);
+  EXPECT_NE(c->probeError().find("the scene's probe pressure:P1:"), std::string::npos) << c->probeError();
+  EXPECT_NE(c->probeError().find("inside the obstacle"), std::string::npos) << c->probeError();
+  EXPECT_TRUE(c->appProbeError().empty()) << c->appProbeError();
+  ASSERT_EQ(c->probeHistory().probes().size(), probes - 1);
+  EXPECT_EQ(c->probeHistory().probes()[0].name, "P2");
+  c->runSteps(3);
+  while (c->stepsQueued()) c->frame(fp);
+  EXPECT_EQ(c->sim().steps(), 3u);
+  // Taken away again: P1 is back.
+  obstacles.pop_back();
+  c->setObstacles(obstacles);
+  c->frame(fp);
+  EXPECT_TRUE(c->probeError().empty()) << c->probeError();
+  EXPECT_EQ(c->probeHistory().probes().size(), probes);
+}
+
 TEST(AppSolids, PanelAddsMovesDeletesAndDrops) {
   test::HeadlessImGui ui;
   auto c = sphController();

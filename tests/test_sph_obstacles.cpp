@@ -958,6 +958,13 @@ TEST(SphObstaclesCli, PressureProbeInsideAnObstacleIsRefused) {
   EXPECT_EQ(r.code, 0) << r.err;
   r = run(kCli, b + "--probe pressure:OUT:0.9,0.08,0.5");
   EXPECT_EQ(r.code, 0) << r.err;
+  // An added obstacle over the scene's own sensor P1 (x 0.8245, y 0.021,
+  // z 0.471), no --probe given: the message names the scene's probes, not
+  // --probe (as it did).
+  r = run(kCli, b + "--obstacle box:size=0.1:pos=0.85,0.05,0.471");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("scene spheric_dam_break: its built-in probes: probe P1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--probe:"), std::string::npos) << r.err;
 }
 
 // A mesh that cannot be used (missing, a folder, empty, not a mesh, not

@@ -683,7 +683,12 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     try {
       probes = probesToSample(*sim, c.probes);
     } catch (const Error& e) {
-      throw UsageError(o.probeOrigin + ": " + e.what());
+      // Without --probe (or the config's), every probe is the snapshot's or
+      // the scene's own: name that, not a flag nobody gave.
+      const std::string from = !c.probes.empty()      ? o.probeOrigin
+                               : !o.loadPath.empty() ? "--load " + o.loadPath + ": the snapshot's probes"
+                                                     : "scene " + scene + ": its built-in probes";
+      throw UsageError(from + ": " + e.what());
     }
     if (probes.empty())
       throw UsageError("--probe-out " + *c.probeOut + ": there are no probes: give --probe "

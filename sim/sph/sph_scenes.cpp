@@ -176,8 +176,11 @@ std::vector<ProbeSpec> sphericProbes() {
 ShapeSpec sphericObstacle() {
   ShapeSpec b;
   b.kind = ShapeKind::Box;
-  b.size = {0.8245 - 0.6635, 0.161, 0.698 - 0.295};
-  b.pose.position = {0.5 * (0.6635 + 0.8245), 0.5 * 0.161, 0.5 * (0.295 + 0.698)};
+  // Faces x = 0.6635 / 0.8245, y = 0 / 0.161, z = 0.295 / 0.698, written as
+  // decimals: the differences in double (0.16100000000000003) showed in the
+  // messages that name the obstacle.
+  b.size = {0.161, 0.161, 0.403};
+  b.pose.position = {0.744, 0.0805, 0.4965};
   return b;
 }
 
