@@ -70,6 +70,9 @@ TEST(Config, BadInputNamesFileKeyAndRange) {
   EXPECT_CONFIG_ERROR(R"({"sim": "plasma"})", "key 'sim': unknown simulation 'plasma'");
   EXPECT_CONFIG_ERROR(R"({"sim": 3})", "key 'sim': expected a string, got an integer");
   EXPECT_CONFIG_ERROR(R"({"scene": "cube"})", "key 'scene': unknown nbody scene 'cube'");
+  // A NUL in a string is shown, and the message goes on past it (what() is a
+  // C string: it once ended at the NUL, without the scenes' list).
+  EXPECT_CONFIG_ERROR(R"({"scene": "cu\u0000be"})", "unknown nbody scene 'cu\\x00be'; known: ");
   // Counts: wrong types, zero, negative, fractional, absurd.
   EXPECT_CONFIG_ERROR(R"({"n": "many"})", "key 'n': expected a whole number in [1, 2147483647], got a string");
   EXPECT_CONFIG_ERROR(R"({"n": true})", "got a boolean");
