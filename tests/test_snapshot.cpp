@@ -179,6 +179,11 @@ TEST(Snapshot, LyingSizesAndHugeCountsAreRejectedBeforeAllocating) {
   std::memcpy(&s[at], &huge, 8);
   fixCrc(s);
   EXPECT_TRUE(contains(errorOfRead(s), "'dt' = 1e+09 is out of range")) << errorOfRead(s);
+  // A scene no simulation has (was loaded, and failed only at a Reset).
+  std::string t = nbodySnapshotBytes(3, 3);
+  t.replace(t.find("plummer"), 7, "plumber");
+  fixCrc(t);
+  EXPECT_TRUE(contains(errorOfRead(t), "scene 'plumber' is not a nbody scene; known: ")) << errorOfRead(t);
 }
 
 TEST(Snapshot, NonFiniteStateIsRejected) {

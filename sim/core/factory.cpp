@@ -133,6 +133,15 @@ SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
     snap.fail("unknown simulation '" + printable(h.spec.sim) + "'; known: " + joinNames(simulationNames()));
   h.spec.scene = snap.string("eddy/scene");
   h.spec.icPath = snap.string("eddy/ic");
+  // The scene names what a reset rebuilds, the built-in probes and the run's
+  // reports: a name no scene has (a cut or edited file) is refused here, not
+  // at the first Reset. A run from an initial-conditions file has none.
+  if (!h.spec.scene.empty()) {
+    const auto names = sceneNames(h.spec.sim);
+    if (std::find(names.begin(), names.end(), h.spec.scene) == names.end())
+      snap.fail("scene '" + printable(h.spec.scene) + "' is not a " + h.spec.sim + " scene; known: " +
+                joinNames(names));
+  }
   h.spec.n = snap.u64("eddy/n");
   h.count = snap.u64("eddy/count");
   h.steps = snap.u64("eddy/step");
