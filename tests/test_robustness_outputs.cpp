@@ -426,6 +426,13 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
                     meshText = test::slurp(mesh);
   const std::string sph = "run --device cpu --sim sph --set spacing=0.01 --set depth=0.04 --steps 3 --quiet ";
   fs::create_directories(dir + "/sub");
+  // A snapshot whose obstacle is a mesh file: a restart reads that file
+  // again (the hostile sweep of session 34: --load s.snap --save mesh
+  // replaced it, exit 0, and neither snapshot could be loaded again).
+  const std::string meshSnap = dir + "/mesh.snap";
+  r = test::run(kCli, sph + "--obstacle mesh:file=" + mesh + ":scale=0.02:pos=0.1,0.01,0.02 --save " + meshSnap);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string fromSnap = "mesh (of --load " + meshSnap + ")";
   struct Case {
     std::string args, in, out;
   };
@@ -440,6 +447,10 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
        "--out"},
       {sph + "--body mesh:file=" + mesh + ":scale=0.02:pos=0.1,0.05,0.05:density=500 --diag " + mesh,
        "--body mesh", "--diag"},
+      // the mesh a loaded snapshot reads
+      {"run --device cpu --steps 1 --quiet --load " + meshSnap + " --save " + mesh, fromSnap, "--save"},
+      {"run --device cpu --steps 1 --quiet --load " + meshSnap + " --diag " + dir + "/sub/../cube.stl", fromSnap,
+       "--diag"},
   };
   for (const auto& c : cases) {
     r = test::run(kCli, c.args);
@@ -450,6 +461,8 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
   EXPECT_EQ(test::slurp(cfg), cfgText);
   EXPECT_EQ(test::slurp(snap), snapText);
   EXPECT_EQ(test::slurp(mesh), meshText);
+  r = test::run(kCli, "run --device cpu --steps 1 --quiet --load " + meshSnap);
+  EXPECT_EQ(r.code, 0) << r.err;  // the snapshot still loads: its mesh is unchanged
   // Another file beside the input is fine.
   r = test::run(kCli, "run --device cpu --steps 3 --quiet --ic " + ic + " --out " + dir + "/final.csv");
   EXPECT_EQ(r.code, 0) << r.err;

@@ -404,6 +404,33 @@ TEST(SphBodies, KinematicLawsAtGivenTimes) {
   }
 }
 
+// A motion's axis is a direction whatever its length: a subnormal one
+// (axis=1e-310,0,0, the hostile sweep of session 34) overflowed 1 / |a| and
+// made a NaN body that "blew up at step 0"; a huge one overflows |a|^2.
+TEST(SphBodies, MotionAxesOfAnyLengthAreDirections) {
+  struct Case {
+    BodyVec axis, want;
+  };
+  const double r = std::sqrt(0.5);
+  for (const Case& c : {Case{{1e-310, 0, 0}, {1, 0, 0}}, Case{{5e-324, 5e-324, 0}, {r, r, 0}},
+                        Case{{0, -1e308, 1e308}, {0, -r, r}}, Case{{0, 0, 3}, {0, 0, 1}}}) {
+    SCOPED_TRACE(std::to_string(c.axis[0]) + " " + std::to_string(c.axis[1]) + " " + std::to_string(c.axis[2]));
+    for (const BodyMotion m : {BodyMotion::Piston, BodyMotion::Rotate}) {
+      RigidBody b = boxBody({0.02, 0.2, 0.2}, 1.0);
+      b.motion = m;
+      if (m == BodyMotion::Piston) b.piston = {c.axis, 0.05, 1.3, 0.4};
+      else b.rotate = {c.axis, {0.8, 0.45, 0.25}, 0.7};
+      const RigidBody k = checkedBody(b, 0);
+      const BodyVec& u = m == BodyMotion::Piston ? k.piston.axis : k.rotate.axis;
+      for (int a = 0; a < 3; ++a) EXPECT_NEAR(u[a], c.want[a], 1e-15) << a;
+    }
+  }
+  RigidBody zero = boxBody({0.02, 0.2, 0.2}, 1.0);
+  zero.motion = BodyMotion::Rotate;
+  zero.rotate = {{0, 0, 0}, {0.8, 0.45, 0.25}, 0.7};
+  EXPECT_THROW(checkedBody(zero, 0), Error);
+}
+
 TEST(SphBodies, UpdateParticlesMatchesReference) {
   const unsigned seed = test::freshSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));

@@ -248,28 +248,71 @@ RunOptions resolveRun(const RunArgs& a) {
 // file, none may name a file the run reads (--config, --ic, --load), and an
 // export folder must be empty or new unless --overwrite is given.
 // All of these are usage errors (exit 2).
-void checkOutputs(const RunOptions& o) {
-  namespace fs = std::filesystem;
+struct RunOutput {
+  std::string flag, path;
+  bool folder;
+};
+struct RunInput {
+  std::string flag, path;
+};
+
+std::vector<RunOutput> runOutputs(const RunOptions& o) {
   const RunConfig& c = o.cfg;
-  struct Output {
-    std::string flag, path;
-    bool folder;
-  };
-  std::vector<Output> outs;
+  std::vector<RunOutput> outs;
   if (c.diag) outs.push_back({"--diag", *c.diag, false});
   if (o.bodiesOut) outs.push_back({"--bodies-out", *o.bodiesOut, false});
   if (c.out) outs.push_back({"--out", *c.out, false});
   if (c.save) outs.push_back({"--save", *c.save, false});
   if (c.probeOut) outs.push_back({"--probe-out", *c.probeOut, false});
   if (c.exportDir) outs.push_back({"--export", *c.exportDir, true});
+  return outs;
+}
+
+// Canonical paths (also of files that do not exist yet) so that a/../b.csv,
+// ./b.csv and a symbolic link to b.csv are all the same file.
+std::filesystem::path canonicalPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path);
+  // A symbolic link to a file that does not exist yet: weakly_canonical
+  // leaves it unresolved, so follow it by hand (a bounded number of times).
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  fs::path r = fs::weakly_canonical(p, ec);
+  return ec ? p.lexically_normal() : r;
+}
+
+// One of the files an export into the folder `dir` writes (canonical paths).
+bool exportWrites(const std::filesystem::path& dir, const std::filesystem::path& file) {
+  return file.parent_path() == dir &&
+         (file.filename() == "eddy.pvd" || isExportFrameName(file.filename().string()));
+}
+
+// No output may name a file the run reads. Device nodes and FIFOs
+// (/dev/null) may be shared: nothing is replaced there.
+void checkInputsKept(const std::vector<RunInput>& ins, const std::vector<RunOutput>& outs) {
+  for (const auto& in : ins)
+    for (const auto& out : outs) {
+      const auto a = canonicalPath(in.path), b = canonicalPath(out.path);
+      const bool clash = out.folder ? exportWrites(b, a) : a == b && !isSpecialFile(in.path);
+      if (clash)
+        throw UsageError(out.flag + " '" + out.path + "' would overwrite the input " + in.flag + " '" +
+                         in.path + "': write the output to another file");
+    }
+}
+
+void checkOutputs(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  const RunConfig& c = o.cfg;
+  const std::vector<RunOutput> outs = runOutputs(o);
   for (const auto& out : outs)
     if (out.path.empty()) throw UsageError(out.flag + " '': cannot write: the path is empty");
   // The files the run reads: an output naming one of them would replace it
   // (before session 27 `--ic a.csv --out a.csv` overwrote the initial conditions).
-  struct Input {
-    std::string flag, path;
-  };
-  std::vector<Input> ins;
+  std::vector<RunInput> ins;
   if (!o.configPath.empty()) ins.push_back({"--config", o.configPath});
   if (!o.loadPath.empty()) ins.push_back({"--load", o.loadPath});
   if (c.ic && !c.ic->empty()) ins.push_back({"--ic", *c.ic});
@@ -278,30 +321,9 @@ void checkOutputs(const RunOptions& o) {
     if (sh.kind == ShapeKind::Mesh && !sh.file.empty()) ins.push_back({"--obstacle mesh", sh.file});
   for (const auto& b : c.bodies)
     if (b.shape.kind == ShapeKind::Mesh && !b.shape.file.empty()) ins.push_back({"--body mesh", b.shape.file});
-  // Canonical paths (also of files that do not exist yet) so that a/../b.csv,
-  // ./b.csv and a symbolic link to b.csv are all the same file. Device nodes
-  // and FIFOs (/dev/null) may be shared: nothing is replaced there.
-  auto canonical = [](const std::string& path) {
-    std::error_code ec;
-    fs::path p = fs::absolute(path);
-    // A symbolic link to a file that does not exist yet: weakly_canonical
-    // leaves it unresolved, so follow it by hand (a bounded number of times).
-    for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
-      const fs::path target = fs::read_symlink(p, ec);
-      if (ec) break;
-      p = target.is_absolute() ? target : p.parent_path() / target;
-    }
-    fs::path r = fs::weakly_canonical(p, ec);
-    return ec ? p.lexically_normal() : r;
-  };
-  // One of the files an export into the folder `dir` writes (canonical paths).
-  auto exportWrites = [](const fs::path& dir, const fs::path& file) {
-    return file.parent_path() == dir &&
-           (file.filename() == "eddy.pvd" || isExportFrameName(file.filename().string()));
-  };
   for (size_t i = 0; i < outs.size(); ++i)
     for (size_t j = i + 1; j < outs.size(); ++j) {
-      const fs::path a = canonical(outs[i].path), b = canonical(outs[j].path);
+      const fs::path a = canonicalPath(outs[i].path), b = canonicalPath(outs[j].path);
       // A file inside the export folder clashes only with eddy's own files there.
       const auto& file = outs[j].folder ? outs[i] : outs[j];
       const fs::path fileCanon = outs[j].folder ? a : b, dirCanon = outs[j].folder ? b : a;
@@ -313,17 +335,10 @@ void checkOutputs(const RunOptions& o) {
                          (a == b ? "" : " (" + file.flag + " is written into the export folder)") +
                          ": one would overwrite the other");
     }
-  for (const auto& in : ins)
-    for (const auto& out : outs) {
-      const fs::path a = canonical(in.path), b = canonical(out.path);
-      const bool clash = out.folder ? exportWrites(b, a) : a == b && !isSpecialFile(in.path);
-      if (clash)
-        throw UsageError(out.flag + " '" + out.path + "' would overwrite the input " + in.flag + " '" +
-                         in.path + "': write the output to another file");
-    }
+  checkInputsKept(ins, outs);
   for (const auto& out : outs) {
     // A file in an export folder that does not exist yet: the folder's check covers it.
-    if (!out.folder && c.exportDir && canonical(out.path).parent_path() == canonical(*c.exportDir) &&
+    if (!out.folder && c.exportDir && canonicalPath(out.path).parent_path() == canonicalPath(*c.exportDir) &&
         !fs::exists(*c.exportDir))
       continue;
     const std::string why = out.folder ? outputFolderProblem(out.path) : outputFileProblem(out.path);
@@ -544,6 +559,15 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     SnapshotHeader h = readSnapshotHeader(*snapshot);
     spec = h.spec;
     params = h.params;
+    // The files the restore reads (a mesh of its obstacles or bodies): an
+    // output naming one would replace it, and the snapshot could not be
+    // loaded again ("the mesh file changed since the snapshot was saved").
+    if (const auto& inputs = simulationType(spec.sim).snapshotInputs) {
+      std::vector<RunInput> ins;
+      for (const std::string& f : inputs(h.count, *snapshot))
+        ins.push_back({"mesh (of --load " + o.loadPath + ")", f});
+      checkInputsKept(ins, runOutputs(o));
+    }
   } else {
     spec.sim = c.sim.value_or(defaultSimulationName());
     spec.scene = c.scene.value_or("");

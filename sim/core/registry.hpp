@@ -98,6 +98,11 @@ struct SimulationType {
   std::function<std::unique_ptr<Simulation>(Context&, const Params&, uint64_t count,
                                             const Snapshot&)>
       load;
+  // The files such a restore reads besides the snapshot (SPH: the mesh files
+  // of its obstacles and bodies), checked like `load` without a device, so
+  // that a run's outputs never overwrite one (eddy-cli run's checkOutputs).
+  // Empty: none.
+  std::function<std::vector<std::string>(uint64_t count, const Snapshot&)> snapshotInputs;
 };
 
 // Adds a type (registerBuiltinSimulationTypes calls it once per type).

@@ -141,7 +141,9 @@ RigidBody checkedBody(RigidBody b, size_t index) {
     const double m = std::max({std::fabs(a[0]), std::fabs(a[1]), std::fabs(a[2])});
     if (!std::isfinite(m) || !(m > 0))
       throw Error(what + ": the " + std::string(name) + " axis must be a non-zero vector");
-    a = scale3(a, 1.0 / m);
+    // Divided, not multiplied by 1 / m: for a subnormal m (1e-310) 1 / m
+    // overflows, and 0 x inf made the other components NaN.
+    for (double& c : a) c /= m;
     a = scale3(a, 1.0 / std::sqrt(dot3(a, a)));
   };
   if (b.motion == BodyMotion::Piston) {
