@@ -129,6 +129,19 @@ TEST(Session, UntilStopsAtTheFirstStepAtOrPastTheTime) {
     EXPECT_LE(double(sim.steps()), 2 * need + 1) << "dt " << dt;
     EXPECT_GE(sim.time(), 1.0 - 1e-9);
   }
+  // A tiny end time runs a step (an absolute tolerance of 1e-12 ran none).
+  for (const double until : {1e-12, 1e-15}) {
+    CountingSim sim(test::context(), 1e-3);
+    SessionSettings s;
+    s.until = until;
+    Session session(sim, s);
+    session.begin();
+    session.run();
+    EXPECT_EQ(sim.steps(), 1u) << until;
+  }
+  EXPECT_TRUE(Session::reached(1.0 - 1e-13, 1.0));  // a sum of steps a rounding short
+  EXPECT_FALSE(Session::reached(0.0, 1e-12));
+  EXPECT_TRUE(Session::reached(0.0, 0.0));
 }
 
 // An --until run whose time step collapses (to 0, or a millionth and less of

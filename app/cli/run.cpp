@@ -667,7 +667,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   run.checkEvery = c.checkEvery.value_or(100);
   Session session(*sim, run);
   const uint64_t startStep = sim->steps();
-  if (c.until && sim->time() >= *c.until)  // a restart already past the end: say why nothing runs
+  if (c.until && Session::reached(sim->time(), *c.until))  // a restart already at the end: say why nothing runs
     err << "eddy: note: the simulation is at t = " << formatNumber(sim->time()) << ", already at or past --until "
         << formatNumber(*c.until) << ": no step is run\n";
 

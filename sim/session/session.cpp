@@ -76,7 +76,7 @@ bool Session::finished() {
   if (!s_.until) return sim_.steps() - startStep_ >= s_.steps;
   if (sim_.steps() < nextCheck_) return false;
   const double t = sim_.syncTime();
-  if (t >= *s_.until - 1e-12) return true;
+  if (reached(t, *s_.until)) return true;
   const uint64_t ran = sim_.steps() - lastSteps_;
   const double meanDt = ran > 0 ? (t - lastTime_) / double(ran) : 0.0;
   // A time step that collapsed (an unstable run: WCSPH's dt follows the

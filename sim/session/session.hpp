@@ -9,6 +9,7 @@
 #include "simulation.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -76,6 +77,10 @@ class Session {
   // `until` the simulated time is read back only now and then (on SPH it is
   // chosen on the device): after half the steps the mean dt says are left.
   bool finished();
+  // Whether simulated time t has reached the end time `until`: to within
+  // 1e-12 of `until` (the rounding of a sum of time steps), relative, so that
+  // --until 1e-12 runs a step (an absolute 1e-12 ran none, silently).
+  static bool reached(double t, double until) { return t >= until - 1e-12 * std::fabs(until); }
 
   // The loop: step() until finished() or stop() says so (asked before every
   // step); progress(step) after every step. Then Simulation::finish() and,
