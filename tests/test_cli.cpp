@@ -124,6 +124,7 @@ TEST(Cli, MalformedInitialConditionsAreRejected) {
   eddy::test::writeFile(dir + "/bad.csv", "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1,2,oops,0,0,0,1\n");
   expectUsageError("run --ic " + dir + "/bad.csv --steps 1 --device cpu", "bad.csv:3: column 'z'", 1);
   expectUsageError("run --ic " + dir + "/missing.csv --steps 1 --device cpu", "missing.csv: cannot open", 1);
+  expectUsageError("run --ic " + dir + " --steps 1 --device cpu", ": is a folder, not an initial-conditions file", 1);
   expectUsageError("run --ic " + dir + "/bad.csv --n 5", "--ic replaces the scene");
   // A line without an end: refused at the length limit, not read into memory whole.
   eddy::test::writeFile(dir + "/long.csv", "x,y,z,vx,vy,vz,m\n" + std::string(1 << 20, '1'));

@@ -433,7 +433,7 @@ TEST(MultiCli, BadDeviceListsGiveClearErrors) {
   expectCliError("run --devices 0:0,0:1 --shares 1 --n 8", "--shares: 1 values for 2 devices", 2);
   expectCliError("run --devices 0:0,0:1 --shares 1,-1 --n 8", "--shares: '-1'", 2);
   expectCliError("run --devices 0:0,0:1 --shares 0,0 --n 8", "at least one share must be > 0", 2);
-  expectCliError("run --devices 0:0,0:9 --n 8 --steps 1", "no such platform:device", 1);
+  expectCliError("run --devices 0:0,0:9 --n 8 --steps 1", "--devices 0:9: no such platform:device", 1);
   expectCliError("bench nbody --devices 0:0,0:0", "listed twice", 2);
 }
 

@@ -613,6 +613,10 @@ TEST(SphObstaclesCli, BadObstacleSpecsAreRefusedNamingTheProblem) {
     EXPECT_NE(r.err.find("out of range (a solid is 1e-06 to 1000 m across"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
   }
+  // Just past the limit prints as itself, not as the limit (was "1000 m").
+  r = run(kCli, sph + "--obstacle box:size=1000.0001:pos=0.2,0.05,0.025");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("box size[0] is 1000.0001 m, out of range"), std::string::npos) << r.err;
   // The largest allowed, a cap reaching 1 cm into the tank, runs.
   r = run(kCli, sph + "--quiet --obstacle sphere:d=1000:pos=0.2,-499.99,0.02");
   EXPECT_EQ(r.code, 0) << r.err;
@@ -641,7 +645,9 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   // a rotated box whose bounding box reaches in but whose corner does not
   refused("--obstacle box:size=0.1:pos=-0.06,0.1,-0.06:rot=0,45,0", {"entirely outside the tank"});
   refused("--body box:size=0.05:pos=5,5,5:density=500", {"--body", "does not fit in the tank", "x extent"});
-  refused("--body box:size=0.05:pos=0.39,0.1,0.1:density=500", {"--body", "x extent [0.36"});
+  refused("--body box:size=0.05:pos=0.39,0.1,0.1:density=500", {"--body", "x extent [0.365, 0.415] m"});
+  // computed bounds without float noise (was [0.009999999999999995, 0.11])
+  refused("--body box:size=0.1:pos=0.2,0.1,0.16:density=500", {"--body", "z extent [0.11, 0.21] m"});
   refused("--body sphere:d=0.06:pos=0.2,0.19,0.1:motion=rotate:speed=1", {"--body", "y extent"});
   // A kinematic body's whole stroke stays in the tank, and none moves faster
   // than sound in water (before: accepted, and the time step collapsed).

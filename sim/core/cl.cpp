@@ -223,9 +223,10 @@ std::string deviceSpecError(std::string_view spec) {
          "': expected gpu, cpu or P:D (platform:device indices, see 'eddy-cli devices')";
 }
 
-DeviceInfo selectDevice(std::string_view spec) {
+DeviceInfo selectDevice(std::string_view spec, std::string_view flag) {
+  const std::string named = std::string(flag) + " " + std::string(spec);
   // Syntax first: a malformed spec is the same error with or without devices.
-  if (!isDeviceSpec(spec)) throw Error("--device " + deviceSpecError(spec));
+  if (!isDeviceSpec(spec)) throw Error(std::string(flag) + " " + deviceSpecError(spec));
   const auto all = enumerateDevices();
   if (all.empty()) throw Error("no OpenCL device found (platforms exist but offer no device)");
   auto firstOf = [&](cl_device_type t) -> const DeviceInfo* {
@@ -241,7 +242,7 @@ DeviceInfo selectDevice(std::string_view spec) {
   if (spec == "gpu" || spec == "cpu") {
     const auto t = spec == "gpu" ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_CPU;
     if (auto d = firstOf(t)) return *d;
-    throw Error("--device " + std::string(spec) + ": no " + std::string(spec) +
+    throw Error(named + ": no " + std::string(spec) +
                 " device found; available:\n" + formatDeviceList(all));
   }
   const auto colon = spec.find(':');
@@ -249,7 +250,7 @@ DeviceInfo selectDevice(std::string_view spec) {
                  di = unsigned(std::stoul(std::string(spec.substr(colon + 1))));
   for (const auto& dev : all)
     if (dev.platformIndex == pi && dev.deviceIndex == di) return dev;
-  throw Error("--device " + std::string(spec) + ": no such platform:device; available:\n" +
+  throw Error(named + ": no such platform:device; available:\n" +
               formatDeviceList(all));
 }
 
@@ -277,7 +278,7 @@ std::vector<DeviceInfo> selectDevices(std::string_view spec) {
         spec.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.empty())
       throw Error(what + ": empty item; expected all, gpu, cpu or a list like 0:0,0:1");
-    DeviceInfo d = selectDevice(item);
+    DeviceInfo d = selectDevice(item, "--devices");
     for (const auto& o : out)
       if (o.platformIndex == d.platformIndex && o.deviceIndex == d.deviceIndex)
         throw Error(what + ": device " + deviceTag(d) + " (" + d.name + ") is listed twice");

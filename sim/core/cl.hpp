@@ -42,8 +42,9 @@ bool hasExtension(const std::string& list, std::string_view ext);
 std::string formatDeviceList(const std::vector<DeviceInfo>& devices);
 
 // "gpu", "cpu", "P:D" (platform:device indices), or "" = first GPU, else first CPU,
-// else the first device. Throws eddy::Error naming what was asked and what exists.
-DeviceInfo selectDevice(std::string_view spec);
+// else the first device. Throws eddy::Error naming what was asked (as `flag`
+// SPEC: --devices names its own items) and what exists.
+DeviceInfo selectDevice(std::string_view spec, std::string_view flag = "--device");
 // Whether `spec` is one of those forms (syntax only: the device may not exist),
 // and the message for one that is not ("'foo': expected gpu, cpu or P:D ...").
 bool isDeviceSpec(std::string_view spec);

@@ -3,6 +3,7 @@
 #include "shape.hpp"
 
 #include "error.hpp"
+#include "number_text.hpp"
 #include "vec.hpp"
 
 #include <algorithm>
@@ -84,7 +85,8 @@ std::string shapeSizeRange() {
 namespace {
 void checkSize(double v, const std::string& what) {
   checkPositive(v, what);
-  if (v < kShapeSizeMin || v > kShapeSizeMax) throw Error(what + " is " + num(v, 6) + " m, out of range (" + shapeSizeRange() + ")");
+  if (v < kShapeSizeMin || v > kShapeSizeMax) throw Error(what + " is " + formatApart(v, v < kShapeSizeMin ? kShapeSizeMin : kShapeSizeMax) + " m, out of range (" +
+                shapeSizeRange() + ")");
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -152,6 +153,11 @@ std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed
 }
 
 std::vector<Body> readBodiesCsv(const std::string& path) {
+  // A folder opens as a stream on Linux and then fails at the first read
+  // with libstdc++'s "basic_filebuf::underflow error reading the file".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(path + ": is a folder, not an initial-conditions file (CSV)");
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open initial-conditions file");
   return parseBodiesCsv(in, path);

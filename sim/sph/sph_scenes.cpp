@@ -3,6 +3,7 @@
 // spheric_dam_break (SPHERIC Benchmark Test 2, Kleefsman et al. 2005) and
 // mesh_obstacle (a dam break against data/meshes/obstacle.stl).
 #include "io.hpp"
+#include "number_text.hpp"
 #include "registry.hpp"
 #include "rng.hpp"
 #include "shape_spec_io.hpp"
@@ -554,7 +555,7 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
     const double eps = 1e-9 * std::max(1.0, tank[a]);
     if (w.lo[a] < -eps || w.hi[a] > tank[a] + eps)
       return std::string("it does not fit in the tank (") + tankText(tank) + "): its " + axis[a] +
-             " extent [" + formatNumber(w.lo[a]) + ", " + formatNumber(w.hi[a]) + "] m is not within [0, " +
+             " extent [" + formatApart(w.lo[a], 0.0) + ", " + formatApart(w.hi[a], tank[a]) + "] m is not within [0, " +
              formatNumber(tank[a]) + "]";
   }
   const auto short6 = [](double v) { return formatSignificant(v, 6); };  // no 0.20999999999999999
