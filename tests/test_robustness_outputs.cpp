@@ -463,6 +463,13 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
   EXPECT_EQ(test::slurp(mesh), meshText);
   r = test::run(kCli, "run --device cpu --steps 1 --quiet --load " + meshSnap);
   EXPECT_EQ(r.code, 0) << r.err;  // the snapshot still loads: its mesh is unchanged
+  // The standard output itself, where --json writes its object (was: the
+  // rows, then the object: invalid JSON, exit 0).
+  for (const std::string flag : {"--diag", "--out"}) {
+    r = test::run(kCli, "run --device cpu --n 50 --steps 2 --json --quiet " + flag + " /dev/stdout");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, flag + " '/dev/stdout' is the standard output, where --json")) << r.err;
+  }
   // Another file beside the input is fine.
   r = test::run(kCli, "run --device cpu --steps 3 --quiet --ic " + ic + " --out " + dir + "/final.csv");
   EXPECT_EQ(r.code, 0) << r.err;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <filesystem>
 #include <functional>
@@ -336,6 +337,20 @@ void checkOutputs(const RunOptions& o) {
                          ": one would overwrite the other");
     }
   checkInputsKept(ins, outs);
+  // With --json, an output that is the standard output itself (/dev/stdout,
+  // or the file or pipe stdout goes to) would mix its rows into the object
+  // scripts parse (the hostile sweep of session 34: invalid JSON, exit 0).
+  // Without --json that is a way to print the rows (docs/USAGE.md); on a
+  // terminal nobody parses it.
+  struct stat so {};
+  if (o.json && ::fstat(STDOUT_FILENO, &so) == 0 && !S_ISCHR(so.st_mode))
+    for (const auto& out : outs) {
+      struct stat st {};
+      if (out.folder || ::stat(out.path.c_str(), &st) != 0 || st.st_dev != so.st_dev || st.st_ino != so.st_ino)
+        continue;
+      throw UsageError(out.flag + " '" + out.path +
+                       "' is the standard output, where --json writes its object: write it to another file");
+    }
   for (const auto& out : outs) {
     // A file in an export folder that does not exist yet: the folder's check covers it.
     if (!out.folder && c.exportDir && canonicalPath(out.path).parent_path() == canonicalPath(*c.exportDir) &&
