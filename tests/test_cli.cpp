@@ -91,6 +91,10 @@ TEST(Cli, BadValuesOfEveryKindAreUsageErrors) {
   // Non-numbers, NaN/inf, negative, zero and absurd counts.
   expectUsageError("run --n abc", "--n: 'abc' is not a whole number");
   expectUsageError("run --n 1.5", "--n: '1.5' is not a whole number");
+  // Blanks around a count are read as around a real number (both accepted:
+  // --until ' 0.01' was, --n ' 5' was not); inside, they are not.
+  EXPECT_EQ(run(kCli, "run --device cpu --quiet --n ' 5' --steps '1 '").code, 0);
+  expectUsageError("run --n '5 0'", "--n: '5 0' is not a whole number");
   expectUsageError("run --n -3", "--n");
   expectUsageError("run --n 1e6", "--n: '1e6' is not a whole number");
   // All digits but beyond 64 bits: a whole number out of range (not "not a whole number").

@@ -8,10 +8,20 @@
 
 namespace eddy {
 
-bool parseDouble(std::string_view text, double& out) {
+namespace {
+// Blanks around a value are not part of it ('--until " 0.01"', a CSV cell
+// "0.5 ", a count from `wc -l`'s padded output): the same for every kind of
+// number, so that --n ' 5' and --until ' 5' are read alike (they were not).
+std::string_view trimBlanks(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
     text.remove_suffix(1);
+  return text;
+}
+}  // namespace
+
+bool parseDouble(std::string_view text, double& out) {
+  text = trimBlanks(text);
   if (text.empty()) return false;
   if (text.front() == '+') text.remove_prefix(1);
   double v = 0;
@@ -22,6 +32,8 @@ bool parseDouble(std::string_view text, double& out) {
 }
 
 bool parseUnsigned(std::string_view text, unsigned long long& out) {
+  text = trimBlanks(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);  // as parseDouble
   if (text.empty()) return false;
   unsigned long long v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

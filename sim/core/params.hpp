@@ -84,7 +84,9 @@ class Params {
 };
 
 // Strict number parsing shared by the CLI, the CSV readers and config files.
-// Returns false for anything but a complete, finite number.
+// Returns false for anything but a complete, finite number; blanks around it
+// and a leading '+' are allowed (the shape and probe specs, compact tokens,
+// read their numbers more strictly: no blanks, no '+').
 bool parseDouble(std::string_view text, double& out);
 bool parseUnsigned(std::string_view text, unsigned long long& out);
 // "a, b, c" (names in messages: known scenes, parameters, fields).
