@@ -301,6 +301,22 @@ TEST(Snapshot, DfsphRestartIsBitIdenticalToRunningStraightThrough) {
           withBlob(good, "sph/dfsph_gradient", std::string(reinterpret_cast<const char*>(g.data()), g.size() * sizeof(cl_float))));
       EXPECT_TRUE(contains(e, "gradient renormalisation entry 1")) << bad << ": " << e;
     }
+    // A device clock that is negative or not the header's time (a crafted
+    // -1 loaded and ran at t = -0.999766).
+    const std::vector<cl_float> clock = good.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
+    auto clockBlob = [](std::vector<cl_float> k) {
+      return std::string(reinterpret_cast<const char*>(k.data()), k.size() * sizeof(cl_float));
+    };
+    std::vector<cl_float> k = clock;
+    k[EDDY_SPH_CLOCK_T_HI] = -1.0f;
+    EXPECT_TRUE(contains(loadError(withBlob(good, "sph/clock", clockBlob(k))), "the SPH clock")) << "t < 0";
+    k = clock;
+    k[EDDY_SPH_CLOCK_T_HI] *= 2.0f;
+    EXPECT_TRUE(contains(loadError(withBlob(good, "sph/clock", clockBlob(k))), "is not the snapshot's time"));
+    k = clock;
+    k[EDDY_SPH_CLOCK_DT] = -1e-4f;
+    EXPECT_TRUE(contains(loadError(withBlob(good, "sph/clock", clockBlob(k))), "the SPH clock")) << "dt < 0";
+    EXPECT_EQ(loadError(withBlob(good, "sph/clock", clockBlob(clock))), "");  // as saved: loads
   }
   auto loaded = loadSnapshot(test::context(), Snapshot::read(path));
   EXPECT_EQ(loaded.sim->params().getChoice("solver"), "dfsph");

@@ -815,6 +815,17 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   }
   for (float c : s.clock)
     if (!std::isfinite(c)) snap.fail("the SPH clock is not finite");
+  // The device clock is the run's time (SphSim::syncTime): it must be the
+  // time the header states (saveSnapshot writes it from this clock), and
+  // neither it nor the last dt can be negative (a crafted -1 loaded and ran
+  // "at t = -0.999766" although eddy/time = -1 is refused).
+  const double clockTime = double(s.clock[EDDY_SPH_CLOCK_T_HI]) + double(s.clock[EDDY_SPH_CLOCK_T_LO]);
+  const double headerTime = snap.has("eddy/time") ? snap.f64("eddy/time") : clockTime;
+  if (!(clockTime >= 0) || !(s.clock[EDDY_SPH_CLOCK_DT] >= 0) ||
+      std::fabs(clockTime - headerTime) > 1e-9 * std::max(1.0, std::fabs(headerTime)))
+    snap.fail("the SPH clock (t = " + formatNumber(clockTime) + " s, dt " +
+              formatNumber(s.clock[EDDY_SPH_CLOCK_DT]) + " s) is not the snapshot's time (" +
+              formatNumber(headerTime) + " s) or is negative");
   decodeSphProbes(snap, s);
   return s;
 }
