@@ -317,6 +317,10 @@ TEST(Snapshot, DfsphRestartIsBitIdenticalToRunningStraightThrough) {
     k[EDDY_SPH_CLOCK_DT] = -1e-4f;
     EXPECT_TRUE(contains(loadError(withBlob(good, "sph/clock", clockBlob(k))), "the SPH clock")) << "dt < 0";
     EXPECT_EQ(loadError(withBlob(good, "sph/clock", clockBlob(clock))), "");  // as saved: loads
+    // The particles' spacing against the parameter's (a crafted 100 m ran).
+    const double spacing = 100;
+    EXPECT_TRUE(contains(loadError(withBlob(good, "sph/spacing", std::string(reinterpret_cast<const char*>(&spacing), 8))),
+                         "is not the parameter spacing"));
   }
   auto loaded = loadSnapshot(test::context(), Snapshot::read(path));
   EXPECT_EQ(loaded.sim->params().getChoice("solver"), "dfsph");

@@ -2,6 +2,7 @@
 // (sim/core/registry.hpp).
 #include "sph_type.hpp"
 
+#include "io.hpp"
 #include "registry.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
@@ -52,6 +53,12 @@ void registerSphType() {
   t.load = [](Context& ctx, const Params& params, uint64_t count,
               const Snapshot& snap) -> std::unique_ptr<Simulation> {
     SphState st = decodeSphState(snap, count);
+    // The particles' spacing is the parameter's (a rebuild-only parameter:
+    // no front end changes it on a running simulation); a snapshot where
+    // they differ was edited, and the mass, h and grid would not match.
+    if (params.get("spacing") != st.setup.spacing)
+      snap.fail("sph/spacing " + formatNumber(st.setup.spacing) + " m is not the parameter spacing (" +
+                formatNumber(params.get("spacing")) + " m) the particles were made with");
     SphKernelConfig cfg;
     cfg.capacity = st.capacity;  // the saved headroom (0: from capacity_factor)
     auto sph = std::make_unique<SphSim>(ctx, params, st.setup, cfg);
