@@ -244,11 +244,7 @@ RunOptions resolveRun(const RunArgs& a) {
   return o;
 }
 
-// Every output path of a run, checked before anything is computed: each one
-// must be writable (the reason named with strerror), no two may name the same
-// file, none may name a file the run reads (--config, --ic, --load), and an
-// export folder must be empty or new unless --overwrite is given.
-// All of these are usage errors (exit 2).
+// An output of a run (a file, or the --export folder) and an input file.
 struct RunOutput {
   std::string flag, path;
   bool folder;
@@ -305,6 +301,13 @@ void checkInputsKept(const std::vector<RunInput>& ins, const std::vector<RunOutp
     }
 }
 
+// Every output path of a run, checked before anything is computed: each one
+// must be writable (the reason named with strerror), no two may name the same
+// file, none may name a file the run reads (--config, --ic, --load, a mesh),
+// none is the standard output under --json, and an export folder must be
+// empty or new unless --overwrite is given. All of these are usage errors
+// (exit 2). A --load snapshot's own mesh files are checked when it is read
+// (cmdRun, checkInputsKept).
 void checkOutputs(const RunOptions& o) {
   namespace fs = std::filesystem;
   const RunConfig& c = o.cfg;
@@ -579,7 +582,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     // loaded again ("the mesh file changed since the snapshot was saved").
     if (const auto& inputs = simulationType(spec.sim).snapshotInputs) {
       std::vector<RunInput> ins;
-      for (const std::string& f : inputs(h.count, *snapshot))
+      for (const std::string& f : inputs(*snapshot))
         ins.push_back({"mesh (of --load " + o.loadPath + ")", f});
       checkInputsKept(ins, runOutputs(o));
     }

@@ -99,10 +99,9 @@ struct SimulationType {
                                             const Snapshot&)>
       load;
   // The files such a restore reads besides the snapshot (SPH: the mesh files
-  // of its obstacles and bodies), checked like `load` without a device, so
-  // that a run's outputs never overwrite one (eddy-cli run's checkOutputs).
-  // Empty: none.
-  std::function<std::vector<std::string>(uint64_t count, const Snapshot&)> snapshotInputs;
+  // of its obstacles and bodies), without a device, so that a run's outputs
+  // never overwrite one (eddy-cli run). Empty: none.
+  std::function<std::vector<std::string>(const Snapshot&)> snapshotInputs;
 };
 
 // Adds a type (registerBuiltinSimulationTypes calls it once per type).

@@ -85,8 +85,10 @@ std::string shapeSizeRange() {
 namespace {
 void checkSize(double v, const std::string& what) {
   checkPositive(v, what);
-  if (v < kShapeSizeMin || v > kShapeSizeMax) throw Error(what + " is " + formatApart(v, v < kShapeSizeMin ? kShapeSizeMin : kShapeSizeMax) + " m, out of range (" +
-                shapeSizeRange() + ")");
+  if (v < kShapeSizeMin || v > kShapeSizeMax) {
+    const double limit = v < kShapeSizeMin ? kShapeSizeMin : kShapeSizeMax;
+    throw Error(what + " is " + formatApart(v, limit) + " m, out of range (" + shapeSizeRange() + ")");
+  }
 }
 }  // namespace
 

@@ -137,14 +137,11 @@ RigidBody checkedBody(RigidBody b, size_t index) {
   if (!std::isfinite(qn) || !(qn > 0)) throw Error(what + ": the orientation is not a rotation");
   for (double& c : b.orientation) c /= std::sqrt(qn);
   auto unit = [&](BodyVec& a, const char* name) {
-    // Scaled by its largest component first: (1e308, 1e308, 0) is a direction too.
-    const double m = std::max({std::fabs(a[0]), std::fabs(a[1]), std::fabs(a[2])});
-    if (!std::isfinite(m) || !(m > 0))
+    // The geometry's unitDirection (any length: 1e-310 and 1e308 too; this
+    // lambda's own copy multiplied by an overflowing 1 / 1e-310 and gave NaN).
+    a = unitDirection(a);
+    if (a == BodyVec{0, 0, 0})
       throw Error(what + ": the " + std::string(name) + " axis must be a non-zero vector");
-    // Divided, not multiplied by 1 / m: for a subnormal m (1e-310) 1 / m
-    // overflows, and 0 x inf made the other components NaN.
-    for (double& c : a) c /= m;
-    a = scale3(a, 1.0 / std::sqrt(dot3(a, a)));
   };
   if (b.motion == BodyMotion::Piston) {
     unit(b.piston.axis, "piston");

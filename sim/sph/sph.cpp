@@ -688,45 +688,9 @@ void SphSim::restoreState(const SphState& st) {
   syncTime();
 }
 
-SphState decodeSphState(const Snapshot& snap, size_t count) {
-  if (count == 0 || count > 0x7fffffffu)
-    snap.fail("particle count " + std::to_string(count) + " is outside [1, 2^31 - 1]");
-  SphState s;
-  s.setup.tank = {snap.f64("sph/tank_x"), snap.f64("sph/tank_y"), snap.f64("sph/tank_z")};
-  s.setup.spacing = snap.f64("sph/spacing");
-  s.setup.expectedSpeed = snap.f64("sph/expected_speed");
-  for (double v : {s.setup.tank[0], s.setup.tank[1], s.setup.tank[2], s.setup.spacing})
-    if (!std::isfinite(v) || !(v > 0)) snap.fail("SPH tank and spacing must be finite and > 0");
-  if (!std::isfinite(s.setup.expectedSpeed) || s.setup.expectedSpeed < 0)
-    snap.fail("SPH expected speed must be finite and >= 0");
-  s.pos = snap.array<cl_float4>("sph/pos", count);
-  s.vel = snap.array<cl_float4>("sph/vel", count);
-  s.ids = snap.array<cl_uint>("sph/ids", count);
-  s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
-  // Snapshots from before the non-finite counter hold one counter fewer (0).
-  if (snap.blob("sph/counters").size() == EDDY_SPH_NUM_COUNTERS_V1 * sizeof(cl_uint)) {
-    s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS_V1);
-    s.counters.resize(EDDY_SPH_NUM_COUNTERS, 0u);
-  } else {
-    s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
-  }
-  if (snap.has("sph/dfsph_kdiv") || snap.has("sph/dfsph_kden")) {
-    s.kdiv = snap.array<cl_float>("sph/dfsph_kdiv", count);
-    s.kden = snap.array<cl_float>("sph/dfsph_kden", count);
-    s.dfsphState = snap.array<cl_uint>("sph/dfsph_state", EDDY_DFSPH_STATE_SIZE);
-    if (snap.has("sph/dfsph_gradient")) {  // written since session 12
-      s.dfsphGradient = snap.array<cl_float>("sph/dfsph_gradient", 6);
-      for (int k = 0; k < 6; ++k)
-        if (!(std::fabs(double(s.dfsphGradient[k]) - (k < 3 ? 1.0 : 0.0)) <=
-              double(EDDY_DFSPH_GRAD_LIMIT)))
-          snap.fail("the DFSPH gradient renormalisation entry " + std::to_string(k) + " (" +
-                    formatNumber(s.dfsphGradient[k]) + ") is not finite or more than " +
-                    formatNumber(EDDY_DFSPH_GRAD_LIMIT) + " off the identity");
-    }
-    for (size_t i = 0; i < count; ++i)
-      if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
-        snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");
-  }
+// The solids and bodies of a snapshot ("sph/solids", "sph/bodies",
+// "sph/bodies_state"): into s.setup.solids / meshHashes / bodies and s.bodies.
+static void decodeSphSolids(const Snapshot& snap, SphState& s) {
   if (snap.has("sph/solids")) {
     nlohmann::json j;
     try {
@@ -786,6 +750,57 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
     if (s.setup.solids[k].body >= 0 && !snap.has("sph/bodies"))
       snap.fail("solid " + std::to_string(k) + " is rigid body " + std::to_string(s.setup.solids[k].body) +
                 ", but the snapshot holds no bodies (sph/bodies)");
+}
+
+std::vector<std::string> sphSnapshotMeshFiles(const Snapshot& snap) {
+  SphState s;
+  decodeSphSolids(snap, s);  // the solids only: no particle is decoded for this
+  std::vector<std::string> files;
+  for (const SphSolid& so : s.setup.solids)  // the bodies' shapes are solids too
+    if (so.spec.kind == ShapeKind::Mesh) files.push_back(so.spec.file);
+  return files;
+}
+
+SphState decodeSphState(const Snapshot& snap, size_t count) {
+  if (count == 0 || count > 0x7fffffffu)
+    snap.fail("particle count " + std::to_string(count) + " is outside [1, 2^31 - 1]");
+  SphState s;
+  s.setup.tank = {snap.f64("sph/tank_x"), snap.f64("sph/tank_y"), snap.f64("sph/tank_z")};
+  s.setup.spacing = snap.f64("sph/spacing");
+  s.setup.expectedSpeed = snap.f64("sph/expected_speed");
+  for (double v : {s.setup.tank[0], s.setup.tank[1], s.setup.tank[2], s.setup.spacing})
+    if (!std::isfinite(v) || !(v > 0)) snap.fail("SPH tank and spacing must be finite and > 0");
+  if (!std::isfinite(s.setup.expectedSpeed) || s.setup.expectedSpeed < 0)
+    snap.fail("SPH expected speed must be finite and >= 0");
+  s.pos = snap.array<cl_float4>("sph/pos", count);
+  s.vel = snap.array<cl_float4>("sph/vel", count);
+  s.ids = snap.array<cl_uint>("sph/ids", count);
+  s.clock = snap.array<cl_float>("sph/clock", EDDY_SPH_CLOCK_SIZE);
+  // Snapshots from before the non-finite counter hold one counter fewer (0).
+  if (snap.blob("sph/counters").size() == EDDY_SPH_NUM_COUNTERS_V1 * sizeof(cl_uint)) {
+    s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS_V1);
+    s.counters.resize(EDDY_SPH_NUM_COUNTERS, 0u);
+  } else {
+    s.counters = snap.array<cl_uint>("sph/counters", EDDY_SPH_NUM_COUNTERS);
+  }
+  if (snap.has("sph/dfsph_kdiv") || snap.has("sph/dfsph_kden")) {
+    s.kdiv = snap.array<cl_float>("sph/dfsph_kdiv", count);
+    s.kden = snap.array<cl_float>("sph/dfsph_kden", count);
+    s.dfsphState = snap.array<cl_uint>("sph/dfsph_state", EDDY_DFSPH_STATE_SIZE);
+    if (snap.has("sph/dfsph_gradient")) {  // written since session 12
+      s.dfsphGradient = snap.array<cl_float>("sph/dfsph_gradient", 6);
+      for (int k = 0; k < 6; ++k)
+        if (!(std::fabs(double(s.dfsphGradient[k]) - (k < 3 ? 1.0 : 0.0)) <=
+              double(EDDY_DFSPH_GRAD_LIMIT)))
+          snap.fail("the DFSPH gradient renormalisation entry " + std::to_string(k) + " (" +
+                    formatNumber(s.dfsphGradient[k]) + ") is not finite or more than " +
+                    formatNumber(EDDY_DFSPH_GRAD_LIMIT) + " off the identity");
+    }
+    for (size_t i = 0; i < count; ++i)
+      if (!std::isfinite(s.kdiv[i]) || !std::isfinite(s.kden[i]))
+        snap.fail("the DFSPH pressure of particle " + std::to_string(i) + " is not finite");
+  }
+  decodeSphSolids(snap, s);
   if (snap.has("sph/wcsph_rho")) {
     s.rho = snap.array<cl_float>("sph/wcsph_rho", count);
     for (size_t i = 0; i < count; ++i)

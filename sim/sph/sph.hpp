@@ -165,6 +165,9 @@ class Snapshot;
 // Decodes and checks the SPH blobs of a snapshot holding `count` particles
 // (sizes, finite values, ids a permutation, a positive geometry). Host only.
 SphState decodeSphState(const Snapshot& snap, size_t count);
+// The mesh files a snapshot's obstacles and bodies read (its solids decoded
+// and checked as decodeSphState does; no particle decoded).
+std::vector<std::string> sphSnapshotMeshFiles(const Snapshot& snap);
 
 // The SPH simulation: the particle pipeline (particles.hpp) plus the solver
 // chosen by the `solver` parameter (solver.hpp), with the front-end hooks,

@@ -65,15 +65,7 @@ void registerSphType() {
     sph->restoreState(st);
     return sph;
   };
-  t.snapshotInputs = [](uint64_t count, const Snapshot& snap) {
-    const SphState st = decodeSphState(snap, count);
-    std::vector<std::string> files;
-    for (const SphSolid& so : st.setup.solids)
-      if (so.spec.kind == ShapeKind::Mesh) files.push_back(so.spec.file);
-    for (const BodySpec& b : st.setup.bodies)
-      if (b.shape.kind == ShapeKind::Mesh) files.push_back(b.shape.file);
-    return files;
-  };
+  t.snapshotInputs = &sphSnapshotMeshFiles;
   registerSimulationType(std::move(t));
 }
 
