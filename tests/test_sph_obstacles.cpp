@@ -812,15 +812,64 @@ TEST(SphObstaclesCli, ABodyInsideTheScenesObstacleAndAnObstacleOverTheWaterAreNa
   EXPECT_EQ(r.code, 0) << r.err;
   r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 --steps 1 "
                 "--obstacle box:size=0.05:pos=0.3,0.1,0.1 --obstacle box:size=10:pos=0.5,0.5,0.5");
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;  // a usage error, found before the device opens
   EXPECT_NE(r.err.find("no particles: obstacle box:size=10,10,10:pos=0.5,0.5,0.5:rot=0,0,0 covers all of its"),
             std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
   // Two obstacles that only together cover the column.
   r = run(kCli, "run --device cpu --sim sph --scene dam_break --set spacing=0.02 --set depth=0.2 --steps 1 "
                 "--set column_width=0.1 --set column_height=0.2 "
                 "--obstacle box:size=0.06,0.3,0.3:pos=0.02,0.1,0.1 --obstacle box:size=0.06,0.3,0.3:pos=0.08,0.1,0.1");
-  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("no particles: its obstacles together cover all of its"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("eddy: device"), std::string::npos) << r.err;
+}
+
+// The check before the device (sphCheckScene walks the fluid sites and stops
+// at the first one left) agrees with the build (which makes the sites and
+// drops those covered) on whether obstacles take all the water: random
+// boxes about a jittered column, some covering it, some not, some only
+// together; and the message is the build's.
+TEST(SphObstacles, TheCheckBeforeTheDeviceAgreesWithTheBuildOnWaterLeft) {
+  const unsigned seed = test::freshSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (EDDY_TEST_SEED replays it)");
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Params p(sphParamDecl());
+  p.set("spacing", 0.01);
+  p.set("depth", 0.05);
+  p.set("column_width", 0.1);
+  p.set("column_height", 0.2);
+  p.set("jitter", 0.2);
+  int refused = 0, kept = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    p.set("seed", double(trial));
+    std::vector<ShapeSpec> boxes;
+    const int count = 1 + int(u(rng) * 3);
+    for (int k = 0; k < count; ++k)
+      boxes.push_back(boxSpec(0.12 * u(rng), 0.25 * u(rng), 0.05 * u(rng), 0.05 + 0.2 * u(rng),
+                              0.1 + 0.3 * u(rng), 0.05 + 0.1 * u(rng)));
+    std::string built, checked;
+    try {
+      makeSphScene("dam_break", p, boxes);
+    } catch (const Error& e) {
+      built = e.what();
+    }
+    try {
+      sphCheckScene("dam_break", p, boxes, {});
+    } catch (const Error& e) {
+      checked = e.what();
+    }
+    // (sphCheckScene also refuses boxes outside the tank: only those the build takes count)
+    if (built.empty() && checked.find("no particles") != std::string::npos) ADD_FAILURE() << checked;
+    if (!built.empty()) {
+      EXPECT_NE(built.find("no particles"), std::string::npos) << built;
+      EXPECT_EQ(checked, built);
+    }
+    (built.empty() ? kept : refused)++;
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(kept, 0);
 }
 
 // A floating body with less than the contact clearance (a spacing) to both
@@ -868,7 +917,8 @@ TEST(SphBodiesCli, ABodyTooWideForTheWallClearanceIsHeldCentred) {
 }
 
 // A scene whose own geometry contradicts itself is a usage error found
-// before the device (before: exit 1 after it was opened), and
+// before the device (before: exit 1 after it was opened), with or without
+// solids and bodies, and
 // lobovsky_dam_break refuses a depth wider than the experiment's tank
 // (before: silently clamped to 0.15 m while --json showed the value given).
 TEST(SphScenesCli, SceneGeometryErrorsAreUsageErrors) {
@@ -880,7 +930,14 @@ TEST(SphScenesCli, SceneGeometryErrorsAreUsageErrors) {
        "column_width (100 m) does not fit in tank_length"},
       {"--scene drop --set spacing=0.02 --set depth=0.1 --set drop_height=1000", "does not fit in tank_height"},
       {"--scene lobovsky_dam_break --set spacing=0.03 --set depth=1000",
-       "depth = 1000 m is wider than the experiment's tank (0.15 m)"}};
+       "depth = 1000 m is wider than the experiment's tank (0.15 m)"},
+      // with solids or bodies too (before: found only when the scene was built, exit 1)
+      {"--scene dam_break --set spacing=0.02 --set depth=0.06 --set column_width=100 "
+       "--obstacle box:size=0.05:pos=0.3,0.1,0.03",
+       "column_width (100 m) does not fit in tank_length"},
+      {"--scene dam_break --set spacing=0.02 --set depth=0.06 --set column_width=100 "
+       "--body box:size=0.05:pos=0.3,0.1,0.03:density=500",
+       "column_width (100 m) does not fit in tank_length"}};
   for (const auto& [args, needle] : cases) {
     SCOPED_TRACE(args);
     const auto r = run(kCli, base + args);

@@ -41,6 +41,10 @@ int count(double length, double dx, const char* name) {
   return int(c);
 }
 
+class SolidCover;
+// Thrown by a Builder with a `probe` at the first site the probe's solids leave.
+struct SiteLeft {};
+
 struct Builder {
   double dx, rho0, B, g, jitter;
   int nz;
@@ -48,16 +52,11 @@ struct Builder {
   bool countOnly = false;  // count the particles, store nothing (sphSceneSize)
   std::vector<SphParticle> out;
   size_t count = 0;
+  // Set: store nothing, but throw SiteLeft at the first site these solids
+  // do not cover (a walk that stops as soon as it has its answer).
+  const SolidCover* probe = nullptr;
 
-  void add(double x, double y, double z) {
-    ++count;
-    if (countOnly) return;
-    SphParticle p;
-    p.x = x + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
-    p.y = y + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
-    p.z = z + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
-    out.push_back(p);
-  }
+  void add(double x, double y, double z);
   // Hydrostatic compression of a layer at (uncompressed) depth d below the
   // surface: rho/rho0 = (1 + rho0 g d / B)^(1/7) (Tait), so its thickness is dx / that.
   double layer(double d) const { return dx / std::pow(1.0 + rho0 * g * d / B, 1.0 / 7.0); }
@@ -89,29 +88,61 @@ std::string sphDataFile(const std::string& relative) {
   return dir + "/" + relative;
 }
 
-void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
-                      const std::vector<SphParticle>& in, std::vector<SphParticle>& out) {
-  std::vector<std::unique_ptr<Shape>> shapes;
-  std::vector<Mat3d> rot;
-  for (const auto& so : solids) {
-    shapes.push_back(makeShape(so.spec));
-    rot.push_back(rotationMatrix(so.spec.pose.rotationDeg));
+namespace {
+
+// Whether a fluid site lies inside one of the solids or closer than
+// `clearance` to its surface (dropInsideSolids drops such sites).
+class SolidCover {
+ public:
+  SolidCover(const std::vector<SphSolid>& solids, double clearance) : solids_(solids), clearance_(clearance) {
+    for (const auto& so : solids) {
+      shapes_.push_back(makeShape(so.spec));
+      rot_.push_back(rotationMatrix(so.spec.pose.rotationDeg));
+    }
   }
-  out.clear();
-  out.reserve(in.size());
-  for (const auto& p : in) {
-    bool inside = false;
-    for (size_t k = 0; k < solids.size() && !inside; ++k) {
-      const Vec3d l = poseToLocal(solids[k].spec.pose, rot[k], {p.x, p.y, p.z});
+  bool covers(const SphParticle& p) const {
+    for (size_t k = 0; k < solids_.size(); ++k) {
+      const Vec3d l = poseToLocal(solids_[k].spec.pose, rot_[k], {p.x, p.y, p.z});
       // A site exactly `clearance` from the surface is kept, whichever side
       // of the solid it lies on: without the relative slack, rounding kept
       // it on one side of a box and dropped it on the other (a box whose
       // faces lie half a spacing from lattice columns got fluid against its
       // right face and a 1.5-spacing void at its left).
-      inside = shapes[k]->sdf(l) < clearance * (1 - 1e-9);
+      if (shapes_[k]->sdf(l) < clearance_ * (1 - 1e-9)) return true;
     }
-    if (!inside) out.push_back(p);
+    return false;
   }
+
+ private:
+  const std::vector<SphSolid>& solids_;
+  double clearance_;
+  std::vector<std::unique_ptr<Shape>> shapes_;
+  std::vector<Mat3d> rot_;
+};
+
+void Builder::add(double x, double y, double z) {
+  ++count;
+  if (countOnly) return;
+  SphParticle p;
+  p.x = x + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
+  p.y = y + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
+  p.z = z + (jitter > 0 ? rng.uniform(-jitter, jitter) * dx : 0.0);
+  if (probe) {
+    if (!probe->covers(p)) throw SiteLeft{};
+    return;
+  }
+  out.push_back(p);
+}
+
+}  // namespace
+
+void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
+                      const std::vector<SphParticle>& in, std::vector<SphParticle>& out) {
+  const SolidCover cover(solids, clearance);
+  out.clear();
+  out.reserve(in.size());
+  for (const auto& p : in)
+    if (!cover.covers(p)) out.push_back(p);
 }
 
 namespace {
@@ -145,8 +176,6 @@ struct Lobovsky {
   }
 };
 
-// Builds the scene, or with countOnly only counts its particles (the same
-// geometry code either way: the count is exactly what a build gives).
 // SPHERIC Benchmark Test 2 (Kleefsman et al. 2005, "A volume-of-fluid based
 // simulation method for wave impact problems", JCP 206:363; issue 12): tank
 // 3.22 x 1.0 x 1.0 m (y up), a water column 1.228 m long, 0.55 m high and the
@@ -396,13 +425,23 @@ const SceneDef& sceneDef(std::string_view scene) {
   throw Error("unknown SPH scene '" + std::string(scene) + "'; known scenes: " + joinNames(sphSceneNames()));
 }
 
-// `check` (may be empty): with countOnly, the limits a scene with solids or
+// What buildScene is asked for.
+enum class Build {
+  particles,   // the scene
+  count,       // its particle count (with solids or bodies: made to be counted)
+  checkWater,  // only its geometry and that its solids leave some water (before any device)
+};
+
+// Builds the scene, or counts its particles (the same geometry code either
+// way: the count is exactly what a build gives).
+// `check` (may be empty): when counting, the limits a scene with solids or
 // bodies must meet are checked on its upper bound before its particles are
 // made, so that one too large for the device (or this machine's memory, which
 // a CPU device shares) is refused instead of exhausting the host.
-SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, size_t& total,
+SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t& total,
                     const std::vector<ShapeSpec>& obstacles,
                     const std::function<void(const SphSceneSize&)>& check = {}) {
+  const bool countOnly = what != Build::particles;
   const SceneDef& def = sceneDef(scene);
   // Only WCSPH's equation of state wants the squeezed hydrostatic start.
   const bool compressed = !P.find("solver") || P.getChoice("solver") == "wcsph";
@@ -423,8 +462,8 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   if (def.solids)
     for (const auto& o : def.solids()) s.solids.push_back({o, -1});
   for (const auto& o : obstacles) s.solids.push_back({o, -1});
-  const auto fill = [&](bool counting) {
-    Builder b{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), counting, {}, 0};
+  const auto fill = [&](bool counting, const SolidCover* probe = nullptr) {
+    Builder b{dx, rho0, B, g, P.get("jitter"), tank.layers, Rng(uint64_t(P.getInt("seed"))), counting, {}, 0, probe};
     def.fill(Fill{def.name, P, dx, s, b});
     return b;
   };
@@ -432,6 +471,35 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   const bool takesFluid = !s.solids.empty() || def.bodies;  // solids and bodies remove fluid
   Builder b = fill(countOnly);
   if (b.count == 0) throw Error("SPH scene " + def.name + ": no particles");
+  // Throws when the solids leave none of the fluid sites, naming the solid
+  // that takes them all alone if one does. The sites are walked, not
+  // stored, and each walk stops at the first site left: a scene with water
+  // costs next to nothing.
+  const auto requireWaterLeft = [&] {
+    const auto coversAll = [&](const std::vector<SphSolid>& solids) {
+      const SolidCover cover(solids, 0.5 * dx);
+      try {
+        fill(false, &cover);
+      } catch (const SiteLeft&) {
+        return false;
+      }
+      return true;
+    };
+    if (s.solids.empty() || !coversAll(s.solids)) return;
+    std::string which = "its obstacles together cover";
+    for (const SphSolid& one : s.solids)
+      if (coversAll({one})) {
+        which = "obstacle " + shapeSpecToString(one.spec) + " covers";
+        break;
+      }
+    throw Error("SPH scene " + def.name + ": no particles: " + which + " all of its " + std::to_string(b.count) +
+                " fluid particle sites (none lies half a spacing or more outside them)");
+  };
+  if (what == Build::checkWater) {
+    total = b.count;
+    if (b.count <= kMaxSphParticles) requireWaterLeft();  // (past the limit: refused elsewhere)
+    return s;
+  }
   if (countOnly && (!takesFluid || b.count > kMaxSphParticles)) {
     // Exact without solids. With them this is the count before they take
     // their share, an upper bound: past the limit it is the answer (the
@@ -445,23 +513,9 @@ SphSetup buildScene(std::string_view scene, const Params& P, bool countOnly, siz
   if (!s.solids.empty()) {
     // No fluid inside a solid, nor within half a spacing of its surface
     // (the scenes' clearance from the tank walls).
+    requireWaterLeft();
     std::vector<SphParticle> kept;
     dropInsideSolids(s.solids, 0.5 * dx, b.out, kept);
-    if (kept.empty() && !b.out.empty()) {
-      // Name the solid that takes all the water, if one does alone.
-      std::string which = "its obstacles together cover";
-      for (const SphSolid& one : s.solids) {
-        std::vector<SphParticle> left;
-        dropInsideSolids({one}, 0.5 * dx, b.out, left);
-        if (left.empty()) {
-          which = "obstacle " + shapeSpecToString(one.spec) + " covers";
-          break;
-        }
-      }
-      throw Error("SPH scene " + def.name + ": no particles: " + which + " all of its " +
-                  std::to_string(b.out.size()) + " fluid particle sites (none lies half a spacing or more "
-                  "outside them)");
-    }
     b.out = std::move(kept);
     b.count = b.out.size();
   }
@@ -713,17 +767,15 @@ void sphCheckScene(std::string_view scene, const Params& P, const std::vector<Sh
                    const std::vector<BodySpec>& bodies) {
   const SceneDef& def = sceneDef(scene);
   const double dx = P.get("spacing");
+  const std::array<double, 3> tank = def.tank(P, dx).size;
+  sphCheckSolids(tank, dx, obstacles, {});
   // The scene's own geometry (a length that rounds to no particle layer, a
   // column wider than its tank, ...) is checked here too, so that it is a
-  // usage error found before the device: the tank, and for a scene without
-  // solids or bodies the count (no particle made; with solids the count
-  // needs the particles, and building the scene reports such errors).
-  const std::array<double, 3> tank = def.tank(P, dx).size;
-  if (!def.solids && !def.bodies && obstacles.empty() && bodies.empty()) {
-    size_t count = 0;
-    buildScene(scene, P, true, count, {});
-  }
-  sphCheckSolids(tank, dx, obstacles, {});
+  // usage error found before the device, and so is a scene whose solids
+  // (its own and the obstacles) take all of its water. No particle is made:
+  // the sites are counted, and walked only until one outside the solids.
+  size_t count = 0;
+  buildScene(scene, P, Build::checkWater, count, obstacles);
   std::vector<BodySpec> all;  // the scene's bodies, then the caller's
   if (def.bodies) {  // the scene's own bodies (e.g. wave_tank's `bodies` parameter)
     all = def.bodies(P);
@@ -756,23 +808,23 @@ const std::vector<std::string>& sphSceneNames() {
 SphSetup makeSphScene(std::string_view scene, const Params& P,
                       const std::vector<ShapeSpec>& obstacles) {
   size_t count = 0;
-  return buildScene(scene, P, false, count, obstacles);
+  return buildScene(scene, P, Build::particles, count, obstacles);
 }
 
 SphSceneSize sphSceneSize(std::string_view scene, const Params& P,
                           const std::vector<ShapeSpec>& obstacles) {
   size_t count = 0;
-  const SphSetup s = buildScene(scene, P, true, count, obstacles);
+  const SphSetup s = buildScene(scene, P, Build::count, count, obstacles);
   return {count, s.tank, s.spacing};
 }
 
 SphSetup makeSphScene(std::string_view scene, const Params& P, const std::vector<ShapeSpec>& obstacles,
                       const std::function<void(const SphSceneSize&)>& check) {
   size_t count = 0;
-  SphSetup s = buildScene(scene, P, true, count, obstacles, check);
+  SphSetup s = buildScene(scene, P, Build::count, count, obstacles, check);
   check({count, s.tank, s.spacing});
   if (!s.particles.empty()) return s;  // made to be counted (solids, bodies)
-  return buildScene(scene, P, false, count, obstacles);
+  return buildScene(scene, P, Build::particles, count, obstacles);
 }
 
 SphSetup makeSphBenchScene(size_t target, const Params& params) {
