@@ -262,10 +262,17 @@ void Controller::startProbes() {
       if (!own) appProbeError_ += (appProbeError_.empty() ? "" : "\n") + line;
     }
   };
-  for (const ProbeSpec& p : builtin) add(p, true);
+  std::vector<ProbeSpec> wanted = builtin;
   for (const ProbeSpec& p : probes_)  // one that is the scene's own is that one
     if (std::none_of(builtin.begin(), builtin.end(), [&](const ProbeSpec& q) { return sameProbe(p, q); }))
-      add(p, false);
+      wanted.push_back(p);
+  // All at once first (one check: a mesh obstacle's file read once); one by
+  // one, each against those kept, only when that fails.
+  try {
+    all = probesToSample(*sim_, wanted, false);
+  } catch (const Error&) {
+    for (size_t i = 0; i < wanted.size(); ++i) add(wanted[i], i < builtin.size());
+  }
   // The same probes (a solid edit continues the run): the history goes on.
   bool same = all.size() == history_.probes().size();
   for (size_t i = 0; same && i < all.size(); ++i)
