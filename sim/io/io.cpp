@@ -267,18 +267,6 @@ std::string printable(std::string_view s, size_t maxChars) {
   return out;
 }
 
-std::string formatNumber(double v) {
-  char buf[64];
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, ptr) : std::string("nan");
-}
-
-std::string formatSignificant(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", std::clamp(digits, 1, 17), v);
-  return buf;
-}
-
 std::string joinCsv(const std::vector<std::string>& cells) {
   std::string s;
   for (size_t i = 0; i < cells.size(); ++i) s += (i ? "," : "") + cells[i];

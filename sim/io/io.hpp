@@ -9,6 +9,8 @@
 // that descriptor, whatever it is open on (a terminal, a pipe, a file).
 #pragma once
 
+#include "number_text.hpp"  // formatNumber, formatSignificant (for io.hpp users)
+
 #include <ext/stdio_filebuf.h>  // libstdc++: a stream over a file descriptor
 
 #include <fstream>
@@ -66,14 +68,10 @@ std::string outputFileProblem(const std::string& path);
 // empty, not a file, the nearest existing ancestor a writable folder.
 std::string outputFolderProblem(const std::string& path);
 
-// Shortest text that reads back as the same double.
-std::string formatNumber(double v);
 // Text from a file or the user, fit to quote in a message: control
 // characters, NUL and bytes that are not UTF-8 as \xNN (valid UTF-8 kept),
 // cut to about maxChars characters with "..." after it.
 std::string printable(std::string_view s, size_t maxChars = 80);
-// v with `digits` significant digits (printf's %g): 0.21 for 0.20999999999999999.
-std::string formatSignificant(double v, int digits);
 // Writes a CSV header and rows atomically.
 void writeCsv(const std::string& path, const std::vector<std::string>& header,
               const std::vector<std::vector<double>>& rows);
