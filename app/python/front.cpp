@@ -124,6 +124,7 @@ void checkScene(const SceneSpec& spec, const Params& params, const std::string& 
 
 double paramValue(const Params& params, const std::string& key, const ParamValue& v) {
   Params probe = params;  // the checks of Params::set / setAssignment, nothing changed
+  if (key.empty()) throw ParamError("params: a parameter name is empty ('')");
   const ParamDesc* d = probe.find(key);
   if (!d || v.kind == ParamValue::Kind::Text) {
     // Text is read as --set key=TEXT reads it; an unknown key gets --set's message.
@@ -240,7 +241,14 @@ bool Front::advance(uint64_t steps, std::optional<double> until, uint64_t checkE
   s.checkEvery = checkEvery;
   // No begin(): a script steps in pieces, and begin()'s diagnostics row and
   // profiler reset belong to a whole run with outputs. run() still ends
-  // with Simulation::finish() and the final NaN/inf check.
+  // with Simulation::finish() and the final NaN/inf check. begin()'s check
+  // of the state before the first step is made here, once: it is also the
+  // baseline of the escape count, without which the first call's checks
+  // saw no escapes (a scene blowing every particle out of the tank ran on).
+  if (!checked_) {
+    if (auto b = sim_->checkFiniteNow()) throw BlowUpError(*b, sim_->kind());
+    checked_ = true;
+  }
   Session session(*sim_, s);
   return session.run(stop).stopped;
 }

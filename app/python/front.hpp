@@ -130,7 +130,7 @@ class Front {
   // DIR/eddy.pvd); later calls with the same DIR extend the series. A DIR
   // that holds other files on the first call is refused unless `overwrite`
   // (which removes an earlier export's frames and eddy.pvd first), as
-  // eddy-cli run --export does. Returns the .vtp's path.
+  // eddy-cli run --export does. Returns the .pvd's path.
   std::string exportVtk(const std::string& dir, bool overwrite);
 
  private:
@@ -142,6 +142,7 @@ class Front {
   std::map<std::string, std::unique_ptr<VtkSeries>> series_;  // by export folder
   std::vector<ProbeSpec> probes_;
   std::vector<ProbeRow> probeRows_;
+  bool checked_ = false;  // the state checked before the first step (advance)
   // Checks and starts the probes (the scene's when `builtins`, then `extra`)
   // at the cadence; nothing when there are none. ArgumentError for a problem.
   void startProbes(const std::vector<ProbeSpec>& extra, bool builtins,

@@ -19,7 +19,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <cxxabi.h>  // abi::__forced_unwind
+#include <exception>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 namespace py = pybind11;
@@ -58,10 +61,27 @@ class Busy {
 };
 
 // Runs f with the GIL released (device work: building, stepping, reading back).
+// The GIL is taken back by a plain call, not a destructor: a daemon thread
+// that takes it while Python shuts down is ended by pthread_exit, a forced
+// unwind, which a destructor (noexcept) turned into std::terminate (an abort
+// at exit while a daemon thread stepped). Unwound from here it ends the
+// thread quietly (pybind11 lets a forced unwind through).
 template <class F>
 auto released(F&& f) {
-  py::gil_scoped_release release;
-  return f();
+  using R = decltype(f());
+  PyThreadState* const state = PyEval_SaveThread();
+  std::optional<R> result;
+  std::exception_ptr failed;
+  try {
+    result.emplace(f());
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  PyEval_RestoreThread(state);
+  if (failed) std::rethrow_exception(failed);
+  return std::move(*result);
 }
 
 ParamValue toParamValue(py::handle h) {
@@ -77,8 +97,16 @@ ParamValue toParamValue(py::handle h) {
     v.text = Py_TYPE(h.ptr())->tp_name;
     if (PyNumber_Check(h.ptr())) {  // int, float, NumPy scalars, Fraction, ...
       const double d = PyFloat_AsDouble(h.ptr());
-      if (d == -1.0 && PyErr_Occurred()) PyErr_Clear();  // complex, ...: not a number here
-      else {
+      if (d == -1.0 && PyErr_Occurred()) {
+        // An int beyond a double's range is a number far out of any range;
+        // anything else (complex, ...) is not a number here.
+        const bool huge = PyErr_ExceptionMatches(PyExc_OverflowError) && PyLong_Check(h.ptr());
+        PyErr_Clear();
+        if (huge) {
+          v.kind = ParamValue::Kind::Number;
+          v.number = _PyLong_Sign(h.ptr()) < 0 ? -HUGE_VAL : HUGE_VAL;
+        }
+      } else {
         v.kind = ParamValue::Kind::Number;
         v.number = d;
       }
@@ -160,8 +188,15 @@ py::array takeField(ParticleState& s, const std::string& name) {
 // and is raised once the loop has ended.
 class SignalCheck {
  public:
+  // Made with the GIL held. Only the main thread handles signals
+  // (PyErr_CheckSignals does nothing in another), so only there is the GIL
+  // taken for it: a daemon thread that took it while Python shut down was
+  // ended mid-step.
+  SignalCheck() : mainThread_(PyThread_get_thread_ident() == mainThreadId()) {}
+
   bool operator()() {
     if (pending_) return true;
+    if (!mainThread_) return false;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_ < std::chrono::milliseconds(50)) return false;
     last_ = now;
@@ -175,6 +210,11 @@ class SignalCheck {
   }
 
  private:
+  static unsigned long mainThreadId() {
+    return py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  }
+
+  bool mainThread_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
   std::unique_ptr<py::error_already_set> pending_;
 };
@@ -260,6 +300,7 @@ struct PySimulation {
     return corePtr_;
   }
   Front& front() { return *core().front; }
+  bool made() const { return made_ == kMade; }
 
  private:
   static constexpr uint64_t kMade = 0x656464792d73696dULL;
@@ -306,7 +347,14 @@ std::string optionalText(const py::object& o, const char* what) {
   if (o.is_none()) return "";
   if (!py::isinstance<py::str>(o) && !py::isinstance(o, py::module_::import("os").attr("PathLike")))
     throw ArgumentError(std::string(what) + ": expected a string, got " + Py_TYPE(o.ptr())->tp_name);
-  return py::str(py::module_::import("os").attr("fspath")(o));
+  const py::object text = py::module_::import("os").attr("fspath")(o);
+  if (!py::isinstance<py::str>(text))
+    throw ArgumentError(std::string(what) + ": expected a string, got a path of " + Py_TYPE(text.ptr())->tp_name);
+  std::string out = py::str(text);
+  // As Python's open(): a path cut at a NUL would name another file.
+  if (out.find('\0') != std::string::npos)
+    throw ArgumentError(std::string(what) + ": embedded null character in " + printable(out));
+  return out;
 }
 
 // A dict (a spec, a config) as JSON, converted here rather than by
@@ -350,7 +398,13 @@ nlohmann::json toJson(py::handle h, const std::string& where, const std::string&
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
     if (!overflow) return v;
-    return PyLong_AsDouble(i.ptr());  // beyond 64 bits: a (finite) double or an error below
+    const double d = PyLong_AsDouble(i.ptr());  // beyond 64 bits: a double, if it is one
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw fail(std::string(_PyLong_Sign(i.ptr()) < 0 ? "a negative" : "an") +
+                 " integer beyond the range of a number (magnitude up to about 1.8e308)");
+    }
+    return d;
   }
   if (PyFloat_Check(h.ptr()) || (PyNumber_Check(h.ptr()) && py::hasattr(h, "__float__"))) {
     const double d = PyFloat_AsDouble(h.ptr());
@@ -424,12 +478,27 @@ std::optional<unsigned long long> optionalCount(const py::object& o, const char*
   return static_cast<unsigned long long>(wholeNumber(o, what, kLimitEvery.min, kLimitEvery.max));
 }
 
+// A number of simulated seconds: int, float, NumPy scalars (not a bool, a
+// complex or an array); any value, the caller checks the range.
+double seconds(const py::object& o, const char* what) {
+  auto refuse = [&] {
+    return ArgumentError(std::string(what) + ": expected a number of simulated seconds, got " +
+                         Py_TYPE(o.ptr())->tp_name);
+  };
+  if (py::isinstance<py::bool_>(o) || !PyNumber_Check(o.ptr()) || PyComplex_Check(o.ptr())) throw refuse();
+  const double d = PyFloat_AsDouble(o.ptr());
+  if (d == -1.0 && PyErr_Occurred()) {
+    const bool huge = PyErr_ExceptionMatches(PyExc_OverflowError);
+    PyErr_Clear();
+    if (!huge) throw refuse();
+    return _PyLong_Sign(o.ptr()) < 0 ? -HUGE_VAL : HUGE_VAL;  // an int beyond a double: out of any range
+  }
+  return d;
+}
+
 std::optional<double> optionalSeconds(const py::object& o, const char* what) {
   if (o.is_none()) return std::nullopt;
-  if (py::isinstance<py::bool_>(o) || !PyNumber_Check(o.ptr()))
-    throw ArgumentError(std::string(what) + ": expected a number of simulated seconds, got " +
-                        Py_TYPE(o.ptr())->tp_name);
-  return o.cast<double>();
+  return seconds(o, what);
 }
 
 std::string pathText(const py::object& o, const char* what) {
@@ -535,11 +604,14 @@ PYBIND11_MODULE(eddy, m) {
           py::arg("key"), py::arg("default") = py::none())
       .def(
           "update",
-          [](ParamsView& v, const py::object& values) {
+          [](ParamsView& v, const py::object& values, const py::kwargs& more) {
             // Every value is checked before any is set: all or nothing.
+            // As dict.update: a mapping, and/or keywords (these last).
             Busy busy(*v.core);
             std::vector<std::pair<std::string, double>> checked;
-            for (const auto& [k, val] : paramList(values))
+            auto given = paramList(values);
+            for (auto& kv : paramList(more)) given.push_back(std::move(kv));
+            for (const auto& [k, val] : given)
               checked.emplace_back(k, paramValue(v.params(), k, val));
             Params trial = v.params();
             for (const auto& [k, val] : checked) trial.set(k, val);
@@ -555,7 +627,9 @@ PYBIND11_MODULE(eddy, m) {
             }
             for (const auto& [k, val] : checked) v.core->front->setParam(k, val);
           },
-          py::arg("values"), "Sets several parameters; none is set if one is refused.")
+          py::arg("values") = py::none(),
+          "Sets several parameters, from a dict and/or keywords (as dict.update); none is set if "
+          "one is refused.")
       .def("to_dict", &ParamsView::asDict, "The current values as a plain dict.")
       .def(
           "info", [](ParamsView& v, const std::string& key) { return paramInfo(v.desc(key)); },
@@ -647,7 +721,8 @@ PYBIND11_MODULE(eddy, m) {
           "KeyboardInterrupt). A NaN/inf state raises BlowUpError.")
       .def(
           "run_until",
-          [](PySimulation& s, double t) {
+          [](PySimulation& s, const py::object& until) {
+            const double t = seconds(until, "run_until");
             if (!std::isfinite(t) || t < 0 || t > kMaxUntil) {
               std::ostringstream o;
               o << "run_until: " << formatNumber(t) << " is out of range [0, "
@@ -754,20 +829,26 @@ PYBIND11_MODULE(eddy, m) {
       .def(
           "__getattr__",
           [](py::object self, const std::string& name) -> py::object {
-            // s.density(), s.pressure(), s.mass(): the fields by name.
-            auto& s = self.cast<PySimulation&>();
+            // s.density(), s.pressure(), s.mass(): the fields by name. Any
+            // answer but a field is AttributeError, so that hasattr() is
+            // False, never an error: on an object __init__ never made, and
+            // while another thread steps it before the names are known.
+            const std::string none = "'eddy.Simulation' object has no attribute '" + name + "'";
+            PySimulation* s = &self.cast<PySimulation&>();
+            if (!s->made()) throw py::attribute_error(none + " (this eddy.Simulation was never made)");
             if (!name.empty() && name[0] != '_') {
-              bool known = s.core().fieldNamesKnown;
-              if (!known) {
-                Busy busy(s.core());
-                readState(s.core());
-                known = true;
+              if (!s->core().fieldNamesKnown) {
+                std::unique_lock<std::mutex> lock(s->core().mutex, std::try_to_lock);
+                if (!lock.owns_lock())
+                  throw py::attribute_error(none + " (the field names are not known yet: the simulation is "
+                                            "busy in another thread)");
+                readState(s->core());
               }
-              const auto& names = s.core().fieldNames;
+              const auto& names = s->core().fieldNames;
               if (std::find(names.begin(), names.end(), name) != names.end())
                 return py::cpp_function([self, name]() { return self.attr("field")(name); });
             }
-            throw py::attribute_error("'eddy.Simulation' object has no attribute '" + name + "'");
+            throw py::attribute_error(none);
           })
       .def(
           "probes",

@@ -701,6 +701,86 @@ def test_a_simulation_never_made_raises_instead_of_crashing(eddy, tmp_path):
     u = eddy.Simulation.__new__(eddy.Simulation)
     for call in (lambda: u.step(), lambda: u.save(tmp_path / "x.snap"), lambda: u.positions(),
                  lambda: u.probes(), lambda: u.bodies(), lambda: u.params, lambda: u.time, lambda: repr(u),
-                 lambda: u.probe_specs, lambda: u.density):
+                 lambda: u.probe_specs):
         with pytest.raises(eddy.Error, match="never made"):
             call()
+    # A field by name is an attribute: AttributeError, so hasattr() says False.
+    with pytest.raises(AttributeError, match=r"no attribute 'density' \(this eddy.Simulation was never made\)"):
+        u.density
+    assert not hasattr(u, "density")
+
+
+def test_a_nul_in_a_path_or_name_is_refused(eddy, tmp_path, monkeypatch):
+    # Cut at the NUL, "notes.txt\0.snap" wrote over notes.txt (as Python's
+    # open(): ValueError "embedded null character").
+    monkeypatch.chdir(tmp_path)
+    s = eddy.Simulation(sim="nbody", n=16)
+    (tmp_path / "notes.txt").write_text("keep me")
+    s.save(tmp_path / "a.snap")
+    calls = {"save": lambda: s.save("notes.txt\x00.snap"),
+             "load": lambda: eddy.Simulation.load(str(tmp_path / "a.snap") + "\x00zzz"),
+             "export_vtk": lambda: s.export_vtk("ex\x00zz"),
+             "ic": lambda: eddy.Simulation(sim="nbody", ic="x\x00y"),
+             "from_config": lambda: eddy.Simulation.from_config("c.json\x00"),
+             "scene": lambda: eddy.Simulation(sim="sph", scene="dam_break\x00")}
+    for what, call in calls.items():
+        with pytest.raises(ValueError, match=what + r": embedded null character in .*\\x00"):
+            call()
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+    assert not (tmp_path / "ex").exists()
+
+
+def test_numbers_beyond_a_double_and_non_numbers_name_their_key(eddy):
+    with pytest.raises(ValueError, match=r"config: key 'n': an integer beyond the range of a number"):
+        eddy.Simulation.from_config({"sim": "nbody", "n": 10**400})
+    with pytest.raises(ValueError, match=r"key 'params.G': a negative integer beyond the range"):
+        eddy.Simulation.from_config({"sim": "nbody", "params": {"G": -10**400}})
+    with pytest.raises(ValueError, match=r"obstacles\[0\]: key 'pos\[2\]': an integer beyond the range"):
+        eddy.Simulation(params=SPH_SMALL, obstacles=[{"shape": "box", "size": [0.1, 0.1, 0.1],
+                                                      "pos": [0.1, 0.1, 10**400]}])
+    with pytest.raises(ValueError, match=r"parameter 'seed'"):
+        eddy.Simulation(sim="nbody", n=8, params={"seed": 10**400})
+    with pytest.raises(ValueError, match=r"params: a parameter name is empty"):
+        eddy.Simulation(sim="nbody", n=8, params={"": 1})
+    for bad, kind in ((1j, "complex"), (np.array([0.1, 0.2]), "numpy.ndarray"), (True, "bool")):
+        with pytest.raises(ValueError, match=r"probe_dt: expected a number of simulated seconds, got " + kind):
+            eddy.Simulation(params=SPH_SMALL, probes=["level:L:0.02,0.004"], probe_dt=bad)
+    s = eddy.Simulation(sim="nbody", n=16)
+    with pytest.raises(ValueError, match=r"run_until: expected a number of simulated seconds, got bool"):
+        s.run_until(True)
+    with pytest.raises(ValueError, match=r"run_until: inf is out of range"):
+        s.run_until(10**400)
+    s.run_until(np.float32(0.001))
+    assert s.steps > 0
+
+
+def test_params_update_takes_a_dict_and_keywords(eddy):
+    s = eddy.Simulation(sim="nbody", n=16)
+    s.params.update(dt=0.002)
+    assert s.params["dt"] == 0.002
+    s.params.update({"dt": 0.003}, softening=0.02)
+    assert (s.params["dt"], s.params["softening"]) == (0.003, 0.02)
+    with pytest.raises(ValueError):  # all or nothing: the keyword's range
+        s.params.update({"dt": 0.004}, softening=-1)
+    assert s.params["dt"] == 0.003
+    s.params.update()
+
+
+def test_the_first_step_counts_escapes_as_the_cli(eddy):
+    # Every particle leaves the tank every step (dt 0.1 s at g = 1000): the
+    # CLI stops with a blow-up; so must the first step() of a new simulation
+    # (it had no baseline for the escape count and ran on).
+    P = {"spacing": 0.01, "solver": "dfsph", "gravity": 1000, "min_dt": 0.1, "max_dt": 0.1}
+    with pytest.raises(eddy.BlowUpError, match="particles left the tank") as e:
+        eddy.Simulation(params=P).step(5)
+    code, cli = cli_error("run", "--sim", "sph", *[a for k, v in P.items() for a in ("--set", f"{k}={v}")],
+                          "--steps", 5, "--quiet")
+    assert code == 1 and str(e.value) == cli
+    with pytest.raises(eddy.BlowUpError, match="particles left the tank"):
+        eddy.Simulation(params=P).run_until(0.3)
+
+
+def test_hasattr_is_false_for_what_is_not_a_field(eddy):
+    s = eddy.Simulation(sim="nbody", n=16)
+    assert not hasattr(s, "foo")
+    assert hasattr(s, "mass") and s.mass().shape == (16,)
