@@ -72,7 +72,13 @@ TEST(Config, BadInputNamesFileKeyAndRange) {
   EXPECT_CONFIG_ERROR(R"({"scene": "cube"})", "key 'scene': unknown nbody scene 'cube'");
   // A NUL in a string is shown, and the message goes on past it (what() is a
   // C string: it once ended at the NUL, without the scenes' list).
-  EXPECT_CONFIG_ERROR(R"({"scene": "cu\u0000be"})", "unknown nbody scene 'cu\\x00be'; known: ");
+  // NUL in any string is refused: a path cut there would name another file
+  // ("notes.txt\u0000.snap" wrote over notes.txt).
+  EXPECT_CONFIG_ERROR(R"({"scene": "cu\u0000be"})",
+                      "key 'scene': the string cu\\x00be holds a NUL character (\\u0000)");
+  EXPECT_CONFIG_ERROR(R"({"save": "notes.txt\u0000.snap"})", "key 'save': the string notes.txt\\x00.snap holds a NUL");
+  EXPECT_CONFIG_ERROR(R"({"probes": ["level:a:0.1,0.1", {"kind": "level", "name": "A\u0000B"}]})",
+                      "key 'probes[1].name': the string A\\x00B holds a NUL");
   // Counts: wrong types, zero, negative, fractional, absurd.
   EXPECT_CONFIG_ERROR(R"({"n": "many"})", "key 'n': expected a whole number in [1, 2147483647], got a string");
   EXPECT_CONFIG_ERROR(R"({"n": true})", "got a boolean");

@@ -198,6 +198,13 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
       if (!levels.empty()) levels.pop_back();
       elementDone();
     } else if (event == json::parse_event_t::value) {
+      // A NUL (\u0000) in any string: a path cut there names another file
+      // ("notes.txt\u0000.snap" wrote over notes.txt), a name another name.
+      if (parsed.is_string() && parsed.get_ref<const std::string&>().find('\0') != std::string::npos) {
+        const std::string at = childPath();
+        throw Error(source + (at.empty() ? "" : ": key '" + at + "'") + ": the string " +
+                    printable(parsed.get_ref<const std::string&>()) + " holds a NUL character (\\u0000)");
+      }
       elementDone();
     } else if (event == json::parse_event_t::key && !levels.empty()) {
       lastKey = parsed.is_string() ? parsed.get<std::string>() : std::string();
