@@ -361,6 +361,39 @@ TEST(DeviceMemory, CheckNamesTheLimitBeforeAllocating) {
   // N-body sizes: 16 bytes x 4 buffers + the potential per body.
   EXPECT_THROW(NBodySim::checkFits(info, 20'000'000), Error);
   EXPECT_NO_THROW(NBodySim::checkFits(info, 1'000'000));
+  // A CPU device's memory is the host's: the host's bytes count there too,
+  // not on a GPU (the 768 + 256 MiB pass the GPU, not the CPU).
+  info.type = CL_DEVICE_TYPE_GPU;
+  EXPECT_NO_THROW(checkDeviceMemory(info, 768ull << 20, 1ull << 20, "x", 256ull << 20));
+  info.type = CL_DEVICE_TYPE_CPU;
+  EXPECT_NO_THROW(checkDeviceMemory(info, 768ull << 20, 1ull << 20, "x", 100ull << 20));
+  try {
+    checkDeviceMemory(info, 768ull << 20, 1ull << 20, "many bodies", 256ull << 20);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_TRUE(contains(e.what(), "many bodies needs 768 MiB of device memory and 256 MiB on the host; the "
+                                   "CPU device shares the host's memory: 1024 MiB"))
+        << e.what();
+  }
+  // 8 million bodies: 8 M x 72 B on the device fits 0.9 GiB, not with the
+  // host's 8 M x 88 B beside it.
+  info.maxAlloc = 1ull << 30;
+  info.type = CL_DEVICE_TYPE_GPU;
+  EXPECT_NO_THROW(NBodySim::checkFits(info, 8'000'000));
+  info.type = CL_DEVICE_TYPE_CPU;
+  EXPECT_THROW(NBodySim::checkFits(info, 8'000'000), Error);
+}
+
+// bench nbody: a layout whose private arrays overflow a CPU worker thread's
+// stack (4096 x 8 bodies a work-group: a segfault inside PoCL's kernel) is
+// skipped with the reason; 4096 x 4 runs.
+TEST(DeviceMemory, BenchNBodySkipsAWorkGroupTooLargeForACpuDevice) {
+  auto r = test::run(kCli, "bench nbody --device cpu --steps 1 --n 100 --wg 4096 --bpi 8");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "32768 bodies a work-group; a CPU device keeps their private arrays on a worker "
+                              "thread's stack: at most 16384")) << r.err;
+  r = test::run(kCli, "bench nbody --device cpu --steps 1 --n 100 --wg 4096 --bpi 4 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST(DeviceMemory, TooManyBodiesForTheDeviceIsAClearErrorNotACrash) {

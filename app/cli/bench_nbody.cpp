@@ -76,6 +76,11 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
   }
   json rows = json::array();
   for (const auto n : ns) {
+    // The memory each device set needs, before the host builds the scene.
+    for (const auto& devs : setDevices) {
+      if (devs.size() == 1) NBodySim::checkFits(devs[0]->info(), n);
+      else checkMultiNBodyMemory(devs, n);
+    }
     const auto bodies = makeNBodyScene("plummer", n, 1);
     double baseline = 0;
     if (!asJson)
@@ -273,6 +278,8 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
         Params params(nbodyParamDecl());
         params.set("dt", 1e-4);
         if (theta) params.set("theta", *theta);
+        // The memory it needs (the tree's too), before the host builds the scene.
+        NBodySim::checkFits(ctx.info(), n, method == NBodyMethod::Tree);
         auto bodies = makeNBodyScene("plummer", n, 1);
         NBodyKernelConfig cfg;
         cfg.method = method;

@@ -407,12 +407,20 @@ ParticleCheck checkParticles(Context& ctx, const cl::Buffer& a, const cl::Buffer
   return r ? ParticleCheck{r->particles, r->fast} : ParticleCheck{};
 }
 
-void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what) {
+void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what,
+                       size_t hostBytes) {
   auto mib = [](double b) { return std::to_string(static_cast<long long>(b / (1 << 20))) + " MiB"; };
   if (largest > info.maxAlloc)
     throw Error(std::string(what) + " needs a buffer of " + mib(largest) +
                 ", more than the device's largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE = " +
                 mib(info.maxAlloc) + ") on " + info.name);
+  // A CPU device's memory is the host's: the host's own copies count too
+  // (268 million bodies passed the device's 18 of 22 GiB, then the scene's
+  // 8 GiB on the host had the process killed for memory).
+  if ((info.type & CL_DEVICE_TYPE_CPU) && hostBytes && double(bytes + hostBytes) > info.globalMem * 0.9)
+    throw Error(std::string(what) + " needs " + mib(bytes) + " of device memory and " + mib(hostBytes) +
+                " on the host; the CPU device shares the host's memory: " + mib(info.globalMem) +
+                " (CL_DEVICE_GLOBAL_MEM_SIZE) on " + info.name);
   if (bytes > info.globalMem * 0.9)
     throw Error(std::string(what) + " needs " + mib(bytes) +
                 " of device memory; the device has " + mib(info.globalMem) +

@@ -360,8 +360,11 @@ ParticleCheck checkParticles(Context& ctx, const cl::Buffer& a, const cl::Buffer
                              double speedLimit);
 
 // Throws eddy::Error if `bytes` in `buffers` buffers (largest one `largest`)
-// cannot fit the device: checked before any allocation.
-void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what);
+// cannot fit the device: checked before any allocation. `hostBytes`: what
+// the host holds beside them (the scene it builds), counted too on a CPU
+// device, whose memory is the host's.
+void checkDeviceMemory(const DeviceInfo& info, size_t bytes, size_t largest, std::string_view what,
+                       size_t hostBytes = 0);
 
 // The probes a run samples: the simulation's own (builtinProbes(), when
 // `builtins`), then `extra`, in that order (one of `extra` that is the same

@@ -129,6 +129,17 @@ cl::Program NBodySim::buildProgram(Context& ctx, const NBodyKernelConfig& cfg) {
     throw Error("N-body: work-group size " + std::to_string(cfg.wg) +
                 " must be a power of two <= " + std::to_string(ctx.info().maxWorkGroup));
   if (cfg.bpi == 0 || cfg.bpi > 16) throw Error("N-body: bodies per work-item must be 1..16");
+  // A CPU device (PoCL) runs a work-group's items in loops on one worker
+  // thread and keeps the per-item arrays that live across the tile barriers
+  // (6 floats a body: nbody.cl's px..az) on that thread's stack: 4096 x 8
+  // bodies (768 KiB) overflowed it there (a segfault inside the kernel),
+  // 4096 x 7 did not. Half of what ran is the limit.
+  constexpr size_t kCpuBodiesPerGroup = 16384;
+  if ((ctx.info().type & CL_DEVICE_TYPE_CPU) && size_t(cfg.wg) * cfg.bpi > kCpuBodiesPerGroup)
+    throw Error("N-body: work-group size " + std::to_string(cfg.wg) + " x " + std::to_string(cfg.bpi) +
+                " bodies per work-item = " + std::to_string(size_t(cfg.wg) * cfg.bpi) +
+                " bodies a work-group; a CPU device keeps their private arrays on a worker thread's "
+                "stack: at most " + std::to_string(kCpuBodiesPerGroup));
   if (cfg.unroll > 1024) throw Error("N-body: unroll factor must be 0 (full) .. 1024");
   if (cfg.split == 0 || cfg.split > 65536)
     throw Error("N-body: the source split must be 1 .. 65536, got " + std::to_string(cfg.split));
@@ -156,7 +167,8 @@ void NBodySim::checkFits(const DeviceInfo& info, size_t n, bool tree) {
   const size_t phiBytes = n * (info.fp64 ? sizeof(double) : sizeof(float));
   checkDeviceMemory(info, 4 * vecBytes + phiBytes + (tree ? NBodyTree::deviceBytes(n) : 0),
                     std::max(vecBytes, tree ? 2 * n * sizeof(cl_float4) : 0),
-                    std::to_string(n) + " bodies" + (tree ? " with the tree" : ""));
+                    std::to_string(n) + " bodies" + (tree ? " with the tree" : ""),
+                    n * (sizeof(Body) + 2 * sizeof(cl_float4)));  // the host's scene and its upload copies
 }
 
 NBodySim::NBodySim(Context& ctx, const Params& params, size_t n, NBodyKernelConfig cfg)
