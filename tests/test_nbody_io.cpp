@@ -43,11 +43,18 @@ TEST(InitialConditions, MalformedFilesNameFileLineAndProblem) {
   EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,-1\n").find("mass must be positive"),
             std::string::npos);
   EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,\n").find("column 'm'"), std::string::npos);
+  // A mass that is 0 in float (the device's precision) ran massless; the
+  // smallest float (a denormal) is still a mass.
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,1\n0,0,0,0,0,0,1e-50\n")
+                .find(":3: mass 1e-50 is 0 in single precision"),
+            std::string::npos);
+  EXPECT_EQ(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,1.5e-45\n"), "");
   try {
     readBodiesCsv(test::tempDir() + "/does-not-exist.csv");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cannot open initial-conditions file: No such file or directory"),
+              std::string::npos) << e.what();
   }
 }
 

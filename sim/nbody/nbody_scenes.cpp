@@ -4,7 +4,9 @@
 #include "rng.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -159,7 +161,7 @@ std::vector<Body> readBodiesCsv(const std::string& path) {
   if (std::filesystem::is_directory(path, ec))
     throw Error(path + ": is a folder, not an initial-conditions file (CSV)");
   std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open initial-conditions file");
+  if (!in) throw Error(path + ": cannot open initial-conditions file: " + std::strerror(errno));
   return parseBodiesCsv(in, path);
 }
 
@@ -229,6 +231,10 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
              formatNumber(double(std::numeric_limits<float>::max())) +
              "; the simulation computes in single precision)");
     if (v[6] <= 0) fail("mass must be positive, got " + cells[6]);
+    // ... also in single precision: 1e-50 became 0 there, a massless run.
+    if (float(v[6]) == 0.0f)
+      fail("mass " + cells[6] + " is 0 in single precision (the simulation computes in float: a mass must be at "
+           "least " + formatSignificant(double(std::numeric_limits<float>::denorm_min()), 2) + ")");
     if (out.size() >= (size_t(1) << 31) - 1) fail("too many bodies (limit 2^31 - 1)");
     out.push_back(Body{v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
   }
