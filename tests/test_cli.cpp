@@ -48,6 +48,12 @@ TEST(Cli, HelpAndVersion) {
   expectUsageError("help bench bogus", "help bench: unexpected 'bogus' (known: ");
   expectUsageError("help bench realtime extra", "help: unexpected 'extra'");
   expectUsageError("-h run sph", "-h run: unexpected 'sph'");
+  // -h right after the command, a benchmark's too (was: unknown option '-h').
+  for (const char* kind : {"sph", "nbody", "realtime", "frame", "launch"}) {
+    r = run(kCli, std::string("bench ") + kind + " -h");
+    EXPECT_EQ(r.code, 0) << kind << ": " << r.err;
+    EXPECT_NE(r.out.find(std::string("usage: eddy-cli bench ") + kind), std::string::npos) << r.out;
+  }
   // A choice listed twice in a list flag.
   expectUsageError("bench realtime --solver wcsph,wcsph", "--solver: 'wcsph' is listed twice in 'wcsph,wcsph'");
   expectUsageError("bench sph --mode list,cells,list", "--mode: 'list' is listed twice");
@@ -121,6 +127,18 @@ TEST(Cli, BadValuesOfEveryKindAreUsageErrors) {
   expectUsageError("run -n 5", "unknown option '-n'");
   expectUsageError("run --N 5", "unknown option '--N'");
   expectUsageError("run 5", "unknown option '5'");
+  // Every benchmark checks --device as run does (bench sph and launch took
+  // '' for the default device, 'foo' failed with exit 1), and bench frame its
+  // --scene and --color (an unknown scene was exit 1, '' the default).
+  for (const char* bench : {"sph", "launch", "nbody", "realtime", "frame"}) {
+    expectUsageError(std::string("bench ") + bench + " --device ''", "--device '': the device is empty");
+    expectUsageError(std::string("bench ") + bench + " --device foo", "--device 'foo': expected gpu, cpu or P:D");
+  }
+  expectUsageError("bench frame --scene dam_break", "--scene 'dam_break': unknown nbody scene; known: plummer");
+  expectUsageError("bench frame --sim sph --scene ''", "--scene '': unknown sph scene; known: dam_break");
+  expectUsageError("bench frame --color ''", "--color '': the field is empty");
+  expectUsageError("bench frame --sim sph --set depth=0.01 --set spacing=0.04",
+                   "depth = 0.01 m rounds to no particle layer");
 }
 
 TEST(Cli, MalformedInitialConditionsAreRejected) {

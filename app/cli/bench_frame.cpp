@@ -33,8 +33,10 @@ namespace {
 struct FrameArgs {
   SceneSpec spec;
   std::optional<std::string> sim;  // given: --realtime measures it instead of the app's scene
+  std::optional<std::string> scene;
   std::vector<std::string> sets;
-  std::string device, color;
+  std::string device;
+  std::optional<std::string> color;
   std::optional<unsigned long long> frames, substeps;
   std::optional<double> speed, fps;
   bool asJson = false, realtime = false;
@@ -42,7 +44,7 @@ struct FrameArgs {
 
 void addFrameOptions(Options& o, FrameArgs& a) {
   addSimOption(o, a.sim);
-  addSceneOption(o, a.spec.scene);
+  addSceneOption(o, a.scene);
   o.count("--n", a.spec.n, 1, 1ull << 31, "N", "particle / body count");
   addSetOption(o, a.sets);
   addDeviceOption(o, a.device);
@@ -68,8 +70,9 @@ void addFrameOptions(Options& o, FrameArgs& a) {
 int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   SceneSpec spec = args.spec;
   if (args.sim) spec.sim = *args.sim;
+  if (args.scene) spec.scene = *args.scene;
   std::vector<std::string> sets = args.sets;
-  std::string device = args.device, color = args.color;
+  std::string device = args.device, color = args.color.value_or("");
   const bool asJson = args.asJson, realtime = args.realtime;
   unsigned long long frames = args.frames.value_or(50), substeps = args.substeps.value_or(1);
   const double speed = args.speed.value_or(1), fps = args.fps.value_or(60);
@@ -85,11 +88,20 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   if (realtime && !args.sim) {  // the app's default scene
     const SceneSpec app = defaultAppSpec();
     spec.sim = app.sim;
-    if (spec.scene.empty()) spec.scene = app.scene;
+    if (!args.scene) spec.scene = app.scene;
   }
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), spec.sim) == sims.end())
     throw UsageError("--sim '" + spec.sim + "': unknown simulation");
+  if (args.scene) {  // as eddy-cli run: '' is no scene, not the default
+    const auto names = sceneNames(spec.sim);
+    if (std::find(names.begin(), names.end(), *args.scene) == names.end())
+      throw UsageError("--scene '" + printable(*args.scene) + "': unknown " + spec.sim + " scene; known: " +
+                       joinNames(names));
+  }
+  if (args.color && args.color->empty())
+    throw UsageError("--color '': the field is empty; give a colour field of " + spec.sim + " or none (leave "
+                     "--color out for the simulation's first)");
   if (spec.n && defaultCount(spec.sim) == 0)  // as eddy-cli run: a usage error before the device
     throw UsageError("--n" + countNotUsedNote(spec.sim));
   Params params = realtime ? defaultAppParams(spec.sim) : Params(paramDecl(spec.sim));
@@ -105,6 +117,7 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+  checkSceneSpecAsUsage(spec, params, "", 0, 0);  // the scene's geometry, as eddy-cli run: before the device
   Context ctx(device);
   auto sim = makeSimulation(ctx, spec, params);
   const auto fields = sim->colorFields();

@@ -165,7 +165,7 @@ Runner addBenchLaunch(Options& o) {
   auto a = std::make_shared<LaunchArgs>();
   o.count("--n", a->n, 1, 1ull << 28, "N", "work-items per launch (default 6656)");
   o.count("--launches", a->launches, 1, 10000000, "L", "launches per case (default 4000)");
-  addDeviceOption(o, a->device, false);
+  addDeviceOption(o, a->device, true);
   addJsonOption(o, a->asJson);
   return [a](std::ostream& out, std::ostream&) { return benchLaunch(*a, out); };
 }

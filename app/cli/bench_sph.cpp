@@ -50,7 +50,7 @@ void addSphBenchOptions(Options& o, SphBenchArgs& a) {
          "ones");
   o.count("--steps", a.steps, 1, 100000, "N",
           "timed steps per configuration (default: about 1 s of work)");
-  addDeviceOption(o, a.device, false);
+  addDeviceOption(o, a.device, true);
   addJsonOption(o, a.asJson);
 }
 

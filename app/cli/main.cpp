@@ -119,11 +119,12 @@ std::string commandHelp(const CLI::App& a) {
          optionLines(a, true);
 }
 
-// `eddy-cli COMMAND ... --help` (or -h right after the command) asks for
-// help whatever else is given. "--help" is never a flag's value (a value
-// that starts with "--" is refused).
-bool wantsHelp(const std::vector<std::string>& argv) {
-  if (argv.size() >= 2 && argv[1] == "-h") return true;
+// `eddy-cli COMMAND ... --help` (or -h right after the command, `bench
+// KIND -h` too) asks for help whatever else is given. "--help" is never a
+// flag's value (a value that starts with "--" is refused).
+bool wantsHelp(CLI::App& cmd, const std::vector<std::string>& argv) {
+  const size_t at = argv.size() >= 2 && find(cmd, argv[1]) ? 2 : 1;  // after `bench KIND`
+  if (argv.size() > at && argv[at] == "-h") return true;
   return std::find(argv.begin() + 1, argv.end(), "--help") != argv.end();
 }
 
@@ -159,7 +160,7 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     out << "eddy " << EDDY_VERSION << '\n';
     return 0;
   }
-  if (CLI::App* cmd = find(t.app, first); cmd && wantsHelp(argv)) {
+  if (CLI::App* cmd = find(t.app, first); cmd && wantsHelp(*cmd, argv)) {
     CLI::App* kind = argv.size() >= 2 ? find(*cmd, argv[1]) : nullptr;
     out << commandHelp(kind ? *kind : *cmd);
     return 0;
