@@ -537,6 +537,12 @@ int App::run() {
   }
   setup();
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
+  if (o_.overwrite) {  // --overwrite (the parser refused a non-empty folder without it)
+    const size_t removed = removeOldRecording(o_.record);
+    if (removed)
+      err_ << "eddy: --overwrite: removed " << removed << " frames of an earlier recording from "
+           << o_.record << '\n';
+  }
   if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
        << choice_.summary() << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 namespace eddy {
 
@@ -107,12 +108,14 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
                o.surfaceView = v;
              });
   opt.custom("--record", "DIR|FILE.mp4",
-             "record the frames (without the panel): DIR/frame_000000.png, ...\nor a video "
-             "through ffmpeg (must be on PATH)",
+             "record the frames (without the panel): DIR/frame_000000.png, ...\n(DIR must be "
+             "empty or new unless --overwrite is given) or a video\nthrough ffmpeg (must be on PATH)",
              [&](const std::string& v) {
                if (v.empty()) throw UsageError("--record needs a directory or a video file name");
                o.record = v;
              });
+  opt.flag("--overwrite", o.overwrite, true,
+           "with --record DIR: first remove an earlier recording's\nframe_*.png from DIR (nothing else)");
   opt.count("--record-every", o.recordEvery, 1, 1000000, "K",
             "record every K-th frame (default 1; --frames N gives ceil(N/K) files)");
   opt.custom("--record-fps", "F", "frame rate of the video (default 60)",
@@ -155,6 +158,33 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
   opt.flag("-h,--help", o.help, true, "this text");
 }
 
+// --record DIR before any window: a file is not a folder; a name that looks
+// like an image or an unsupported video (out.png) is refused rather than made
+// a folder; a folder holding anything must be emptied first (--overwrite
+// removes an earlier recording's frames), or the frames of two recordings mix.
+void checkRecordFolder(const GuiOptions& o) {
+  namespace fs = std::filesystem;
+  const std::string& dir = o.record;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw GuiUsageError("--record '" + dir + "': cannot write to this folder: " + outputFolderProblem(dir) +
+                        "; --record takes a folder for PNG frames or a video FILE.mp4|.mkv|.mov|.webm");
+  if (!fs::exists(st)) {
+    const std::string ext = fileLikeExtension(dir);
+    if (!ext.empty())
+      throw GuiUsageError("--record '" + dir + "': the name ends in ." + ext +
+                          " like a file, but --record writes PNG frames into a folder "
+                          "(DIR/frame_000000.png, ...) or a video (.mp4, .mkv, .mov, .webm); for one "
+                          "picture use --screenshot FILE.png");
+    return;
+  }
+  if (!o.overwrite && !fs::is_empty(dir, ec) && !ec)
+    throw GuiUsageError("--record '" + dir + "': the folder is not empty; frames of an earlier "
+                        "recording there would be mixed with this run's. Choose an empty or new "
+                        "folder, or give --overwrite to remove the earlier frame_*.png first");
+}
+
 }  // namespace
 
 std::string guiUsage() {
@@ -195,6 +225,10 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   const bool simFlag = given.sim;
   if (o.record.empty() && (o.recordEvery != 1 || o.recordFps != 60))
     throw GuiUsageError("--record-every and --record-fps need --record DIR|FILE.mp4");
+  if (o.overwrite && (o.record.empty() || isVideoTarget(o.record)))
+    throw GuiUsageError("--overwrite needs --record DIR (a folder of PNG frames; a video file is "
+                        "replaced anyway)");
+  if (!o.record.empty() && !isVideoTarget(o.record)) checkRecordFolder(o);
   if (!o.record.empty() && isVideoTarget(o.record) && findOnPath("ffmpeg").empty())
     throw GuiUsageError("--record " + o.record + ": recording a video needs ffmpeg, which is not on "
                         "PATH (Debian: apt install ffmpeg); --record DIR writes PNG frames instead");

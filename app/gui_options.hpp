@@ -48,6 +48,7 @@ struct GuiOptions {
   std::string surfaceView;        // --surface-view depth|thickness|normals|final
   bool foam = false;              // --foam: surface style with foam where the speed is high
   std::string record;             // --record DIR | FILE.mp4
+  bool overwrite = false;         // --overwrite: remove an earlier recording's frame_*.png from DIR
   unsigned recordEvery = 1;       // --record-every K
   double recordFps = 60;          // --record-fps F (video)
   bool offscreen = false;         // --offscreen: EGL, no window (implies --hide-panel)

@@ -1,20 +1,41 @@
 #include "record_target.hpp"
 
+#include "error.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
+#include <vector>
 
 namespace eddy {
 
-bool isVideoTarget(const std::string& t) {
+namespace {
+// The extension after the last dot of the last path element, lower case ("" if none).
+std::string extensionOf(const std::string& t) {
   const auto dot = t.find_last_of('.');
-  if (dot == std::string::npos || t.find('/', dot) != std::string::npos) return false;
+  if (dot == std::string::npos || t.find('/', dot) != std::string::npos) return "";
   std::string ext = t.substr(dot + 1);
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+}  // namespace
+
+bool isVideoTarget(const std::string& t) {
+  const std::string ext = extensionOf(t);
   return ext == "mp4" || ext == "mkv" || ext == "mov" || ext == "webm";
+}
+
+std::string fileLikeExtension(const std::string& t) {
+  static const char* const kFileLike[] = {"png", "jpg", "jpeg", "bmp", "gif", "tif", "tiff", "ppm",
+                                          "pgm", "webp", "exr", "avi", "m4v", "mpg", "mpeg",
+                                          "ogv", "wmv", "flv", "y4m"};
+  const std::string ext = extensionOf(t);
+  for (const char* e : kFileLike)
+    if (ext == e) return ext;
+  return "";
 }
 
 std::string findOnPath(const std::string& name) {
@@ -36,6 +57,30 @@ std::string framePath(const std::string& dir, uint64_t index) {
   char name[32];
   std::snprintf(name, sizeof name, "frame_%06llu.png", static_cast<unsigned long long>(index));
   return dir + "/" + name;
+}
+
+bool isRecordFrameName(const std::string& name) {
+  const std::string pre = "frame_", suf = ".png";
+  if (name.size() <= pre.size() + suf.size() || name.rfind(pre, 0) != 0 ||
+      name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
+    return false;
+  for (size_t i = pre.size(); i < name.size() - suf.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return false;
+  return true;
+}
+
+size_t removeOldRecording(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return 0;
+  std::vector<fs::path> old;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (isRecordFrameName(e.path().filename().string()) && !e.is_directory(ec)) old.push_back(e.path());
+  if (ec) throw Error(dir + ": cannot list the recording folder (" + ec.message() + ")");
+  for (const auto& p : old)
+    if (!fs::remove(p, ec) && ec)
+      throw Error(p.string() + ": cannot remove the earlier recording's frame (" + ec.message() + ")");
+  return old.size();
 }
 
 }  // namespace eddy

@@ -13,5 +13,15 @@ bool isVideoTarget(const std::string& target);
 std::string findOnPath(const std::string& name);
 // Name of the PNG file of recorded frame `index` in `dir`: dir/frame_000042.png.
 std::string framePath(const std::string& dir, uint64_t index);
+// True for the name (no folder) of a recorded frame: frame_ + digits + .png.
+bool isRecordFrameName(const std::string& name);
+// Removes an earlier recording's frames (frame_*.png, nothing else) from
+// `dir` (--overwrite); returns how many. Throws eddy::Error naming a file that
+// cannot be removed.
+size_t removeOldRecording(const std::string& dir);
+// When `target` is not a video but its name ends like an image or another
+// video format (.png, .jpg, .avi, ...): the extension without the dot, which
+// --record would otherwise take as a folder's name; else "".
+std::string fileLikeExtension(const std::string& target);
 
 }  // namespace eddy

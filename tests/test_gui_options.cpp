@@ -1,11 +1,13 @@
 // eddy's command line and the app defaults (no window needed).
 #include "defaults.hpp"
 #include "gui_options.hpp"
+#include "record_target.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 using namespace eddy;
 
@@ -153,6 +155,53 @@ TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
                         "--record-fps F", "--offscreen", "--foam", "--stats", "-h, --help",
                         "headless demo"})
     EXPECT_NE(help.find(s), std::string::npos) << s << "\n" << help;
+}
+
+// --record DIR, as eddy-cli run --export DIR: a folder that holds anything is
+// refused before any window (the frames of two recordings would mix: a new
+// frame_000000.png beside stale frames 1, 2 of an earlier run), unless
+// --overwrite; an existing file, or a new name that looks like an image or a
+// video format the app does not write (out.png), is refused too.
+TEST(GuiOptions, RecordFolderMustBeEmptyOrNewUnlessOverwrite) {
+  namespace fs = std::filesystem;
+  const auto msg = guiUsageMessage;
+  const std::string dir = test::tempDir() + "/gui-rec-used";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  EXPECT_EQ(msg({"--frames", "1", "--record", dir}), "(accepted)") << "an empty folder";
+  test::writeFile(dir + "/frame_000001.png", "stale");
+  const std::string m = msg({"--frames", "1", "--record", dir});
+  EXPECT_EQ(m.rfind("--record '" + dir + "': the folder is not empty", 0), 0u) << m;
+  EXPECT_NE(m.find("--overwrite"), std::string::npos) << m;
+  const GuiOptions o = parseGuiOptions({"--frames", "1", "--record", dir, "--overwrite"});
+  EXPECT_TRUE(o.overwrite);
+  EXPECT_EQ(msg({"--frames", "1", "--overwrite"}).rfind("--overwrite needs --record DIR", 0), 0u);
+  EXPECT_EQ(msg({"--frames", "1", "--overwrite", "--record", dir + "/v.mp4"}).rfind("--overwrite needs --record DIR", 0),
+            0u);
+  // A regular file is not a folder.
+  const std::string file = dir + "/frame_000001.png";
+  const std::string mf = msg({"--frames", "1", "--record", file});
+  EXPECT_EQ(mf.rfind("--record '" + file + "': cannot write to this folder: ", 0), 0u) << mf;
+  // A new name ending like an image (or a video format not written) is not made a folder.
+  for (const char* name : {"/out.png", "/clip.AVI", "/shot.jpeg"}) {
+    const std::string mp = msg({"--frames", "1", "--record", test::tempDir() + name});
+    EXPECT_EQ(mp.rfind("--record '" + test::tempDir() + name + "': the name ends in .", 0), 0u) << mp;
+    EXPECT_NE(mp.find("--screenshot"), std::string::npos) << mp;
+    EXPECT_FALSE(fs::exists(test::tempDir() + name));
+  }
+  // ... but an existing folder of such a name is a folder.
+  const std::string pngDir = test::tempDir() + "/gui-rec-folder.png";
+  fs::remove_all(pngDir);
+  fs::create_directories(pngDir);
+  EXPECT_EQ(msg({"--frames", "1", "--record", pngDir}), "(accepted)");
+  EXPECT_NE(guiUsage().find("--overwrite"), std::string::npos);
+  // The names --overwrite removes: an earlier recording's frames, nothing else.
+  EXPECT_TRUE(isRecordFrameName("frame_000000.png"));
+  EXPECT_TRUE(isRecordFrameName("frame_1234567.png"));
+  EXPECT_FALSE(isRecordFrameName("frame_.png"));
+  EXPECT_FALSE(isRecordFrameName("frame_0001.png.tmp.1"));
+  EXPECT_FALSE(isRecordFrameName("notes.txt"));
+  EXPECT_FALSE(isRecordFrameName("frame_00x1.png"));
 }
 
 // Issue 11: the app paces its steps to the wall clock unless asked for fixed

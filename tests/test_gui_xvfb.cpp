@@ -480,4 +480,40 @@ TEST_F(GuiTest, ANewColourFieldIsDrawnAndRangedFromItsOwnValues) {
   glfwTerminate();
 }
 
+// --record DIR into a folder an earlier recording used: refused before any
+// window (exit 2, nothing touched); --overwrite removes the earlier frames
+// (and only them), so the folder holds this run's frames alone. Before, the
+// second run wrote frame_000000.png beside the first run's frames 1 and 2.
+TEST_F(GuiTest, RecordIntoAUsedFolderIsRefusedUnlessOverwrite) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::tempDir() + "/rec-reuse";
+  fs::remove_all(dir);
+  const std::string args = "--sim nbody --n 64 --size 160x100 --hide-panel --record " + dir;
+  test::Result r = test::run(EDDY_APP, args + " --frames 3 --style spheres");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir + "/frame_000002.png"));
+  test::writeFile(dir + "/notes.txt", "mine");
+  const auto before = fs::last_write_time(dir + "/frame_000000.png");
+  r = test::run(EDDY_APP, args + " --frames 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--record '" + dir + "': the folder is not empty"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/frame_000002.png")) << "a refused run must not touch the folder";
+  EXPECT_TRUE(fs::last_write_time(dir + "/frame_000000.png") == before);
+  r = test::run(EDDY_APP, args + " --frames 1 --overwrite");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--overwrite: removed 3 frames of an earlier recording"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/frame_000000.png"));
+  EXPECT_FALSE(fs::exists(dir + "/frame_000001.png")) << "a stale frame of the first run";
+  EXPECT_FALSE(fs::exists(dir + "/frame_000002.png")) << "a stale frame of the first run";
+  EXPECT_EQ(test::slurp(dir + "/notes.txt"), "mine") << "--overwrite removes frames only";
+  // A file is not a folder, and out.png is not made one.
+  r = test::run(EDDY_APP, "--sim nbody --n 64 --frames 1 --record " + dir + "/notes.txt");
+  EXPECT_EQ(r.code, 2) << r.err;
+  const std::string png = test::tempDir() + "/rec-out.png";
+  fs::remove_all(png);
+  r = test::run(EDDY_APP, "--sim nbody --n 64 --frames 1 --record " + png);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(png));
+}
+
 }  // namespace
