@@ -19,6 +19,13 @@ namespace {
 
 using cli::UsageError;
 
+// An output path as given; "" is refused as eddy-cli refuses an empty output
+// ("" would silently mean "none").
+std::string nonEmptyOutput(const std::string& flag, const std::string& v) {
+  if (v.empty()) throw UsageError(flag + " '': cannot write: the path is empty");
+  return v;
+}
+
 // Which of --sim, --scene, --n the command line gave.
 struct Given {
   bool sim = false, scene = false, n = false;
@@ -29,7 +36,12 @@ struct Given {
 void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
   opt.custom("--sim", "NAME",
              "simulation (default: sph with scene dam_break where built in,\nelse nbody with plummer)",
-             [&](const std::string& v) { o.spec.sim = v; given.sim = true; });
+             [&](const std::string& v) {
+               if (v.empty())
+                 throw UsageError("--sim '': unknown simulation; known: " + joinNames(simulationNames()));
+               o.spec.sim = v;
+               given.sim = true;
+             });
   opt.custom("--scene", "NAME", "scene of the simulation",
              [&](const std::string& v) { o.spec.scene = v; given.scene = true; });
   opt.custom("--n", "N", "particle / body count", [&](const std::string& v) {
@@ -38,19 +50,19 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
   });
   opt.texts("--set", o.sets, "key=value",
             "set a declared parameter (repeatable; 'eddy params --sim S')");
-  opt.text("--config", o.configPath, "FILE.json",
-           "start from a run description (the format of eddy-cli --config\nand of the panel's "
-           "\"Save settings\"); flags given with it win");
-  opt.text("--load", o.loadPath, "FILE.snap",
-           "start from a restart snapshot (eddy-cli --save, panel \"Save\nsnapshot\"); not with "
-           "--sim, --scene, --n");
+  opt.custom("--config", "FILE.json",
+             "start from a run description (the format of eddy-cli --config\nand of the panel's "
+             "\"Save settings\"); flags given with it win",
+             [&](const std::string& v) { o.configPath = cli::nonEmptyPath("--config", v); });
+  opt.custom("--load", "FILE.snap",
+             "start from a restart snapshot (eddy-cli --save, panel \"Save\nsnapshot\"); not with "
+             "--sim, --scene, --n",
+             [&](const std::string& v) { o.loadPath = cli::nonEmptyPath("--load", v); });
   cli::addObstacleOption(opt, o.spec.obstacles);
   cli::addBodyOption(opt, o.spec.bodies);
   cli::addProbeOption(opt, o.probes);
-  opt.custom("--device", "gpu|cpu|P:D", "OpenCL device", [&](const std::string& v) {
-    if (!isDeviceSpec(v)) throw UsageError("--device " + deviceSpecError(v));
-    o.device = v;
-  });
+  opt.custom("--device", "gpu|cpu|P:D", "OpenCL device",
+             [&](const std::string& v) { o.device = cli::deviceSpec("--device", v); });
   opt.custom("--speed", "S",
              "real-time mode: simulated seconds (N-body: model time units) per\nwall second, 0.1 to 10 (default 1)",
              [&](const std::string& v) {
@@ -82,7 +94,8 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
                else throw UsageError("--buffer-path: '" + v + "' is not gl_sharing, external or host");
              });
   opt.count("--frames", o.frames, 1, 1ull << 40, "N", "quit after N frames");
-  opt.text("--screenshot", o.screenshot, "FILE.png", "write the last frame to FILE (needs --frames)");
+  opt.custom("--screenshot", "FILE.png", "write the last frame to FILE (needs --frames)",
+             [&](const std::string& v) { o.screenshot = nonEmptyOutput("--screenshot", v); });
   opt.custom("--size", "WxH", "window size in screen coordinates (default 1280x800)",
              [&](const std::string& v) {
                const auto x = v.find('x');
@@ -91,8 +104,14 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
                o.height = int(cli::parseCount("--size", v.substr(x + 1), 64, 16384));
              });
   opt.flag("--hide-panel", o.hidePanel, true, "start with the panel hidden (H shows it)");
-  opt.text("--color", o.color, "FIELD|none",
-           "colour field (e.g. speed, density, pressure, mass)");
+  opt.custom("--color", "FIELD|none", "colour field (e.g. speed, density, pressure, mass)",
+             [&](const std::string& v) {
+               if (v.empty())
+                 throw UsageError("--color '': the field is empty; expected a colour field (e.g. speed, "
+                                  "density, pressure, mass) or none (leave --color out for the "
+                                  "default field)");
+               o.color = v;
+             });
   opt.custom("--style", "surface|spheres|glow",
              "particle style (default: surface for fluids, glow for N-body)",
              [&](const std::string& v) {
@@ -111,8 +130,7 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
              "record the frames (without the panel): DIR/frame_000000.png, ...\n(DIR must be "
              "empty or new unless --overwrite is given) or a video\nthrough ffmpeg (must be on PATH)",
              [&](const std::string& v) {
-               if (v.empty()) throw UsageError("--record needs a directory or a video file name");
-               o.record = v;
+               o.record = nonEmptyOutput("--record", v);
              });
   opt.flag("--overwrite", o.overwrite, true,
            "with --record DIR: first remove an earlier recording's\nframe_*.png from DIR (nothing else)");
@@ -300,7 +318,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if (!simGiven) {
     const SceneSpec d = defaultAppSpec();
     o.spec.sim = d.sim;
-    if (o.spec.scene.empty()) o.spec.scene = d.scene;
+    if (o.spec.scene.empty() && !sceneGiven) o.spec.scene = d.scene;
   }
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), o.spec.sim) == sims.end())
@@ -315,7 +333,8 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
     throw GuiUsageError((nGiven ? std::string("--n") : "--config " + o.configPath + ": key 'n'") +
                         countNotUsedNote(o.spec.sim));
   if (o.spec.icPath.empty()) {
-    if (o.spec.scene.empty()) o.spec.scene = defaultSceneFor(o.spec.sim);
+    // --scene '' is not "no scene" (eddy-cli: unknown scene), it names none.
+    if (o.spec.scene.empty() && !sceneGiven) o.spec.scene = defaultSceneFor(o.spec.sim);
     const auto scenes = sceneNames(o.spec.sim);
     if (std::find(scenes.begin(), scenes.end(), o.spec.scene) == scenes.end())
       throw GuiUsageError("--scene '" + o.spec.scene + "': unknown " + o.spec.sim +

@@ -157,6 +157,39 @@ TEST(GuiOptions, FlagEqualsValueFormAndFirstBadArgument) {
     EXPECT_NE(help.find(s), std::string::npos) << s << "\n" << help;
 }
 
+// An empty value is not "not given": every flag that takes a value refuses
+// '' naming the flag (before, --load '', --config '', --screenshot '',
+// --device '', --color '' and --scene '' ran the default and exited 0). The
+// flags are taken from the help, so a flag added later is checked too.
+TEST(GuiOptions, EmptyValuesAreUsageErrorsNamingTheFlag) {
+  const auto msg = guiUsageMessage;
+  // eddy-cli's wording for the same flags.
+  EXPECT_EQ(msg({"--load", ""}), "--load '': the path is empty; give a file (or leave --load out)");
+  EXPECT_EQ(msg({"--config", ""}), "--config '': the path is empty; give a file (or leave --config out)");
+  EXPECT_EQ(msg({"--screenshot", "", "--frames", "2"}), "--screenshot '': cannot write: the path is empty");
+  EXPECT_EQ(msg({"--record", ""}), "--record '': cannot write: the path is empty");
+  EXPECT_EQ(msg({"--device", ""}),
+            "--device '': the device is empty; expected gpu, cpu or P:D (leave --device out for the default device)");
+  EXPECT_EQ(msg({"--color", ""}).rfind("--color '': the field is empty", 0), 0u) << msg({"--color", ""});
+  EXPECT_EQ(msg({"--scene", ""}).rfind("--scene '': unknown " + defaultAppSpec().sim + " scene; known: ", 0), 0u)
+      << msg({"--scene", ""});
+  EXPECT_EQ(msg({"--sim", "nbody", "--scene", ""}).rfind("--scene '': unknown nbody scene; known: ", 0), 0u);
+  EXPECT_EQ(msg({"--sim", ""}).rfind("--sim '': unknown simulation; known: ", 0), 0u) << msg({"--sim", ""});
+  // Every flag of the help that takes a value ("  --flag TYPE   text").
+  const std::string help = guiUsage();
+  std::vector<std::string> flags;
+  for (size_t at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1)) {
+    const std::string line = help.substr(at + 3, help.find('\n', at + 1) - at - 3);
+    const auto sp = line.find(' ');
+    if (sp != std::string::npos && sp + 1 < line.size() && line[sp + 1] != ' ') flags.push_back(line.substr(0, sp));
+  }
+  EXPECT_GE(flags.size(), 20u) << help;
+  for (const std::string& flag : flags) {
+    const std::string m = msg({flag, "", "--frames", "1"});
+    EXPECT_EQ(m.rfind(flag, 0), 0u) << flag << " '' gives: " << m;
+  }
+}
+
 // --record DIR, as eddy-cli run --export DIR: a folder that holds anything is
 // refused before any window (the frames of two recordings would mix: a new
 // frame_000000.png beside stale frames 1, 2 of an earlier run), unless

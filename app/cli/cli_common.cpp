@@ -51,6 +51,11 @@ json commandBuffersJson(const Profiler& p) {
               {"kept_recordings", b->recordings()}};
 }
 
+std::string nonEmptyPath(const std::string& flag, const std::string& v) {
+  if (v.empty()) throw UsageError(flag + " '': the path is empty; give a file (or leave " + flag + " out)");
+  return v;
+}
+
 // Syntax of a --device value (whether the device exists is found out later).
 std::string deviceSpec(const std::string& flag, const std::string& v) {
   // "" would silently pick the default device: leave the flag out for that.

@@ -38,6 +38,9 @@ json profileJson(const Profiler& p);
 // The launch batch's counts (sim/core/launch_batch.hpp): how many deferred
 // launches went to the device in replayed command buffers, how many one by one.
 json commandBuffersJson(const Profiler& p);
+// An input file's path as given; "" is refused (it would silently mean
+// "none"): "FLAG '': the path is empty; give a file (or leave FLAG out)".
+std::string nonEmptyPath(const std::string& flag, const std::string& v);
 // Syntax of a --device value (whether the device exists is found out later).
 std::string deviceSpec(const std::string& flag, const std::string& v);
 // Syntax of a --devices value: all | gpu | cpu | P:D[,P:D...], no device listed twice.

@@ -52,12 +52,6 @@ struct RunOptions : RunArgs {
   size_t configObstacles = 0, configBodies = 0;
 };
 
-// An input file's path as given; "" is refused (it would silently mean "none").
-std::string nonEmptyPath(const std::string& flag, const std::string& v) {
-  if (v.empty()) throw UsageError(flag + " '': the path is empty; give a file (or leave " + flag + " out)");
-  return v;
-}
-
 void addRunOptions(Options& o, RunArgs& a) {
   RunConfig& cli = a.cli;
   o.custom("--config", "FILE.json",
