@@ -88,7 +88,7 @@ class App {
   void startRecording(const RecordOptions& r);
   bool stopRecording();  // false if the recording failed
   void applyViewDefaults();
-  void updateSolids();
+  void updateSolids(bool current);
   std::vector<glm::vec3> probeMarkers() const;
   void updateShift();
   float sceneSize() const;
@@ -209,7 +209,7 @@ void App::onKey(int key, int action, int /*mods*/) {
   }
 }
 
-void App::updateSolids() {
+void App::updateSolids(bool current) {
   if (!ctl_->hasSim()) {
     solidCount_ = 0;
     return;
@@ -239,7 +239,15 @@ void App::updateSolids() {
     solidPending_ = false;
     upload();
   }
-  if (fresh) {  // a new simulation: one blocking read (on a rebuild or an edit only)
+  if (current && sim.solidsMove() && !fresh) {
+    // A batch capture's frame: the bodies where this frame's steps left them
+    // (a blocking read after them), not where an earlier frame's read saw them.
+    if (solidPending_) solidRead_.wait();
+    solidPending_ = false;
+    solidHost_.resize(n);
+    ctx_->queue().enqueueReadBuffer(*buf, CL_TRUE, 0, n * sizeof(cl_float4), solidHost_.data());
+    upload();
+  } else if (fresh) {  // a new simulation: one blocking read (on a rebuild or an edit only)
     solidHost_.resize(n);
     ctx_->queue().enqueueReadBuffer(*buf, CL_TRUE, 0, n * sizeof(cl_float4), solidHost_.data());
     upload();
@@ -601,6 +609,12 @@ int App::run() {
     if (recorder_) paceSeconds = 1.0 / (double(std::max(recorder_->options().every, 1u)) * recorder_->options().fps);
     const FrameReport rep = ctl_->frame(frameProf_, paceSeconds);
     const bool live = ctl_->hasSim();
+    // A batch capture (--frames N with --record, or the last frame with
+    // --screenshot) draws the state after this frame's steps: the frame waits
+    // for them instead of drawing last frame's upload (the interactive
+    // pipelining, one frame behind), so frame k of the capture shows k x
+    // substeps steps and the screenshot the state after all N frames.
+    const bool capture = o_.frames > 0 && (recorder_ || (frame + 1 >= o_.frames && !o_.screenshot.empty()));
     if (rep.rebuilt && live) {
       bufs_->reset(ctl_->sim().capacity());
       if (ctl_->sim().kind() != lastKind_) applyViewDefaults();
@@ -608,7 +622,7 @@ int App::run() {
       if (!rep.solidsEdited) needFit_ = true;  // an edit of the solids keeps the view
     }
     try {
-      updateSolids();
+      updateSolids(capture);
     } catch (const cl::Error& e) {
       err_ << "eddy: reading the solids failed: " << describe(e) << '\n';
       solidCount_ = 0;
@@ -638,7 +652,7 @@ int App::run() {
       // values are of the new field, and take the legend's range from them;
       // last frame's slot holds the old field's values (or none).
       const bool newField = view_.colorField != lastField_ && lastField_ != -2 && !rep.rebuilt;
-      bufs_->upload(ctl_->sim(), view_.colorField, frameProf_, newField);
+      bufs_->upload(ctl_->sim(), view_.colorField, frameProf_, newField, capture);
       d = bufs_->drawSlot();
       if (needFit_) fitView();
       if (view_.colorField != lastField_ || view_.logScale != lastLog_) resetRange_ = true;

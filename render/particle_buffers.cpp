@@ -177,7 +177,7 @@ void ParticleBuffers::colorReadBack(Slot& s, size_t n, bool fresh) {
   }
 }
 
-void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof, bool fresh) {
+void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof, bool fresh, bool current) {
   waitMs_ = 0;
   syncMs_ = 0;
   const size_t n = sim.size();
@@ -255,14 +255,14 @@ void ParticleBuffers::upload(Simulation& sim, int field, Profiler& prof, bool fr
   s.count = n;
   s.hasColor = field >= 0;
   s.valid = true;
-  drawLatest_ = fresh;
+  drawLatest_ = fresh || current;
   ++uploads_;
   write_ ^= 1;
 }
 
 ParticleDraw ParticleBuffers::drawSlot() {
-  // The slot uploaded last frame, or, right after a reset or a fresh upload,
-  // this frame's.
+  // The slot uploaded last frame, or, right after a reset or a fresh or
+  // current upload, this frame's.
   const int r = slots_[write_].valid && !drawLatest_ ? write_ : 1 - write_;
   drawLatest_ = false;
   Slot& s = slots_[r];

@@ -57,9 +57,14 @@ class ParticleBuffers {
   // field changed: last frame's slot holds the old field's values). Costs
   // one wait for the transfer (and, when sharing, a read-back of the field
   // for the legend's range); used on a user's action only.
-  void upload(Simulation& sim, int field, Profiler& prof, bool fresh = false);
+  // `current`: this frame draws this upload as well (the state after this
+  // frame's steps, which drawSlot() then waits for), without `fresh`'s
+  // read-back of the field: a batch capture's frames (the app's --frames
+  // with --screenshot / --record), which must show the state they name.
+  void upload(Simulation& sim, int field, Profiler& prof, bool fresh = false, bool current = false);
   // The slot to draw this frame: the one uploaded last frame (or this frame's
-  // right after a reset). Makes sure its transfer is complete.
+  // right after a reset, or with upload(..., fresh / current)). Makes sure
+  // its transfer is complete.
   ParticleDraw drawSlot();
   // After the draw calls that read the slot (places its fence).
   void afterDraw();
@@ -112,7 +117,7 @@ class ParticleBuffers {
   uint64_t uploads_ = 0;
   std::vector<float> readBack_;  // sharing: last completed colour read-back
   int readBackSlot_ = -1;
-  bool drawLatest_ = false;  // drawSlot(): this frame's upload (upload(..., fresh))
+  bool drawLatest_ = false;  // drawSlot(): this frame's upload (upload(..., fresh / current))
   double waitMs_ = 0, syncMs_ = 0;
 };
 

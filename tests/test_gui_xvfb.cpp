@@ -516,4 +516,53 @@ TEST_F(GuiTest, RecordIntoAUsedFolderIsRefusedUnlessOverwrite) {
   EXPECT_FALSE(fs::exists(png));
 }
 
+// A batch capture shows the state after its own frame's steps (the
+// interactive pipelining draws the frame before's). Before, --frames 2
+// --screenshot drew the state after frame 1's steps (the same picture as
+// --frames 1), and a recording's frames 0 and 1 were the same picture.
+TEST_F(GuiTest, BatchCaptureShowsTheStateAfterItsFramesSteps) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::tempDir();
+  // A known state: eddy-cli steps a small DFSPH dam break (66 particles) from
+  // one snapshot; the app steps the same snapshot through 2 frames of 20
+  // steps. Its screenshot must be the 40-step state (the snapshot eddy-cli
+  // saved, drawn paused), not the 20-step one. The fit of the view is the
+  // tank's, the same in every run.
+  const std::string s0 = dir + "/cap-s0.snap", s20 = dir + "/cap-s20.snap", s40 = dir + "/cap-s40.snap";
+  ASSERT_EQ(test::run(EDDY_APP, "run --device cpu --sim sph --set spacing=0.01 --set solver=dfsph --steps 0 "
+                                "--quiet --save " + s0).code, 0);
+  ASSERT_EQ(test::run(EDDY_APP, "run --device cpu --load " + s0 + " --steps 20 --quiet --save " + s20).code, 0);
+  ASSERT_EQ(test::run(EDDY_APP, "run --device cpu --load " + s0 + " --steps 40 --quiet --save " + s40).code, 0);
+  const std::string look = " --style spheres --color none";
+  const Image app = shoot("cap-app", "--load " + s0 + " --frames 2 --substeps 20" + look);
+  const Image at20 = shoot("cap-20", "--load " + s20 + " --frames 1 --paused" + look);
+  const Image at40 = shoot("cap-40", "--load " + s40 + " --frames 1 --paused" + look);
+  ASSERT_FALSE(app.rgb.empty());
+  ASSERT_EQ(app.rgb.size(), at40.rgb.size());
+  ASSERT_GT(litPixels(at40).count, 100u) << "the fluid is drawn";
+  ASSERT_FALSE(at20.rgb == at40.rgb) << "20 and 40 steps must look different for this test to mean anything";
+  EXPECT_TRUE(app.rgb == at40.rgb) << "--frames 2 --substeps 20 must show the state after 40 steps";
+  EXPECT_FALSE(app.rgb == at20.rgb) << "the state one frame behind";
+
+  // N-body: --frames 1 and --frames 2 differ, also with --substeps 3.
+  const std::string nb = "--sim nbody --scene collapse --n 256 --color none --set dt=0.02";
+  for (const std::string sub : {"", " --substeps 3"}) {
+    const Image one = shoot("cap-nb1", nb + sub + " --frames 1");
+    const Image two = shoot("cap-nb2", nb + sub + " --frames 2");
+    ASSERT_FALSE(one.rgb.empty());
+    EXPECT_FALSE(one.rgb == two.rgb) << "--frames 1 and --frames 2 drew the same state" << sub;
+  }
+  // A recording: every frame a step forward, none repeated.
+  const std::string rec = dir + "/cap-rec";
+  fs::remove_all(rec);
+  const test::Result r = test::run(EDDY_APP, nb + " --frames 3 --size 320x200 --hide-panel --record " + rec);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Image f0 = load(rec + "/frame_000000.png"), f1 = load(rec + "/frame_000001.png"),
+              f2 = load(rec + "/frame_000002.png");
+  ASSERT_FALSE(f0.rgb.empty());
+  ASSERT_FALSE(f2.rgb.empty());
+  EXPECT_FALSE(f0.rgb == f1.rgb) << "the recording's first frame is repeated";
+  EXPECT_FALSE(f1.rgb == f2.rgb);
+}
+
 }  // namespace
