@@ -203,6 +203,16 @@ void checkRecordFolder(const GuiOptions& o) {
                         "folder, or give --overwrite to remove the earlier frame_*.png first");
 }
 
+// What the options ask of the simulation that runs, once its type is known:
+// from --sim / the config (parseGuiOptions) or from the --load snapshot
+// (resolveLoad), with the same messages either way.
+void checkForSimulation(const GuiOptions& o, const SimulationType& type) {
+  const std::string fromLoad =
+      o.loadPath.empty() ? "" : " (the snapshot " + o.loadPath + " is of --sim " + type.name + ")";
+  if (!o.probes.empty() && !type.takesObstacles)
+    throw GuiUsageError("--probe: " + type.name + " has no probes (they sample a fluid: --sim sph)" + fromLoad);
+}
+
 }  // namespace
 
 std::string guiUsage() {
@@ -327,8 +337,7 @@ GuiOptions parseGuiOptions(const std::vector<std::string>& args) {
   if ((!o.spec.obstacles.empty() || !o.spec.bodies.empty()) && !type.takesObstacles)
     throw GuiUsageError(std::string(o.spec.obstacles.empty() ? "--body" : "--obstacle") + ": " +
                         o.spec.sim + " has no obstacles or bodies");
-  if (!o.probes.empty() && !type.takesObstacles)
-    throw GuiUsageError("--probe: " + o.spec.sim + " has no probes (they sample a fluid: --sim sph)");
+  checkForSimulation(o, type);
   if (o.spec.n && simulationType(o.spec.sim).defaultCount == 0)
     throw GuiUsageError((nGiven ? std::string("--n") : "--config " + o.configPath + ": key 'n'") +
                         countNotUsedNote(o.spec.sim));
@@ -385,6 +394,7 @@ void resolveLoad(GuiOptions& o) {
   if (o.loadPath.empty()) return;
   const SnapshotHeader h = readSnapshotHeader(Snapshot::read(o.loadPath));
   o.spec = h.spec;
+  checkForSimulation(o, simulationType(o.spec.sim));  // e.g. --probe on an N-body snapshot
   guiParams(o);  // --set (and config params) against the snapshot's simulation
 }
 

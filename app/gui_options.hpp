@@ -74,8 +74,8 @@ bool startsRealtime(const GuiOptions& o);
 Params guiParams(const GuiOptions& o);
 // With --load: reads and checks the snapshot on the host (before any window
 // or device: throws eddy::Error naming the file and the problem) and takes its
-// simulation and scene into o.spec; --set values are checked against the
-// snapshot's simulation (GuiUsageError).
+// simulation and scene into o.spec; --set values, and what needs a fluid
+// (--probe), are checked against the snapshot's simulation (GuiUsageError).
 void resolveLoad(GuiOptions& o);
 
 }  // namespace eddy

@@ -293,6 +293,35 @@ TEST(AppOptions, ResolveLoadChecksTheSnapshotBeforeAnyWindow) {
   EXPECT_EQ(state(*d), state(*c));
 }
 
+// --probe asks for a fluid: on an N-body snapshot (--load) it is the same
+// usage error as with --sim nbody, found before any window (it ran, exit 0).
+TEST(AppOptions, ProbesOnAnNBodySnapshotAreAUsageError) {
+  auto c = nbody(40, "collapse");
+  const std::string snap = test::tempDir() + "/app-probe-nbody.snap";
+  ASSERT_TRUE(c->saveSnapshot(snap)) << c->error();
+  const std::string probe = "pressure:P:0.1,0.01,0.004";
+  GuiOptions o = parseGuiOptions({"--load", snap, "--probe", probe, "--frames", "1"});
+  try {
+    resolveLoad(o);
+    FAIL() << "a probe on an N-body snapshot must be refused";
+  } catch (const GuiUsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--probe: nbody has no probes (they sample a fluid: --sim sph) (the snapshot " +
+                                         snap + " is of --sim nbody)");
+  }
+  try {
+    parseGuiOptions({"--sim", "nbody", "--probe", probe});
+    FAIL() << "--sim nbody --probe must be refused";
+  } catch (const GuiUsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--probe: nbody has no probes (they sample a fluid: --sim sph)");
+  }
+  // End to end: exit 2 before any window (no display needed to find it).
+  const test::Result r = test::run("env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(EDDY_APP),
+                                   "--load " + snap + " --probe " + probe + " --frames 1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--probe: nbody has no probes")) << r.err;
+  EXPECT_FALSE(contains(r.err, "no display")) << r.err;
+}
+
 // ---- 3. kernel build failures ----
 
 TEST(AppKernelBuild, FailureAtStartKeepsTheAppUpWithTheLogAndRetry) {
