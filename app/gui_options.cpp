@@ -113,14 +113,14 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
                o.color = v;
              });
   opt.custom("--style", "surface|spheres|glow",
-             "particle style (default: surface for fluids, glow for N-body)",
+             "particle style (default: surface for fluids, glow for N-body;\nsurface is for fluids only)",
              [&](const std::string& v) {
                if (v != "surface" && v != "spheres" && v != "glow")
                  throw UsageError("--style: '" + v + "' is not surface, spheres or glow");
                o.style = v;
              });
   opt.custom("--surface-view", "depth|thickness|normals|final",
-             "surface style: show one pass alone (default final)", [&](const std::string& v) {
+             "surface style (fluids): show one pass alone (default final)", [&](const std::string& v) {
                if (v != "depth" && v != "thickness" && v != "normals" && v != "final")
                  throw UsageError("--surface-view: '" + v +
                                   "' is not depth, thickness, normals or final");
@@ -149,7 +149,7 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
            "with --screenshot / --record; no panel)",
            [&] { o.offscreen = o.hidePanel = true; });
   opt.flag("--foam", o.foam, true,
-           "surface style: white foam sprites where the speed is high (off by default)");
+           "surface style (fluids): white foam sprites where the speed is high\n(off by default)");
   opt.custom("--camera", "YAW,PITCH", "view direction in degrees (0,0: looking along -z, face-on)",
              [&](const std::string& v) {
                const auto c = v.find(',');
@@ -211,6 +211,18 @@ void checkForSimulation(const GuiOptions& o, const SimulationType& type) {
       o.loadPath.empty() ? "" : " (the snapshot " + o.loadPath + " is of --sim " + type.name + ")";
   if (!o.probes.empty() && !type.takesObstacles)
     throw GuiUsageError("--probe: " + type.name + " has no probes (they sample a fluid: --sim sph)" + fromLoad);
+  // The surface style draws a fluid as water; a type drawn as points (stars)
+  // has no surface: its flags are refused as --obstacle and --probe are.
+  if (type.appGlow) {
+    const std::string flag = o.style == "surface"      ? "--style surface"
+                             : !o.surfaceView.empty() ? "--surface-view"
+                             : o.foam                 ? "--foam"
+                                                      : "";
+    if (!flag.empty())
+      throw GuiUsageError(flag + ": the surface style (water) and its --surface-view and --foam are "
+                          "for fluids (--sim sph); " + type.name + " is drawn as points (--style glow or "
+                          "spheres)" + fromLoad);
+  }
 }
 
 }  // namespace

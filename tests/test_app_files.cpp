@@ -322,6 +322,50 @@ TEST(AppOptions, ProbesOnAnNBodySnapshotAreAUsageError) {
   EXPECT_FALSE(contains(r.err, "no display")) << r.err;
 }
 
+// The surface style and its --surface-view and --foam draw water: with
+// N-body (--sim, a config or a --load snapshot) they are usage errors, as
+// --obstacle, --body and --probe are (they were silently accepted).
+TEST(AppOptions, SurfaceStyleFlagsOnNBodyAreUsageErrors) {
+  const std::vector<std::vector<std::string>> flags = {
+      {"--style", "surface"}, {"--surface-view", "depth"}, {"--foam"}};
+  const std::string tail = ": the surface style (water) and its --surface-view and --foam are for fluids "
+                           "(--sim sph); nbody is drawn as points (--style glow or spheres)";
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& f) {
+    a.insert(a.end(), f.begin(), f.end());
+    return a;
+  };
+  const std::string cfg = test::tempDir() + "/app-surface-nbody.json";
+  test::writeFile(cfg, R"({"sim": "nbody", "n": 64})");
+  auto c = nbody(40, "collapse");
+  const std::string snap = test::tempDir() + "/app-surface-nbody.snap";
+  ASSERT_TRUE(c->saveSnapshot(snap)) << c->error();
+  for (const auto& f : flags) {
+    const std::string name = f[0] == "--style" ? "--style surface" : f[0];
+    for (const auto& start : std::vector<std::vector<std::string>>{{"--sim", "nbody"}, {"--config", cfg}}) {
+      try {
+        parseGuiOptions(with(start, f));
+        ADD_FAILURE() << name << " with " << start[1] << " was accepted";
+      } catch (const GuiUsageError& e) {
+        EXPECT_EQ(std::string(e.what()), name + tail);
+      }
+    }
+    GuiOptions o = parseGuiOptions(with({"--load", snap}, f));
+    try {
+      resolveLoad(o);
+      ADD_FAILURE() << name << " on an N-body snapshot was accepted";
+    } catch (const GuiUsageError& e) {
+      EXPECT_EQ(std::string(e.what()), name + tail + " (the snapshot " + snap + " is of --sim nbody)");
+    }
+    // For a fluid they stay what they were.
+    const auto& sims = simulationNames();
+    if (std::find(sims.begin(), sims.end(), "sph") != sims.end()) {
+      EXPECT_NO_THROW(parseGuiOptions(with({"--sim", "sph"}, f)));
+    }
+  }
+  EXPECT_NO_THROW(parseGuiOptions({"--sim", "nbody", "--style", "spheres"}));
+  EXPECT_NO_THROW(parseGuiOptions({"--sim", "nbody", "--style", "glow"}));
+}
+
 // ---- 3. kernel build failures ----
 
 TEST(AppKernelBuild, FailureAtStartKeepsTheAppUpWithTheLogAndRetry) {
