@@ -236,6 +236,8 @@ TEST(Cli, ParamsListsEveryDeclaredParameter) {
   EXPECT_EQ(r.code, 0);
   for (const char* key : {"dt", "G", "softening", "seed"})
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
+  // Ranges exactly, as the messages give them (was [0, 4.29497e+09]).
+  EXPECT_NE(r.out.find("range [0, 4294967295] (integer)"), std::string::npos) << r.out;
 }
 
 TEST(Cli, NoOpenClPlatformNamesThePackageToInstall) {
@@ -272,6 +274,61 @@ TEST(Cli, BenchFrameMeasuresTheAppsPerFrameWork) {
   EXPECT_NE(r.err.find("density"), std::string::npos);
   r = run(kCli, "bench frame --frames 0");
   EXPECT_EQ(r.code, 2);
+  // SPH times one step in profile_every (32): 2 frames time none, and the
+  // device time is unknown, not 0 ms.
+  r = run(kCli, "bench frame --sim sph --set spacing=0.01 --frames 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["simulate_ms_per_frame"].is_null()) << r.out;
+  r = run(kCli, "bench frame --sim sph --set spacing=0.01 --frames 2");
+  EXPECT_NE(r.out.find("simulate not timed (no step of the 2 was: one step in 32 is"), std::string::npos) << r.out;
+  r = run(kCli, "bench frame --sim sph --set spacing=0.01 --set profile_every=1 --frames 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["simulate_ms_per_frame"].get<double>(), 0.0) << r.out;
+}
+
+// bench sph: a neighbour list too short (--cap) skips neighbours: the row is
+// flagged as no valid measurement (it ran faster than the whole step), and
+// the JSON has the N asked for beside the N measured.
+TEST(Cli, BenchSphFlagsARowWhoseListOverflowed) {
+  auto r = run(kCli, "bench sph --steps 2 --n 1000 --cap 1 --mode list,cells --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("neighbours did not fit the list (--cap 1): this row's time is of a step that "
+                       "skipped them, not a valid measurement"),
+            std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sph"].size(), 2u);
+  for (const auto& row : j["sph"]) {
+    EXPECT_EQ(row["n_requested"], 1000);
+    EXPECT_EQ(row["valid"], row["list_overflow"] == 0) << row;
+  }
+  EXPECT_FALSE(j["sph"][0]["valid"].get<bool>());  // list
+  EXPECT_TRUE(j["sph"][1]["valid"].get<bool>());   // cells: no list
+}
+
+// bench nbody: flags that would do nothing are said so or refused; the tree's
+// JSON has what its text line says; the one configuration of --devices that
+// does not build is exit 2, as every configuration skipped without it.
+TEST(Cli, BenchNBodyFlagsThatDoNothingAndTheTreeJson) {
+  auto r = run(kCli, "bench nbody --n 64 --steps 1 --theta 0.5");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: --theta is for --method tree or auto; the direct sum ignores it"), std::string::npos)
+      << r.err;
+  expectUsageError("bench nbody --n 64 --steps 1 --devices 0:0 --shares 1,1",
+                   "--shares: 2 values for 1 device (--devices 0:0)");
+  expectUsageError("bench nbody --n 64 --steps 1 --devices 0:0 --wg 3",
+                   "bench nbody --devices 0:0: the configuration does not build: N-body: work-group size 3");
+  r = run(kCli, "bench nbody --n 700 --steps 1 --method tree --theta 0.6 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["nbody"][0];
+  EXPECT_EQ(row["method"], "tree");
+  EXPECT_DOUBLE_EQ(row["theta"].get<double>(), 0.6);
+  EXPECT_GT(row["tree_stack"].get<double>(), 0.0);
+  EXPECT_GT(row["tree_groups"].get<double>(), 0.0);
+  EXPECT_GE(row["tree_fallbacks"].get<double>(), 0.0);
+  EXPECT_FALSE(row["phases_ms_per_step"].empty());
+  r = run(kCli, "bench nbody --n 700 --steps 1 --method tree");
+  EXPECT_NE(r.err.find("nodes summed body by body (stack full): "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("(stack full): 0:"), std::string::npos) << r.err;
 }
 
 // bench launch: the host's cost of a launch with and without profiling
@@ -288,7 +345,7 @@ TEST(Cli, BenchLaunchReportsEveryCase) {
     EXPECT_GE(c["wall_us_per_launch"].get<double>(), c["host_us_per_launch"].get<double>());
     // Timed cases measured a device time; untimed ones have none.
     if (c["profile_every"].get<int>() > 0) EXPECT_GT(c["device_us_per_launch"].get<double>(), 0.0);
-    else EXPECT_EQ(c["device_us_per_launch"].get<double>(), 0.0);
+    else EXPECT_TRUE(c["device_us_per_launch"].is_null()) << c;  // not measured (was 0)
   }
   r = run(kCli, "bench launch --launches 0");
   EXPECT_EQ(r.code, 2);

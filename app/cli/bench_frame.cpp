@@ -225,8 +225,12 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   const std::string fieldName = field >= 0 ? fields[size_t(field)] : "none";
   // What both modes report (json objects keep their keys sorted: the order of
   // insertion does not change the output).
+  // SPH times one step in profile_every: a short run may have timed none,
+  // and its device time is then not known (not 0).
+  const bool timed = sim->profiler().sampledSteps() > 0 || sim->profiler().steps() == 0;
+  const json simulateMs = timed ? json(simMs / fr) : json(nullptr);
   json j{{"device", deviceJson(ctx.info())}, {"sim", spec.sim}, {"n", n}, {"frames", frames},
-         {"color_field", fieldName}, {"simulate_ms_per_frame", simMs / fr},
+         {"color_field", fieldName}, {"simulate_ms_per_frame", simulateMs},
          {"color_ms_per_frame", colorMs / fr}, {"transfer_ms_per_frame", transferMs / fr},
          {"wall_ms_per_frame", wall * 1e3 / fr}, {"profile", profileJson(sim->profiler())},
          {"frame_profile", profileJson(frameProf)},
@@ -255,8 +259,13 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   if (asJson) {
     out << j.dump(2) << '\n';
   } else {
-    out << head.str() << std::fixed << std::setprecision(3) << "per frame (ms): simulate " << simMs / fr
-        << " (device)  colour " << colorMs / fr << "  transfer " << transferMs / fr << " (device)  wall "
+    std::ostringstream simulate;
+    if (timed) simulate << std::fixed << std::setprecision(3) << simMs / fr << " (device)";
+    else
+      simulate << "not timed (no step of the " << sim->profiler().steps() << " was: one step in "
+               << sim->profiler().sampleEvery() << " is; give more frames or --set profile_every=1)";
+    out << head.str() << std::fixed << std::setprecision(3) << "per frame (ms): simulate " << simulate.str()
+        << "  colour " << colorMs / fr << "  transfer " << transferMs / fr << " (device)  wall "
         << wall * 1e3 / fr << "\n\n"
         << sim->profiler().table() << frameProf.table();
   }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 namespace eddy::cli {
@@ -132,7 +133,7 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
     ctx.queue().finish();
     const auto t2 = Clock::now();
     prof.collect(true);
-    double deviceUs = 0;
+    std::optional<double> deviceUs;  // none: the case's launches have no event (not measured, not 0)
     for (const auto& s : prof.stats())
       if (s.count) deviceUs = s.totalMs * 1e3 / double(s.count);
     const double L = double(a.launches);
@@ -143,11 +144,12 @@ int benchLaunch(const LaunchArgs& a, std::ostream& out) {
                     {"profile_every", c.every},
                     {"host_us_per_launch", hostUs},
                     {"wall_us_per_launch", wallUs},
-                    {"device_us_per_launch", deviceUs}});
+                    {"device_us_per_launch", deviceUs ? json(*deviceUs) : json(nullptr)}});
     if (!a.asJson) {
       char line[160];
-      std::snprintf(line, sizeof line, "%-42s %14.2f  %14.2f  %17.2f\n", c.name, hostUs, wallUs,
-                    deviceUs);
+      char device[32] = "              n/a";
+      if (deviceUs) std::snprintf(device, sizeof device, "%17.2f", *deviceUs);
+      std::snprintf(line, sizeof line, "%-42s %14.2f  %14.2f  %s\n", c.name, hostUs, wallUs, device);
       out << line;
     }
   }

@@ -50,9 +50,10 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
       gpu |= (info.type & CL_DEVICE_TYPE_GPU) != 0;
       v.push_back(c.get());
     }
-    if (v.size() > 1 && !shares.empty() && shares.size() != v.size())
+    if (!shares.empty() && shares.size() != v.size())  // (one device: no share to give, refused, not ignored)
       throw UsageError("--shares: " + std::to_string(shares.size()) + " values for " +
-                       std::to_string(v.size()) + " devices (--devices " + set + ")");
+                       std::to_string(v.size()) + (v.size() == 1 ? " device" : " devices") + " (--devices " +
+                       set + ")");
     setDevices.push_back(std::move(v));
   }
   if (ns.empty()) ns = gpu ? std::vector<unsigned long long>{262144, 1048576}
@@ -90,18 +91,25 @@ int benchDevices(const std::vector<std::string>& sets, std::vector<unsigned long
       params.set("dt", 1e-4);
       std::unique_ptr<Simulation> sim;
       MultiNBodySim* multi = nullptr;
-      if (devs.size() == 1) {
-        sim = std::make_unique<NBodySim>(
-            *devs[0], params, bodies,
-            cfg ? *cfg : NBodyKernelConfig::automatic(devs[0]->info(), bodies.size()));
-      } else {
-        checkMultiNBodyMemory(devs, n);
-        MultiNBodyOptions o;
-        o.shares = shares;
-        if (cfg) o.kernels = {*cfg};
-        auto m = std::make_unique<MultiNBodySim>(devs, params, bodies, o);
-        multi = m.get();
-        sim = std::move(m);
+      try {
+        if (devs.size() == 1) {
+          sim = std::make_unique<NBodySim>(
+              *devs[0], params, bodies,
+              cfg ? *cfg : NBodyKernelConfig::automatic(devs[0]->info(), bodies.size()));
+        } else {
+          MultiNBodyOptions o;
+          o.shares = shares;
+          if (cfg) o.kernels = {*cfg};
+          auto m = std::make_unique<MultiNBodySim>(devs, params, bodies, o);
+          multi = m.get();
+          sim = std::move(m);
+        }
+      } catch (const Error& e) {
+        // The one configuration --devices measures does not build (a --wg
+        // that is no power of two, bad --cl-options): as bench nbody
+        // without --devices when it skips every configuration, exit 2.
+        throw UsageError("bench nbody --devices " + tagsOf(devs) + ": the configuration does not build: " +
+                         std::string(e.what()).substr(0, std::string(e.what()).find('\n')));
       }
       sim->step();  // warm-up: first launches, clocks
       sim->finish();
@@ -236,6 +244,9 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
   const std::optional<double>& theta = a.theta;
   const unsigned treeStack = a.treeStack;
   if (!shares.empty() && deviceSets.empty()) throw UsageError("--shares needs --devices");
+  if (method == NBodyMethod::Direct && (theta || treeStack))
+    err << "bench nbody: note: " << (theta ? "--theta" : "--tree-stack")
+        << " is for --method tree or auto; the direct sum ignores it\n";
   checkShares(shares);
   if (!deviceSets.empty()) {
     if (method != NBodyMethod::Direct)
@@ -330,16 +341,21 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
           if (!asJson)
             err << "N=" << n << " tree, theta " << params.get("theta") << ", walk stack "
                 << sim.tree()->stackCap() << " entries, groups " << sim.tree()->groupCount()
-                << ", nodes summed body by body (stack full): " << sim.tree()->fallbacks() << ":\n"
+                << ", nodes summed body by body (stack full): " << sim.tree()->fallbacks() << "\n"
                 << sim.profiler().table();
         }
         const double pairs = double(n) * double(n) / (gravityMs * 1e-3);
         if (asJson) {
-          rows.push_back({{"n", n}, {"method", methodName(sim.method())}, {"wg", wg},
-                          {"bpi", bpi}, {"split", cfg.split}, {"unroll", unroll},
-                          {"cl_options", clopt}, {"steps", s},
-                          {"gravity_ms", gravityMs}, {"step_ms", stepMs},
-                          {"pair_interactions_per_s", pairs}});
+          json row{{"n", n}, {"method", methodName(sim.method())}, {"wg", wg},
+                   {"bpi", bpi}, {"split", cfg.split}, {"unroll", unroll},
+                   {"cl_options", clopt}, {"steps", s},
+                   {"gravity_ms", gravityMs}, {"step_ms", stepMs},
+                   {"pair_interactions_per_s", pairs}};
+          if (sim.method() == NBodyMethod::Tree)  // what the text's tree line says
+            row.update({{"theta", params.get("theta")}, {"tree_stack", sim.tree()->stackCap()},
+                        {"tree_groups", sim.tree()->groupCount()}, {"tree_fallbacks", sim.tree()->fallbacks()},
+                        {"phases_ms_per_step", profileJson(sim.profiler())}});
+          rows.push_back(std::move(row));
         } else {
           char line[160];
           std::snprintf(line, sizeof line, "%10llu %5llu %3llu %5u %6llu %6llu %11.4f %9.4f %12.4e  %s\n",

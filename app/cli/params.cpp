@@ -38,8 +38,8 @@ int listParams(const std::string& sim, std::ostream& out) {
           << "\n    " << d.label << ": " << d.description << '\n';
       continue;
     }
-    out << std::left << std::setw(22) << d.name << " default " << d.def << ", range [" << d.min
-        << ", " << d.max << "]" << (d.unit.empty() ? "" : " " + d.unit)
+    out << std::left << std::setw(22) << d.name << " default " << formatNumber(d.def) << ", range ["
+        << formatNumber(d.min) << ", " << formatNumber(d.max) << "]" << (d.unit.empty() ? "" : " " + d.unit)
         << (d.integer ? " (integer)" : "") << "\n    " << d.label << ": " << d.description
         << '\n';
   }
