@@ -448,7 +448,8 @@ TEST(Cli, FlagEqualsValueFormMatchesTheSpacedForm) {
   expectUsageError("run --until=-1", "--until: -1 is out of range");
   expectUsageError("run --n=", "--n needs a value");
   expectUsageError("run --set=dt", "--set expects key=value");
-  expectUsageError("bench nbody --wg=3,,5", "--wg: '' is not a whole number in [1, 4096]");
+  expectUsageError("bench nbody --wg=3,,5", "--wg: empty list item in '3,,5'");
+  expectUsageError("bench sph --n ,64", "--n: empty list item in ',64'");  // as '64,'
   // A whole number outside the range says so (not "is not a whole number").
   expectUsageError("bench realtime --n 1", "--n: 1 is out of range [2, ");
   expectUsageError("bench nbody --wg=0", "--wg: 0 is out of range [1, 4096]");

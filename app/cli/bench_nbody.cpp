@@ -208,8 +208,7 @@ void addNbodyOptions(Options& o, NbodyArgs& a) {
              else if (m == "auto") a.method = NBodyMethod::Auto;
              else throw UsageError("bench: --method must be direct, tree or auto, not '" + m + "'");
            });
-  o.custom("--theta", "X", "the tree's opening angle in [0.2, 1] (default: the parameter's)",
-           [&a](const std::string& v) { a.theta = parseReals("--theta", v, 0.2, 1.0).at(0); });
+  o.real("--theta", a.theta, 0.2, 1.0, "X", "the tree's opening angle in [0.2, 1] (default: the parameter's)");
   o.count("--tree-stack", a.treeStack, 1, 1 << 20, "N",
           "entries of the tree walk's stack in local memory");
   o.custom("--devices", "LIST",

@@ -46,6 +46,8 @@ std::vector<unsigned long long> parseCounts(const std::string& flag, const std::
   while (std::getline(ss, item, ',')) {
     unsigned long long n = 0;
     const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (item.find_first_not_of(" \t") == std::string::npos)  // ",64", "4,,8" as "64,"
+      throw UsageError(flag + ": empty list item in '" + v + "'");
     if (!parseUnsigned(item, n))
       throw UsageError(flag + ": '" + item + "' is not a whole number in " + range);
     if (n < min || n > max) throw UsageError(flag + ": " + item + " is out of range " + range);
@@ -62,6 +64,8 @@ std::vector<double> parseReals(const std::string& flag, const std::string& v, do
   std::string item;
   while (std::getline(ss, item, ',')) {
     double d = 0;
+    if (item.find_first_not_of(" \t") == std::string::npos)
+      throw UsageError(flag + ": empty list item in '" + v + "'");
     if (!parseDouble(item, d) || d < min || d > max) {
       std::ostringstream o;
       o << flag << ": '" << item << "' is not a number in [" << formatNumber(min) << ", "
