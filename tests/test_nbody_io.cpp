@@ -49,6 +49,13 @@ TEST(InitialConditions, MalformedFilesNameFileLineAndProblem) {
                 .find(":3: mass 1e-50 is 0 in single precision"),
             std::string::npos);
   EXPECT_EQ(errorOf("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,1.5e-45\n"), "");
+  // Each coordinate within the float range, their distance not: at step 0
+  // the force was NaN ("blew up ... check the initial conditions").
+  EXPECT_NE(errorOf("x,y,z,vx,vy,vz,m\n0,3e38,0,0,0,0,1\n0,-3e38,0,0,0,0,1\n")
+                .find("the bodies span 6e+38 in y (from -3e+38 to 3e+38): the distances between them are beyond "
+                      "the float range"),
+            std::string::npos);
+  EXPECT_EQ(errorOf("x,y,z,vx,vy,vz,m\n0,1.5e38,0,0,0,0,1\n0,-1.5e38,0,0,0,0,1\n"), "");
   try {
     readBodiesCsv(test::tempDir() + "/does-not-exist.csv");
     FAIL();

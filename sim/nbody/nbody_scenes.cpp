@@ -241,6 +241,19 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
   if (in.bad()) throw Error(path + ": read error");
   if (!header) throw Error(path + ": empty file; expected the header 'x,y,z,vx,vy,vz,m'");
   if (out.empty()) throw Error(path + ": no bodies after the header");
+  // Gravity takes differences of positions in float: bodies further apart
+  // than its range (3e38 and -3e38) gave infinities, then NaN, at step 0.
+  const double flt = double(std::numeric_limits<float>::max());
+  for (int a = 0; a < 3; ++a) {
+    auto coord = [a](const Body& b) { return a == 0 ? b.x : a == 1 ? b.y : b.z; };
+    const auto [lo, hi] = std::minmax_element(out.begin(), out.end(),
+                                              [&](const Body& p, const Body& q) { return coord(p) < coord(q); });
+    if (coord(*hi) - coord(*lo) > flt)
+      throw Error(path + ": the bodies span " + formatSignificant(coord(*hi) - coord(*lo), 3) + " in " +
+                  std::string(1, char('x' + a)) + " (from " + formatSignificant(coord(*lo), 3) + " to " +
+                  formatSignificant(coord(*hi), 3) + "): the distances between them are beyond the float range (" +
+                  formatSignificant(flt, 3) + "; the simulation computes in single precision)");
+  }
   return out;
 }
 
