@@ -588,6 +588,7 @@ TEST(GeometrySpec, JsonErrorsNameWhereAndTheKey) {
       {R"({"shape":"mesh"})", "needs key 'file'"},
       {R"({"shape":"mesh","file":7})", "key 'file': expected a string"},
       {R"({"shape":"mesh","file":""})", "key 'file': empty path"},
+      {R"({"shape":"mesh","file":"a.stl\u0000x"})", "key 'file': the path holds a NUL character"},
       {R"({"shape":"mesh","file":"a.stl","scale":[1,1,0]})", "key 'scale': must be > 0"},
       {R"({"shape":"mesh","file":"a.stl","size":[1,1,1]})", "key 'size': unknown key for a mesh"},
   };

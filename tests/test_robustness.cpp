@@ -866,6 +866,15 @@ TEST(Messages, PrintableEscapesBinaryAndKeepsUtf8) {
   EXPECT_EQ(eddy::printable("\xed\xa0\x80"), "\\xed\\xa0\\x80"); // surrogate
   EXPECT_EQ(eddy::printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
   EXPECT_EQ(eddy::printable(std::string(200, 'a'), 10), std::string(10, 'a') + "...");
+  // Valid UTF-8 that shows nothing or reorders what follows: a byte order
+  // mark (a second one before a CSV header read as nothing), zero-width and
+  // direction marks, a bidi override, a C1 control, the soft hyphen.
+  EXPECT_EQ(eddy::printable("\xef\xbb\xbfx,y"), "\\ufeffx,y");
+  EXPECT_EQ(eddy::printable("a\xe2\x80\x8b" "b\xe2\x80\x8f" "c"), "a\\u200bb\\u200fc");
+  EXPECT_EQ(eddy::printable("abc\xe2\x80\xae" "evil"), "abc\\u202eevil");
+  EXPECT_EQ(eddy::printable("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
+  EXPECT_EQ(eddy::printable("\xc2\x85\xc2\xad"), "\\u0085\\u00ad");
+  EXPECT_EQ(eddy::printable("\xc2\xa0\xe2\x80\x94"), "\xc2\xa0\xe2\x80\x94");  // visible: kept
   std::mt19937 rng(test::freshSeed());
   std::string junk(4096, '\0');
   for (char& c : junk) c = char(rng());

@@ -229,6 +229,8 @@ ShapeSpec shapeSpecFromJson(const nlohmann::json& j, const std::string& where, c
       if (!v.is_string()) failKey(key, std::string("expected a string (a path), got ") + v.type_name());
       std::string f = v.get<std::string>();
       if (f.empty()) failKey(key, "empty path");
+      if (f.find('\0') != std::string::npos)  // (a config refuses it earlier; a crafted snapshot here)
+        failKey(key, "the path holds a NUL character: cut there it would name another file");
       const std::filesystem::path p(f);
       if (!baseDir.empty() && p.is_relative()) f = (std::filesystem::path(baseDir) / p).lexically_normal().string();
       s.file = f;

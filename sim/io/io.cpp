@@ -253,6 +253,24 @@ std::string printable(std::string_view s, size_t maxChars) {
         if ((c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90)) len = 0;
       }
     }
+    // Valid but invisible or reordering: C1 controls, the soft hyphen,
+    // zero-width characters and direction marks, line and paragraph
+    // separators, bidi embeddings, overrides and isolates, the byte order
+    // mark. Shown as \uXXXX: a second BOM before a header read as nothing,
+    // and a bidi override could make a name in a message read as another.
+    if (len >= 2) {
+      uint32_t cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+      const bool hidden = (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || (cp >= 0x200b && cp <= 0x200f) ||
+                          (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
+      if (hidden) {
+        out += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+        i += len;
+        ++chars;
+        continue;
+      }
+    }
     if (len == 0) {
       out += "\\x";
       out += kHex[c >> 4];
