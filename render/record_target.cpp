@@ -1,6 +1,7 @@
 #include "record_target.hpp"
 
 #include "error.hpp"
+#include "io.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -59,28 +60,10 @@ std::string framePath(const std::string& dir, uint64_t index) {
   return dir + "/" + name;
 }
 
-bool isRecordFrameName(const std::string& name) {
-  const std::string pre = "frame_", suf = ".png";
-  if (name.size() <= pre.size() + suf.size() || name.rfind(pre, 0) != 0 ||
-      name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
-    return false;
-  for (size_t i = pre.size(); i < name.size() - suf.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return false;
-  return true;
-}
+bool isRecordFrameName(const std::string& name) { return isNumberedName(name, "frame_", ".png"); }
 
 size_t removeOldRecording(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return 0;
-  std::vector<fs::path> old;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (isRecordFrameName(e.path().filename().string()) && !e.is_directory(ec)) old.push_back(e.path());
-  if (ec) throw Error(dir + ": cannot list the recording folder (" + ec.message() + ")");
-  for (const auto& p : old)
-    if (!fs::remove(p, ec) && ec)
-      throw Error(p.string() + ": cannot remove the earlier recording's frame (" + ec.message() + ")");
-  return old.size();
+  return removeFilesIn(dir, isRecordFrameName, "the recording folder");
 }
 
 }  // namespace eddy

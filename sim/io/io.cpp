@@ -225,6 +225,28 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
+bool isNumberedName(std::string_view name, std::string_view prefix, std::string_view suffix) {
+  if (name.size() <= prefix.size() + suffix.size() || name.substr(0, prefix.size()) != prefix ||
+      name.substr(name.size() - suffix.size()) != suffix)
+    return false;
+  const std::string_view digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+size_t removeFilesIn(const std::string& dir, const std::function<bool(const std::string&)>& match,
+                     const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return 0;
+  std::vector<fs::path> old;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (match(e.path().filename().string()) && !e.is_directory(ec)) old.push_back(e.path());
+  if (ec) throw Error(dir + ": cannot list " + what + " (" + ec.message() + ")");
+  for (const auto& p : old)
+    if (!fs::remove(p, ec) && ec) throw Error(p.string() + ": cannot remove it from " + what + " (" + ec.message() + ")");
+  return old.size();
+}
+
 std::string printable(std::string_view s, size_t maxChars) {
   static const char* kHex = "0123456789abcdef";
   std::string out;

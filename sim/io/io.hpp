@@ -14,6 +14,7 @@
 #include <ext/stdio_filebuf.h>  // libstdc++: a stream over a file descriptor
 
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -68,6 +69,15 @@ std::string outputFileProblem(const std::string& path);
 // empty, not a file, the nearest existing ancestor a writable folder.
 std::string outputFolderProblem(const std::string& path);
 
+// Whether `name` is `prefix`, one or more digits, `suffix`: a numbered
+// frame of a series (step_000000100.vtp, frame_000001.png).
+bool isNumberedName(std::string_view name, std::string_view prefix, std::string_view suffix);
+// Removes the files in folder `dir` (not in its subfolders, no folder) whose
+// name `match` accepts: an earlier series before a new one is written there
+// (--overwrite). Returns how many; nothing when `dir` is no folder. Throws
+// eddy::Error naming `what` ("the export folder") when it cannot.
+size_t removeFilesIn(const std::string& dir, const std::function<bool(const std::string&)>& match,
+                     const std::string& what);
 // Text from a file or the user, fit to quote in a message: control
 // characters, NUL and bytes that are not UTF-8 as \xNN (valid UTF-8 kept),
 // cut to about maxChars characters with "..." after it.

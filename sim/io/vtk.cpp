@@ -118,30 +118,11 @@ void writeVtp(const std::string& path, const ParticleState& f) {
   file.commit();
 }
 
-bool isExportFrameName(const std::string& name) {
-  const std::string pre = "step_", suf = ".vtp";
-  if (name.size() <= pre.size() + suf.size() || name.rfind(pre, 0) != 0 ||
-      name.compare(name.size() - suf.size(), suf.size(), suf) != 0)
-    return false;
-  for (size_t i = pre.size(); i < name.size() - suf.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return false;
-  return true;
-}
+bool isExportFrameName(const std::string& name) { return isNumberedName(name, "step_", ".vtp"); }
 
 size_t removeOldExport(const std::string& dir, const std::string& name) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return 0;
-  std::vector<fs::path> old;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string f = e.path().filename().string();
-    if ((f == name || isExportFrameName(f)) && !e.is_directory(ec)) old.push_back(e.path());
-  }
-  if (ec) throw Error(dir + ": cannot list the export folder (" + ec.message() + ")");
-  for (const auto& p : old)
-    if (!fs::remove(p, ec) && ec)
-      throw Error(p.string() + ": cannot remove the earlier export's file (" + ec.message() + ")");
-  return old.size();
+  return removeFilesIn(
+      dir, [&name](const std::string& f) { return f == name || isExportFrameName(f); }, "the export folder");
 }
 
 VtkSeries::VtkSeries(std::string dir, std::string name) : dir_(std::move(dir)) {
