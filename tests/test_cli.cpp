@@ -292,8 +292,8 @@ TEST(Cli, BenchFrameMeasuresTheAppsPerFrameWork) {
 TEST(Cli, BenchSphFlagsARowWhoseListOverflowed) {
   auto r = run(kCli, "bench sph --steps 2 --n 1000 --cap 1 --mode list,cells --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("neighbours did not fit the list (--cap 1): this row's time is of a step that "
-                       "skipped them, not a valid measurement"),
+  EXPECT_NE(r.err.find("neighbours did not fit the list (1 entries a particle; --cap): this row's time is of a "
+                       "step that skipped them, not a valid measurement"),
             std::string::npos) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["sph"].size(), 2u);

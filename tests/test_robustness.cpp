@@ -521,6 +521,36 @@ TEST(EnergyWarning, DriftAboveTheParameterWarnsAndTheRunSucceeds) {
   EXPECT_TRUE(sph["warnings"].empty()) << sph.dump();
 }
 
+// A binary far from the origin (1e4 against its size 1) loses its energy to
+// float rounding of the positions: the warning names that cause and its
+// remedy (re-centre), not only dt and softening; the same binary at the
+// origin needs neither.
+TEST(EnergyWarning, BodiesFarFromTheOriginAreNamedAsTheCause) {
+  // m = 0.8 / 0.2 on a circular orbit of separation 1 (G = 2.5: period 3.974).
+  auto binary = [](double offset) {
+    const double v = std::sqrt(2.5 * 1.0 / 1.0);  // relative speed sqrt(G M / a)
+    std::ostringstream o;
+    o.precision(17);
+    o << "x,y,z,vx,vy,vz,m\n"
+      << offset - 0.2 << ",0,0,0," << -0.2 * v << ",0,0.8\n"
+      << offset + 0.8 << ",0,0,0," << 0.8 * v << ",0,0.2\n";
+    return o.str();
+  };
+  const std::string dir = test::tempDir();
+  test::writeFile(dir + "/far.csv", binary(1e4));
+  test::writeFile(dir + "/near.csv", binary(0));
+  const std::string run = "run --device cpu --steps 4000 --set G=2.5 --set dt=0.001 --set softening=1e-6 ";
+  test::Result raw;
+  const json far = runJson(run + "--ic " + dir + "/far.csv", &raw);
+  ASSERT_EQ(far["warnings"].size(), 1u) << far.dump();
+  const std::string w = far["warnings"][0];
+  EXPECT_TRUE(contains(w, "try a smaller dt or a larger softening; or re-centre the coordinates: the bodies lie "
+                          "1e+04 from the origin")) << w;
+  const json near = runJson(run + "--ic " + dir + "/near.csv", &raw);
+  EXPECT_TRUE(near["warnings"].empty()) << near.dump();
+  EXPECT_LT(std::fabs(near["energy_rel_change"].get<double>()), 1e-4) << near.dump();
+}
+
 // Values a float cannot hold are an input error naming file, line and column;
 // so are inf and nan. A UTF-8 byte order mark before the header is accepted.
 TEST(IcCsv, ValuesBeyondFloatRangeAreAnInputErrorNamingLineAndColumn) {

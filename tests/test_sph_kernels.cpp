@@ -251,6 +251,41 @@ TEST(SphKernels, HashSortReorderCellsMatchTheCpu) {
 // builds instead (fused list, kernels/sph/sph_common.cl): sph_density
 // (density_diffusion 0) and sph_continuity (0.1, after the summation start
 // that must not count its overflow).
+// The list grows with the support: 1.5 times the lattice's sites within
+// h/dx (self included), at least 96. A fixed 96 overflowed at 3.0 (93 sites
+// on the lattice), and DFSPH, missing neighbours, blew up.
+TEST(SphKernels, ListCapacityFollowsTheSmoothingRatio) {
+  EXPECT_EQ(sphAutoListCapacity(2.0), 96u);
+  EXPECT_EQ(sphAutoListCapacity(2.2), 96u);   // the default: 33 sites
+  EXPECT_EQ(sphAutoListCapacity(2.6), 122u);  // 81 sites
+  EXPECT_EQ(sphAutoListCapacity(3.0), 140u);  // 93 sites
+  EXPECT_EQ(sphAutoListCapacity(4.0), 377u);  // 251 sites
+  // A WCSPH still tank at 3.0 (the helper's case): no entry dropped (65 706
+  // with 96 entries), still, the list as said.
+  Params p(sphParamDecl());
+  p.set("smoothing_ratio", 3.0);
+  test::stillTank(p, 0.01, 0.2, 0.2, 0.3);
+  SphSim sim(test::context(), p, makeSphScene("dam_break", p));
+  EXPECT_EQ(sim.kernelConfig().listCapacity, 140u);
+  for (int k = 0; k < 60; ++k) sim.step();
+  const auto d = sim.diagnostics();
+  EXPECT_EQ(d.counters.overflow, 0u);
+  EXPECT_LT(d.maxSpeed, 0.1) << "a still tank";
+  // Below 2 the lattice holds too few neighbours for the pressure: refused;
+  // DFSPH, whose solves diverge past 2.5, takes at most 2.4.
+  EXPECT_THROW(p.set("smoothing_ratio", 1.9), ParamError);
+  p.set("solver", 1);  // dfsph
+  try {
+    sphCheckParams(p);
+    ADD_FAILURE() << "dfsph at 3.0 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parameters solver = dfsph and smoothing_ratio = 3 contradict each other"),
+              std::string::npos) << e.what();
+  }
+  p.set("smoothing_ratio", 2.4);
+  EXPECT_NO_THROW(sphCheckParams(p));
+}
+
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
   const unsigned seed = test::freshSeed();
   enum Build { kPhase, kDensity, kContinuity };

@@ -31,7 +31,7 @@ struct SphBenchArgs {
   std::vector<unsigned long long> ns;
   std::vector<std::string> modes{"cells", "list"};
   std::string device;
-  unsigned long long steps = 0, cap = 96;
+  unsigned long long steps = 0, cap = 0;  // cap 0: from the smoothing ratio
   bool asJson = false, exactDiv = true;
 };
 
@@ -44,7 +44,7 @@ void addSphBenchOptions(Options& o, SphBenchArgs& a) {
            [&a](const std::string& v) {
              a.modes = parseChoices("--mode", v, {"cells", "list"}, "cells or list");
            });
-  o.count("--cap", a.cap, 1, 1024, "N", "neighbour list capacity (default 96)");
+  o.count("--cap", a.cap, 1, 1024, "N", "neighbour list capacity (default: from the smoothing ratio, 96 at its default)");
   o.flag("--approx-divsqrt", a.exactDiv, false,
          "the device's default (approximate) fp32 divide and sqrt\ninstead of correctly rounded "
          "ones");
@@ -122,8 +122,9 @@ int benchSph(const SphBenchArgs& a, std::ostream& out, std::ostream& err) {
       const bool valid = d.counters.overflow == 0;
       if (!valid)
         err << "bench sph: N=" << sim.size() << " " << mode << ": " << d.counters.overflow
-            << " neighbours did not fit the list (--cap " << cap
-            << "): this row's time is of a step that skipped them, not a valid measurement\n";
+            << " neighbours did not fit the list (" << sim.kernelConfig().listCapacity
+            << " entries a particle; --cap): this row's time is of a step that skipped them, not a valid "
+               "measurement\n";
       if (asJson) {
         rows.push_back({{"n", sim.size()}, {"n_requested", target}, {"valid", valid}, {"mode", mode},
                         {"steps", s}, {"step_ms", stepMs},

@@ -1,4 +1,5 @@
 #include "particles.hpp"
+#include "sph.hpp"
 
 #include "io.hpp"
 
@@ -98,6 +99,7 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
                                                  "sph_neighbours.cl", "sph_integrate.cl"}),
                                 buildOptions(ctx, cfg))),
       sorter_(ctx) {
+  if (cfg_.listCapacity == 0) cfg_.listCapacity = sphAutoListCapacity(h / setup.spacing);
   const SphGrid grid = sphGrid(tank_, h);
   dims_ = grid.dims;
   cell_ = grid.cell;

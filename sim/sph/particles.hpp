@@ -55,7 +55,9 @@ struct SphKernelConfig {
   // (faster on PoCL, see docs/PERFORMANCE.md); both stay selectable
   // (bench sph --mode) for the GPU measurement.
   bool neighbourList = true;
-  unsigned listCapacity = 96;  // neighbour list entries per particle (self included)
+  // Neighbour list entries per particle (self included); 0: from the
+  // smoothing ratio (sphAutoListCapacity), resolved by SphSim.
+  unsigned listCapacity = 0;
   // List mode: a solver whose first density kernel can build the list while
   // it sums (WCSPH's sph_density and sph_continuity; kernels/sph/sph_common.cl,
   // "Fused list") does so where it pays (SphParticles::fuseList), and

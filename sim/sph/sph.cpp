@@ -88,10 +88,13 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "Gravitational acceleration, along -y.", false, false, false},
       {"surface_tension", "Surface tension (cohesion)", "Physics", "m^4/(kg s^2)", 0.0, 1e3, 0.0,
        "gamma of the cohesion force of Akinci et al. (2013); 0 = off.", false, false, false},
-      {"smoothing_ratio", "Support radius / spacing", "Physics", "", 1.2, 4.0, 2.2,
+      {"smoothing_ratio", "Support radius / spacing", "Physics", "", 2.0, 4.0, 2.2,
        "h / dx with h the support radius of the Wendland C2 kernel. 2.2 gives 32 neighbours "
        "on the lattice and a pressure-gradient sum within 2.3% of exact (2.0: 26 neighbours, "
-       "5% low; 3.0: 92 neighbours, 0.3%).",
+       "5% low; 3.0: 92 neighbours, 0.3%). Not below 2: with fewer neighbours a still tank's "
+       "pressure held only 56-93% of its weight (1.4-1.8). The neighbour list grows with it "
+       "(1.5 times the lattice's neighbours, at least 96 entries). DFSPH takes at most 2.4 (its "
+       "pressure solves diverged at 2.6).",
        false, true, false},
       {"wall_restitution", "Wall restitution", "Physics", "", 0.0, 1.0, 0.5,
        "A particle that crosses a wall plane is mirrored back and its normal velocity "
@@ -249,7 +252,8 @@ SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const P
   z.cells = grid.numCells;
   // Every per-particle buffer is allocated for cap particles; kernels use n.
   const size_t v4 = z.cap * sizeof(cl_float4), u = z.cap * sizeof(cl_uint);
-  const size_t listBytes = cfg.neighbourList ? u * cfg.listCapacity : sizeof(cl_uint);
+  const size_t listCap = cfg.listCapacity ? cfg.listCapacity : sphAutoListCapacity(params.get("smoothing_ratio"));
+  const size_t listBytes = cfg.neighbourList ? u * listCap : sizeof(cl_uint);
   // (+ DFSPH's own: factor float2, warm-start k x 4, dk; whichever solver runs)
   z.totalBytes = 7 * v4 + 7 * u + z.cap * sizeof(cl_float2) + z.cells * 8 + listBytes +
                  z.cap * (sizeof(cl_float2) + 5 * sizeof(cl_float));
@@ -278,6 +282,16 @@ double sphLatticeMass(double rho0, double dx, double h) {
       for (int l = -k; l <= k; ++l)
         sum += sphKernelW(dx * std::sqrt(double(i * i + j * j + l * l)), h);
   return rho0 / sum;
+}
+
+unsigned sphAutoListCapacity(double smoothingRatio) {
+  const int k = int(std::ceil(smoothingRatio));
+  size_t inside = 0;  // lattice sites (self included) closer than the support
+  for (int i = -k; i <= k; ++i)
+    for (int j = -k; j <= k; ++j)
+      for (int l = -k; l <= k; ++l) inside += i * i + j * j + l * l < smoothingRatio * smoothingRatio;
+  const size_t want = (3 * inside + 1) / 2;
+  return unsigned(std::clamp<size_t>(want, kSphDefaultListCapacity, 1024));
 }
 
 double sphLatticeGradientNorm(double dx, double h) {
@@ -315,7 +329,8 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
                const SphSolverFactory& solver)
     : Simulation(ctx, sphParamDecl()), n_(setup.particles.size()), cfg_(cfg) {
   params_ = params;
-  SphParticles::buildOptions(ctx, cfg);  // checks the work-group size first
+  if (cfg_.listCapacity == 0) cfg_.listCapacity = sphAutoListCapacity(params_.get("smoothing_ratio"));
+  SphParticles::buildOptions(ctx, cfg_);  // checks the work-group size first
   // Command buffers for the step's launches: off (NVIDIA's driver offers
   // none, PoCL gains nothing: docs/PERFORMANCE.md, sessions 31-32);
   // EDDY_COMMAND_BUFFERS=1 turns them on where the device offers them.

@@ -32,6 +32,12 @@ const std::vector<ParamDesc>& sphParamDecl();
 const std::vector<std::string>& sphSceneNames();  // the scene table of sph_scenes.cpp, dam_break (the default) first
 // The most particles one SPH simulation takes: 2^31 - 1 (cl_uint ids, int kernels).
 inline constexpr size_t kMaxSphParticles = 0x7fffffffu;
+// The neighbour list's entries a particle at the default smoothing ratio
+// (and the least sphAutoListCapacity gives).
+inline constexpr unsigned kSphDefaultListCapacity = 96;
+// The widest support (smoothing_ratio) DFSPH takes (sphCheckParams): its
+// solves diverged in a still tank at 2.6 and held at 2.5.
+inline constexpr double kDfsphMaxSmoothingRatio = 2.4;
 
 // The automatic speed of sound (parameter speed_of_sound = 0): this factor
 // times the scene's largest expected speed (SphSetup::expectedSpeed, at least
@@ -393,5 +399,12 @@ double sphKernelDW(double r, double h);
 double sphLatticeMass(double rho0, double dx, double h);
 // -sum_k V x_k dW/dx over that lattice (1 for an exact discrete gradient).
 double sphLatticeGradientNorm(double dx, double h);
+// The neighbour list's entries a particle when SphKernelConfig leaves it
+// automatic (0): 1.5 times the lattice's sites within the support h/dx =
+// `smoothingRatio` (self included), at least kSphDefaultListCapacity (the
+// default ratio 2.2: 33 sites, 96 entries), at most 1024 (3.0: 140; 4.0:
+// 377). A fixed 96 overflowed at 3.0 (93 sites): DFSPH, missing neighbours,
+// blew up.
+unsigned sphAutoListCapacity(double smoothingRatio);
 
 }  // namespace eddy
