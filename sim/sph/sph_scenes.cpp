@@ -471,33 +471,33 @@ SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t&
   const bool takesFluid = !s.solids.empty() || def.bodies;  // solids and bodies remove fluid
   Builder b = fill(countOnly);
   if (b.count == 0) throw Error("SPH scene " + def.name + ": no particles");
-  // Throws when the solids leave none of the fluid sites, naming the solid
-  // that takes them all alone if one does. The sites are walked, not
-  // stored, and each walk stops at the first site left: a scene with water
-  // costs next to nothing.
-  const auto requireWaterLeft = [&] {
-    const auto coversAll = [&](const std::vector<SphSolid>& solids) {
-      const SolidCover cover(solids, 0.5 * dx);
-      try {
-        fill(false, &cover);
-      } catch (const SiteLeft&) {
-        return false;
-      }
-      return true;
-    };
-    if (s.solids.empty() || !coversAll(s.solids)) return;
+  // Whether `solids` leave none of the fluid sites: the sites are walked,
+  // not stored, and the walk stops at the first site left.
+  const auto coversAll = [&](const std::vector<SphSolid>& solids) {
+    const SolidCover cover(solids, 0.5 * dx);
+    try {
+      fill(false, &cover);
+    } catch (const SiteLeft&) {
+      return false;
+    }
+    return true;
+  };
+  // The solids leave none of the fluid sites: the error, naming the solid
+  // that takes them all alone if one does.
+  const auto allCovered = [&] {
     std::string which = "its obstacles together cover";
     for (const SphSolid& one : s.solids)
       if (coversAll({one})) {
         which = "obstacle " + shapeSpecToString(one.spec) + " covers";
         break;
       }
-    throw Error("SPH scene " + def.name + ": no particles: " + which + " all of its " + std::to_string(b.count) +
-                " fluid particle sites (none lies half a spacing or more outside them)");
+    return Error("SPH scene " + def.name + ": no particles: " + which + " all of its " + std::to_string(b.count) +
+                 " fluid particle sites (none lies half a spacing or more outside them)");
   };
   if (what == Build::checkWater) {
     total = b.count;
-    if (b.count <= kMaxSphParticles) requireWaterLeft();  // (past the limit: refused elsewhere)
+    // (past the limit: refused elsewhere; a scene with water costs next to nothing)
+    if (b.count <= kMaxSphParticles && !s.solids.empty() && coversAll(s.solids)) throw allCovered();
     return s;
   }
   if (countOnly && (!takesFluid || b.count > kMaxSphParticles)) {
@@ -513,9 +513,9 @@ SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t&
   if (!s.solids.empty()) {
     // No fluid inside a solid, nor within half a spacing of its surface
     // (the scenes' clearance from the tank walls).
-    requireWaterLeft();
     std::vector<SphParticle> kept;
     dropInsideSolids(s.solids, 0.5 * dx, b.out, kept);
+    if (kept.empty() && !b.out.empty()) throw allCovered();
     b.out = std::move(kept);
     b.count = b.out.size();
   }
