@@ -271,19 +271,92 @@ TEST(SphKernels, ListCapacityFollowsTheSmoothingRatio) {
   const auto d = sim.diagnostics();
   EXPECT_EQ(d.counters.overflow, 0u);
   EXPECT_LT(d.maxSpeed, 0.1) << "a still tank";
-  // Below 2 the lattice holds too few neighbours for the pressure: refused;
-  // DFSPH, whose solves diverge past 2.5, takes at most 2.4.
+  // Below 2 the lattice holds too few neighbours for the pressure: refused.
   EXPECT_THROW(p.set("smoothing_ratio", 1.9), ParamError);
-  p.set("solver", 1);  // dfsph
-  try {
-    sphCheckParams(p);
-    ADD_FAILURE() << "dfsph at 3.0 accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("parameters solver = dfsph and smoothing_ratio = 3 contradict each other"),
-              std::string::npos) << e.what();
+}
+
+// sphLatticeJacobiMax, from the Fourier symbol of DFSPH's operator, against
+// the operator itself applied pair by pair (sph_dfsph.cl (1) and (2), in
+// double) on a periodic cubic lattice: power iteration's Rayleigh quotient
+// never exceeds it (the periodic lattice's modes are some of the infinite
+// lattice's) and comes within 3 % of it (12 sites a side: the modes are
+// pi / 6 apart). With the relaxation dfsphJacobiOmega gives, w times that
+// eigenvalue stays at most kDfsphJacobiMargin (< 2, where Jacobi diverges),
+// and the default support keeps EDDY_DFSPH_OMEGA.
+TEST(SphKernels, JacobiBoundIsTheLargestEigenvalueOfTheSolvesOperator) {
+  const int L = 12;
+  const unsigned seed = test::freshSeed();
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uni(-1, 1);
+  for (double ratio : {2.0, 2.2, 2.6, 3.0}) {
+    SCOPED_TRACE("smoothing_ratio " + std::to_string(ratio) + ", seed " + std::to_string(seed));
+    const double bound = sphLatticeJacobiMax(ratio);
+    // The neighbours of site 0 as offsets and g = grad_i W (spacing 1, h = ratio).
+    struct Nb { int dx, dy, dz; double gx, gy, gz; };
+    std::vector<Nb> nb;
+    const int k = int(std::ceil(ratio));
+    for (int i = -k; i <= k; ++i)
+      for (int j = -k; j <= k; ++j)
+        for (int l = -k; l <= k; ++l) {
+          const double r = std::sqrt(double(i * i + j * j + l * l));
+          if (r == 0 || r >= ratio) continue;
+          const double c = sphKernelDW(r, ratio) / r;  // grad_i W(x_i - x_j) = c (x_i - x_j)
+          nb.push_back({i, j, l, -c * i, -c * j, -c * l});  // x_i - x_j = -offset
+        }
+    const size_t n = size_t(L) * L * L;
+    auto site = [&](int x, int y, int z) {
+      auto w = [&](int a) { return size_t(((a % L) + L) % L); };
+      return (w(z) * L + w(y)) * L + w(x);
+    };
+    double diag = 0;  // D_i: sum_j g_ij = 0 on the lattice
+    for (const Nb& b : nb) diag += b.gx * b.gx + b.gy * b.gy + b.gz * b.gz;
+    std::vector<double> kv(n), ak(n);
+    std::vector<std::array<double, 3>> dv(n);
+    for (double& x : kv) x = uni(rng);
+    double rayleigh = 0;
+    for (int it = 0; it < 300; ++it) {
+      for (int z = 0; z < L; ++z)
+        for (int y = 0; y < L; ++y)
+          for (int x = 0; x < L; ++x) {  // (1): dv_i = -sum_j (k_i + k_j) g_ij
+            const size_t i = site(x, y, z);
+            std::array<double, 3> a{0, 0, 0};
+            for (const Nb& b : nb) {
+              const double s = kv[i] + kv[site(x + b.dx, y + b.dy, z + b.dz)];
+              a[0] -= s * b.gx, a[1] -= s * b.gy, a[2] -= s * b.gz;
+            }
+            dv[i] = a;
+          }
+      double num = 0, den = 0;
+      for (int z = 0; z < L; ++z)
+        for (int y = 0; y < L; ++y)
+          for (int x = 0; x < L; ++x) {  // (2): A k = -sum_j (dv_i - dv_j) . g_ij
+            const size_t i = site(x, y, z);
+            double rate = 0;
+            for (const Nb& b : nb) {
+              const auto& o = dv[site(x + b.dx, y + b.dy, z + b.dz)];
+              rate += (dv[i][0] - o[0]) * b.gx + (dv[i][1] - o[1]) * b.gy + (dv[i][2] - o[2]) * b.gz;
+            }
+            ak[i] = -rate / diag;
+            num += kv[i] * ak[i];
+            den += kv[i] * kv[i];
+          }
+      rayleigh = num / den;
+      double norm = 0;
+      for (double x : ak) norm += x * x;
+      norm = std::sqrt(norm);
+      ASSERT_GT(norm, 0);
+      for (size_t i = 0; i < n; ++i) kv[i] = ak[i] / norm;
+    }
+    std::printf("smoothing_ratio %.1f: largest eigenvalue %.4f (periodic lattice %.4f), relaxation %.4f\n",
+                ratio, bound, rayleigh, dfsphJacobiOmega(ratio));
+    EXPECT_LE(rayleigh, bound * (1 + 1e-9));
+    EXPECT_GT(rayleigh, 0.97 * bound);
+    const double w = dfsphJacobiOmega(ratio);
+    EXPECT_LE(w, double(EDDY_DFSPH_OMEGA));
+    EXPECT_LE(w * bound, kDfsphJacobiMargin * (1 + 1e-12));
   }
-  p.set("smoothing_ratio", 2.4);
-  EXPECT_NO_THROW(sphCheckParams(p));
+  EXPECT_EQ(dfsphJacobiOmega(2.2), double(EDDY_DFSPH_OMEGA));  // the default support's
+  EXPECT_LT(dfsphJacobiOmega(2.6), double(EDDY_DFSPH_OMEGA));  // where 0.5 diverged
 }
 
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {

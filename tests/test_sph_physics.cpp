@@ -223,12 +223,15 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, doub
   std::vector<double> pSum(layers, 0), ySum(layers, 0), cnt(layers, 0);
   std::vector<double> eSum(layers, 0), e2Sum(layers, 0);
   const double rgH = sim.physics().rho0 * sim.physics().gravity * 1.0;
-  double K = 0;
+  double K = 0, kSum = 0;  // the last step's and the sum over the sampled steps
+  long samples = 0;
   while (sim.syncTime() < until) {
     sim.step();  // sampled every step (DFSPH pulses with a period of ~20 steps)
     if (sim.time() < from) continue;
     const auto d = sim.diagnostics();  // refreshes density/pressure for these positions
     K = d.kinetic;
+    kSum += K;
+    ++samples;
     const auto pos = sim.readPositions();
     const auto rp = sim.readDensityPressure();
     for (size_t i = 0; i < pos.size(); ++i) {
@@ -258,9 +261,10 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, doub
   const double noise = band ? std::sqrt(var / band) / rgH : 0.0;
   std::vector<std::pair<double, double>> errors;
   std::printf("hydrostatic tank, %s, density_diffusion %g, c0 %.2f m/s, cfl %g, N = %zu, "
-              "%llu steps, K at the end %.3e J, pressure noise %.3e rho0 g H:\n",
+              "%llu steps, K at the end %.3e J (mean %.3e J), pressure noise %.3e rho0 g H:\n",
               p.getChoice("solver").c_str(), p.get("density_diffusion"), sim.physics().c0,
-              p.get("cfl"), sim.size(), static_cast<unsigned long long>(sim.steps()), K, noise);
+              p.get("cfl"), sim.size(), static_cast<unsigned long long>(sim.steps()), K,
+              samples ? kSum / double(samples) : K, noise);
   for (const auto& r : table) {
     const double y = r[0], pExact = r[1];
     if (y < yLo || y > yHi) continue;
@@ -273,8 +277,11 @@ TankResult hydrostaticTankRun(double yLo, double yHi, Params p, bool fixed, doub
   }
   EXPECT_EQ(sim.readCounters().escaped, 0u);
   EXPECT_EQ(sim.readCounters().outOfGrid, 0u);
-  // At rest: kinetic energy tiny against the potential energy scale m g H.
-  EXPECT_LT(K, 1e-4 * double(sim.size()) * sim.physics().mass * kG * 1.0);
+  // At rest: kinetic energy tiny against the potential energy scale m g H,
+  // on average over the sampled steps (DFSPH's pressure pulses make the last
+  // step's a lottery: 5.5e-4 .. 1.4e-2 J at smoothing_ratio 3.0 and 50
+  // layers as the rounding changed, against a bound of 1.6e-2 J).
+  EXPECT_LT(samples ? kSum / double(samples) : K, 1e-4 * double(sim.size()) * sim.physics().mass * kG * 1.0);
   return {worst, noise, errors};
 }
 
@@ -475,6 +482,31 @@ TEST(DfsphPhysics, HydrostaticTankAtTheDefaultSettingsFiftyLayers) {
   const TankResult r = hydrostaticTankRun(0.2, 0.9, p, true, 0.02, 1.2, 3.0);
   EXPECT_LT(r.worstBetween(0.2, 0.8), 0.015);
   EXPECT_LT(r.worstBetween(0.2, 0.9), 0.025);
+}
+
+// Wider supports. With the relaxation 0.5 at every support, DFSPH's Jacobi
+// solves diverged from smoothing_ratio 2.6 on (a still tank blew up within
+// 10 steps at 2.6 and 3.0, session 35), and eddy refused DFSPH beyond 2.4:
+// w times the largest eigenvalue of their operator passed 2
+// (sphLatticeJacobiMax: 4.20 at 2.6). The relaxation now shrinks with the
+// support (dfsphJacobiOmega), so the tank at the defaults otherwise holds
+// (no escape, at rest: hydrostaticTankRun) and is hydrostatic, averaged over
+// 1.2 .. 2 s. Measured (PoCL, 2026-12-06): depths 0.2 .. 0.8 within 0.89 %
+// at 2.6 (25 layers); at 3.0 within 0.54 % at 50 layers, but at 25 layers
+// (a support of 3 layers in a 25-layer column) the layers' means alternate
+// by up to +9.3 / -6.7 % around the hydrostatic line (-4.9 .. +5.0 % over
+// 1.2 .. 3 s, the same with the relaxation lowered further: the packing's,
+// not the solve's), so 3.0 runs at 50 layers. Asserted: issue 11's 2 %.
+TEST(DfsphPhysics, WideSupportsHoldAndStayHydrostatic) {
+  for (const auto& [ratio, dx] : {std::pair{2.6, kTankDx}, std::pair{3.0, 0.02}}) {
+    SCOPED_TRACE("smoothing_ratio " + std::to_string(ratio));
+    Params p(sphParamDecl());
+    p.setAssignment("solver=dfsph");
+    p.set("smoothing_ratio", ratio);
+    EXPECT_NO_THROW(sphCheckParams(p));
+    const TankResult r = hydrostaticTankRun(0.2, 0.9, p, true, dx, 1.2, 2.0);
+    EXPECT_LT(r.worstBetween(0.2, 0.8), 0.02);
+  }
 }
 
 // The column keeps settling long after 1.5 s: its surface layer sinks until

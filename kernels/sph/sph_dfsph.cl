@@ -14,7 +14,8 @@
  * A change dk_i of k_i alone changes Drho_i/Dt by -dt s D_i dk_i with
  *     D_i = |sum_j m grad_i W_ij|^2 + sum_j |m grad_i W_ij|^2      ([BK17] eq. 11)
  * (alpha_i = rho_i / D_i in the paper). Both solves are relaxed, projected
- * Jacobi iterations on that diagonal (k >= 0; relaxation EDDY_DFSPH_OMEGA), in
+ * Jacobi iterations on that diagonal (k >= 0; relaxation omega: EDDY_DFSPH_OMEGA,
+ * less with a wide support, sph.cpp's dfsphJacobiOmega), in
  * the velocity form of [BK17] Algorithms 2 and 3: every iteration measures the
  * rate (2) from the current velocities, updates k, and applies the change of
  * (1) to the velocities.
@@ -517,7 +518,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                     const uint slot, const uint n, const float4 tank, const float h,
                     const float mass, const float rho0, const float tolerance,
                     const uint min_iter, const uint max_iter, const float cheb_rho,
-                    const float beta, const uint lane_bits, const uint kstride,
+                    const float omega, const float beta, const uint lane_bits, const uint kstride,
                     __global const float* restrict pairs, const uint use_pairs)
 {
     __local float4 red[SPH_WG];
@@ -588,7 +589,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
         /* The plain update in one expression, as before chebyshev_rho: the
          * compiler may contract it (an fma), and a split changed the rounding
          * and, through a settling column's packing, a test's pressures. */
-        float kn = k0 + EDDY_DFSPH_OMEGA * r * inv;
+        float kn = k0 + omega * r * inv;
         if (cheb_rho > 0.0f) {
             /* Chebyshev semi-iterative acceleration (Golub & Varga 1961, "Chebyshev
              * semi-iterative methods, successive overrelaxation iterative methods,
@@ -608,7 +609,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
                 float wc = 2.0f / (2.0f - r2c);
                 for (uint q = EDDY_DFSPH_CHEB_DELAY + 2u; q <= it; ++q)
                     wc = 4.0f / (4.0f - r2c * wc);
-                kn = k0 + (wc * (EDDY_DFSPH_OMEGA * r * inv) + (wc - 1.0f) * dk[i]);
+                kn = k0 + (wc * (omega * r * inv) + (wc - 1.0f) * dk[i]);
             }
         }
         dk[i] = fmax(kn, 0.0f) - k0;

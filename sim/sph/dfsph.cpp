@@ -213,6 +213,7 @@ void DfsphKernels::runRate(unsigned slot, const DfsphBuffers& b, const DfsphPara
                         .minIter = cl_uint(p.leastIterations(slot)),
                         .maxIter = cl_uint(p.maxIterations),
                         .chebyshevRho = cl_float(p.chebyshevRho),
+                        .omega = cl_float(p.omega),
                         .beta = cl_float(div ? 1.0 : p.densityRelaxation),
                         .laneBits = b.laneBits,
                         .kstride = cl_uint(kstride_),
@@ -742,6 +743,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.divergenceMinIterations = phys.divergenceMinIterations;
   d.maxIterations = phys.maxIterations;
   d.chebyshevRho = phys.chebyshevRho;
+  d.omega = phys.jacobiOmega;
   d.densityRelaxation = phys.densityRelaxation;
   d.gradientCorrection = phys.gradientCorrection;
   d.c0 = phys.c0;

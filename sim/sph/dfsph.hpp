@@ -45,6 +45,9 @@ struct DfsphParams {
   // Chebyshev semi-iterative acceleration of both solves (sph_dfsph_rate):
   // the estimated spectral radius of the relaxed Jacobi iteration, 0 = off.
   double chebyshevRho = 0;
+  // The relaxation w of both solves' Jacobi updates: at most EDDY_DFSPH_OMEGA,
+  // less with a wide support (dfsphJacobiOmega, sph.hpp).
+  double omega = EDDY_DFSPH_OMEGA;
   // density_relaxation: the density solve's residual is beta (rho - rho0) +
   // dt Drho/Dt (sph_dfsph_rate); 1 = the predicted compression (Bender &
   // Koschier).
@@ -121,13 +124,13 @@ struct DfsphRateArgs {
   cl_float4 tank;
   cl_float h, mass, rho0, tolerance;
   cl_uint minIter, maxIter;
-  cl_float chebyshevRho, beta;
+  cl_float chebyshevRho, omega, beta;
   cl_uint laneBits, kstride;
   const cl::Buffer& pairs;
   cl_uint usePairs;
   auto args() const {
     return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, nbound, slot, n, tank, h, mass, rho0, tolerance, minIter, maxIter,
-                    chebyshevRho, beta, laneBits, kstride, pairs, usePairs);
+                    chebyshevRho, omega, beta, laneBits, kstride, pairs, usePairs);
   }
 };
 struct DfsphVelocityArgs {

@@ -98,6 +98,8 @@ struct SphPhysics {
   unsigned minIterations = 2, maxIterations = 100;
   unsigned divergenceMinIterations = 2;
   double chebyshevRho = 0;  // 0: plain relaxed Jacobi (dfsph.hpp)
+  // The Jacobi relaxation of DFSPH's solves at this support (dfsphJacobiOmega).
+  double jacobiOmega = EDDY_DFSPH_OMEGA;
   double densityRelaxation = 1;  // DFSPH density_relaxation (beta; dfsph.hpp)
   // DFSPH: the pressure gradient renormalised by the packing's measured
   // second moment (gradient_correction = packing; sph_dfsph.cl).

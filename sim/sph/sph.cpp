@@ -93,8 +93,8 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "on the lattice and a pressure-gradient sum within 2.3% of exact (2.0: 26 neighbours, "
        "5% low; 3.0: 92 neighbours, 0.3%). Not below 2: with fewer neighbours a still tank's "
        "pressure held only 56-93% of its weight (1.4-1.8). The neighbour list grows with it "
-       "(1.5 times the lattice's neighbours, at least 96 entries). DFSPH takes at most 2.4 (its "
-       "pressure solves diverged at 2.6).",
+       "(1.5 times the lattice's neighbours, at least 96 entries), and DFSPH's Jacobi relaxation "
+       "shrinks with it above 2.2 (0.37 at 2.6, 0.25 at 3.0: with 0.5 its solves diverged).",
        false, true, false},
       {"wall_restitution", "Wall restitution", "Physics", "", 0.0, 1.0, 0.5,
        "A particle that crosses a wall plane is mirrored back and its normal velocity "
@@ -307,6 +307,72 @@ double sphLatticeGradientNorm(double dx, double h) {
   return sum / wsum;  // V = 1 / wsum (the calibrated volume per particle)
 }
 
+double sphLatticeJacobiMax(double smoothingRatio) {
+  // On the infinite lattice (spacing 1) every particle is alike and sum_j
+  // g_ij = 0 (g_ij = m grad_i W_ij = c W'(q) x_ij / r). A Fourier mode
+  // k_j = exp(i K.x_j) of the unknown is an eigenvector of D^-1 A: with
+  // (1) and (2) of sph_dfsph.cl its velocity change is
+  // -exp(i K.x_i) sum_j g(x_ij) exp(-i K.x_ij) = i exp(i K.x_i) S(K),
+  // S(K) = sum_j g(x_ij) sin(K.x_ij), and the rate change it causes is
+  // -|S(K)|^2 exp(i K.x_i), so the eigenvalue is |S(K)|^2 / sum_j |g_ij|^2.
+  // Its largest over the Brillouin zone: a grid over 0 <= Kz <= Ky <= Kx <=
+  // pi (the rest by symmetry), then a pattern search from the best point.
+  const double s = smoothingRatio;
+  const int k = int(std::ceil(s));
+  // Per site within the support: the offset x and g = W'-part times x (the
+  // constant factor cancels in the ratio).
+  std::vector<std::array<double, 3>> off, g;
+  double diag = 0;
+  for (int i = -k; i <= k; ++i)
+    for (int j = -k; j <= k; ++j)
+      for (int l = -k; l <= k; ++l) {
+        const double r2 = double(i * i + j * j + l * l);
+        if (r2 == 0 || r2 >= s * s) continue;
+        const double w = sph_gradw_q(std::sqrt(r2) / s);
+        off.push_back({double(i), double(j), double(l)});
+        g.push_back({w * i, w * j, w * l});
+        diag += w * w * r2;
+      }
+  if (g.empty() || !(diag > 0)) return 0;
+  auto lambda = [&](double a, double b, double c) {
+    double sx = 0, sy = 0, sz = 0;
+    for (size_t m = 0; m < g.size(); ++m) {
+      const double sn = std::sin(a * off[m][0] + b * off[m][1] + c * off[m][2]);
+      sx += g[m][0] * sn;
+      sy += g[m][1] * sn;
+      sz += g[m][2] * sn;
+    }
+    return (sx * sx + sy * sy + sz * sz) / diag;
+  };
+  const int M = 32;
+  const double pi = 3.14159265358979323846, step0 = pi / M;
+  double best = 0, ka = 0, kb = 0, kc = 0;
+  for (int a = 0; a <= M; ++a)
+    for (int b = 0; b <= a; ++b)
+      for (int c = 0; c <= b; ++c) {
+        const double v = lambda(a * step0, b * step0, c * step0);
+        if (v > best) best = v, ka = a * step0, kb = b * step0, kc = c * step0;
+      }
+  for (double h = step0 / 2; h > 1e-6; h /= 2) {
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (int d = 0; d < 6; ++d) {
+        double a = ka, b = kb, c = kc;
+        (d / 2 == 0 ? a : d / 2 == 1 ? b : c) += d % 2 ? h : -h;
+        const double v = lambda(a, b, c);
+        if (v > best) best = v, ka = a, kb = b, kc = c, moved = true;
+      }
+    }
+  }
+  return best;
+}
+
+double dfsphJacobiOmega(double smoothingRatio) {
+  const double lmax = sphLatticeJacobiMax(smoothingRatio);
+  return lmax > 0 ? std::min(double(EDDY_DFSPH_OMEGA), kDfsphJacobiMargin / lmax) : double(EDDY_DFSPH_OMEGA);
+}
+
 SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKernelConfig cfg)
     : SphSim(ctx, params, setup, cfg, sphSolverFactory(params.getChoice("solver"))) {}
 
@@ -355,6 +421,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   phys_.h = fl(hExact);
   phys_.mass = fl(sphLatticeMass(phys_.rho0, setup.spacing, phys_.h));
   phys_.gradScale = fl(1.0 / sphLatticeGradientNorm(setup.spacing, phys_.h));
+  phys_.jacobiOmega = fl(dfsphJacobiOmega(params_.get("smoothing_ratio")));
 
   // Every size in double / 64 bits against the limits (sphSizes); the
   // estimate covers the pipeline's and the solver's buffers.

@@ -35,9 +35,11 @@ inline constexpr size_t kMaxSphParticles = 0x7fffffffu;
 // The neighbour list's entries a particle at the default smoothing ratio
 // (and the least sphAutoListCapacity gives).
 inline constexpr unsigned kSphDefaultListCapacity = 96;
-// The widest support (smoothing_ratio) DFSPH takes (sphCheckParams): its
-// solves diverged in a still tank at 2.6 and held at 2.5.
-inline constexpr double kDfsphMaxSmoothingRatio = 2.4;
+// The most w times sphLatticeJacobiMax a DFSPH solve is given (under the 2
+// where relaxed Jacobi diverges): the default support's own (0.5 x 3.03),
+// about 25 % under 2 for packings less regular than the lattice (a lattice
+// jittered by 0.1 dx raised the largest eigenvalue by 17-22 %).
+inline constexpr double kDfsphJacobiMargin = 1.55;
 
 // The automatic speed of sound (parameter speed_of_sound = 0): this factor
 // times the scene's largest expected speed (SphSetup::expectedSpeed, at least
@@ -399,6 +401,16 @@ double sphKernelDW(double r, double h);
 double sphLatticeMass(double rho0, double dx, double h);
 // -sum_k V x_k dW/dx over that lattice (1 for an exact discrete gradient).
 double sphLatticeGradientNorm(double dx, double h);
+// The largest eigenvalue of D^-1 A on the cubic lattice with support h/dx =
+// smoothingRatio: A the operator of DFSPH's solves (a pressure unknown's
+// change to the density change rate it causes, sph_dfsph.cl (1)-(2)), D its
+// diagonal. A relaxed Jacobi iteration of weight w converges only while
+// w times this stays under 2; it grows with the support (2.61 at 2.0, 3.03
+// at 2.2, 4.20 at 2.6, 6.25 at 3.0).
+double sphLatticeJacobiMax(double smoothingRatio);
+// The relaxation of DFSPH's Jacobi solves at that support:
+// min(EDDY_DFSPH_OMEGA, kDfsphJacobiMargin / sphLatticeJacobiMax).
+double dfsphJacobiOmega(double smoothingRatio);
 // The neighbour list's entries a particle when SphKernelConfig leaves it
 // automatic (0): 1.5 times the lattice's sites within the support h/dx =
 // `smoothingRatio` (self included), at least kSphDefaultListCapacity (the

@@ -704,16 +704,6 @@ void sphCheckParams(const Params& P) {
   ordered("min_dt", "max_dt");
   ordered("min_iterations", "max_iterations");
   ordered("divergence_min_iterations", "max_iterations");
-  // DFSPH's relaxed Jacobi solves diverge with a wider support: a still
-  // tank (1 600 particles, PoCL) blew up within 10 steps at 2.6 and 3.0,
-  // also with plain Jacobi (chebyshev_rho 0) and density_relaxation 0.25;
-  // it held at 2.5 for 0.5 s. WCSPH takes the whole range.
-  if (P.find("solver") && P.find("smoothing_ratio") && P.getChoice("solver") == "dfsph" &&
-      P.get("smoothing_ratio") > kDfsphMaxSmoothingRatio)
-    throw Error("parameters solver = dfsph and smoothing_ratio = " + formatNumber(P.get("smoothing_ratio")) +
-                " contradict each other: DFSPH's pressure solves diverge with a support that wide (a still tank "
-                "blew up at 2.6); with dfsph smoothing_ratio is at most " +
-                formatNumber(kDfsphMaxSmoothingRatio) + " (or use solver = wcsph)");
 }
 
 void sphCheckSolids(const std::array<double, 3>& tank, double dx,
