@@ -7,6 +7,7 @@
 #include "gl.hpp"
 #include "gl_sharing.hpp"
 #include "gpu_timer.hpp"
+#include "io.hpp"
 #include "mouse_input.hpp"
 #include "colormap.hpp"
 #include "native_handles.hpp"
@@ -764,7 +765,8 @@ int App::run() {
         const std::time_t wall = std::time(nullptr);
         std::strftime(name, sizeof name, "eddy-record-%Y%m%d-%H%M%S", std::localtime(&wall));
         try {
-          startRecording({name, 1, 60});
+          // a new folder: a second recording within the second gets "-2"
+          startRecording({freshPath(name), 1, 60});
         } catch (const Error& e) {
           status_ = e.what();
           statusUntil_ = now() + 5;
@@ -781,9 +783,9 @@ int App::run() {
     if (screenshotKey_ || panel_.screenshotRequested) {
       char name[64];
       const std::time_t wall = std::time(nullptr);
-      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S.png", std::localtime(&wall));
+      std::strftime(name, sizeof name, "eddy-%Y%m%d-%H%M%S", std::localtime(&wall));
       try {
-        takeScreenshot(name, fbw, fbh);
+        takeScreenshot(freshPath(name, ".png"), fbw, fbh);  // never over an earlier one
       } catch (const Error& e) {
         status_ = e.what();
         statusUntil_ = now() + 5;

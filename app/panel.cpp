@@ -2,6 +2,7 @@
 
 #include "colormap.hpp"
 #include "defaults.hpp"
+#include "registry.hpp"
 
 #include <imgui.h>
 
@@ -368,6 +369,11 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     return;
   }
   Simulation& sim = c.sim();
+  // A type drawn as points (stars) has no water surface: the view offers
+  // spheres and glow only (as --style surface is refused for it).
+  const SimulationType* type = findSimulationType(sim.kind());
+  const bool points = type && type->appGlow;
+  if (points && v.style == DrawStyle::Surface) v.style = DrawStyle::Glow;
 
   // ---- simulation and scene ----
   if (ImGui::CollapsingHeader("Simulation", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -475,9 +481,11 @@ void Panel::draw(Controller& c, ViewSettings& v, const PanelStats& s) {
     ImGui::SameLine();
     ImGui::Checkbox("log10", &v.logScale);
     if (!v.autoRange) ImGui::DragFloatRange2("range", &v.rangeLo, &v.rangeHi, 0.01f, -1e9f, 1e9f, "%.4g");
+    std::vector<std::string> styles(std::begin(kDrawStyleNames), std::end(kDrawStyleNames));
+    static_assert(int(DrawStyle::Surface) == 2, "the surface style is the last name");
+    if (points) styles.pop_back();
     int style = int(v.style);
-    if (combo("style", style, {kDrawStyleNames[0], kDrawStyleNames[1], kDrawStyleNames[2]}))
-      v.style = DrawStyle(style);
+    if (combo("style", style, styles)) v.style = DrawStyle(style);
     if (v.style == DrawStyle::Surface) {
       SurfaceSettings& su = v.surface;
       int sv = int(su.view);

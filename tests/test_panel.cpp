@@ -296,3 +296,18 @@ TEST(ParamWidget, UnchangedWithoutInput) {
 }
 
 }  // namespace
+
+// N-body is drawn as points: the panel never leaves it in the surface
+// (water) style, which the style list does not offer for it.
+TEST(Panel, PointsAreNeverDrawnAsWater) {
+  HeadlessImGui ui;
+  auto c = nbodyController();
+  Panel panel;
+  ViewSettings v;
+  v.style = DrawStyle::Surface;
+  ui.frame(panel, *c, v, -1, -1, false);
+  EXPECT_EQ(v.style, DrawStyle::Glow);
+  v.style = DrawStyle::Spheres;
+  ui.frame(panel, *c, v, -1, -1, false);
+  EXPECT_EQ(v.style, DrawStyle::Spheres);
+}

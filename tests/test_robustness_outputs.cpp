@@ -806,3 +806,20 @@ TEST(SnapshotMesh, ACommandLineMeshPathIsStoredAbsolute) {
   const auto r = test::run("cd " + dir + "/b && " + kCli, "run --device cpu --load ../a/s.snap --steps 2 --quiet");
   EXPECT_EQ(r.code, 0) << r.err;
 }
+
+// The app's own names (a panel screenshot eddy-<time>.png, a recording
+// eddy-record-<time>) never write over anything: the first free of name,
+// name-2, name-3, ...; a dangling symbolic link counts as taken.
+TEST(OutputPaths, FreshPathSkipsEveryNameTaken) {
+  const std::string dir = freshDir("freshpath");
+  const std::string stem = dir + "/eddy-20261206-161900";
+  EXPECT_EQ(freshPath(stem, ".png"), stem + ".png");
+  test::writeFile(stem + ".png", "x");
+  EXPECT_EQ(freshPath(stem, ".png"), stem + "-2.png");
+  fs::create_directories(stem + "-2.png");  // a folder of that name
+  ASSERT_EQ(symlink("nowhere", (stem + "-3.png").c_str()), 0);
+  EXPECT_EQ(freshPath(stem, ".png"), stem + "-4.png");
+  EXPECT_EQ(freshPath(stem), stem);  // the folder stem itself is free
+  fs::create_directories(stem);
+  EXPECT_EQ(freshPath(stem), stem + "-2");
+}

@@ -225,6 +225,17 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
+std::string freshPath(const std::string& stem, const std::string& ext) {
+  namespace fs = std::filesystem;
+  for (int k = 1; k <= 10000; ++k) {
+    const std::string p = stem + (k == 1 ? std::string() : "-" + std::to_string(k)) + ext;
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (st.type() == fs::file_type::not_found) return p;
+  }
+  throw Error("no free name like " + printable(stem + ext) + " (10 000 taken)");
+}
+
 bool isNumberedName(std::string_view name, std::string_view prefix, std::string_view suffix) {
   if (name.size() <= prefix.size() + suffix.size() || name.substr(0, prefix.size()) != prefix ||
       name.substr(name.size() - suffix.size()) != suffix)

@@ -69,6 +69,12 @@ std::string outputFileProblem(const std::string& path);
 // empty, not a file, the nearest existing ancestor a writable folder.
 std::string outputFolderProblem(const std::string& path);
 
+// The first of stem + ext, stem + "-2" + ext, stem + "-3" + ext, ... at
+// which nothing exists (not even a broken symbolic link): a name of the
+// app's own choosing (eddy-<time>.png, eddy-record-<time>) that writes over
+// nothing, also when two are taken in the same second. Throws eddy::Error
+// after 10 000 names.
+std::string freshPath(const std::string& stem, const std::string& ext = "");
 // Whether `name` is `prefix`, one or more digits, `suffix`: a numbered
 // frame of a series (step_000000100.vtp, frame_000001.png).
 bool isNumberedName(std::string_view name, std::string_view prefix, std::string_view suffix);
