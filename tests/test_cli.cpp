@@ -1,4 +1,5 @@
 // eddy-cli as users and scripts call it: exit codes, messages, file headers.
+#include "factory.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -238,6 +239,49 @@ TEST(Cli, ParamsListsEveryDeclaredParameter) {
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
   // Ranges exactly, as the messages give them (was [0, 4.29497e+09]).
   EXPECT_NE(r.out.find("range [0, 4294967295] (integer)"), std::string::npos) << r.out;
+}
+
+// --json: the same lists for scripts. Every declared parameter, with its
+// default, range and choices as the declaration has them; every device with
+// run's "device" keys.
+TEST(Cli, DevicesAndParamsGiveJson) {
+  const auto d = run(kCli, "devices --json");
+  ASSERT_EQ(d.code, 0) << d.err;
+  const auto dj = nlohmann::json::parse(d.out);
+  ASSERT_FALSE(dj["devices"].empty());
+  const auto& dev = dj["devices"][0];
+  EXPECT_EQ(dev["index"], "0:0");
+  for (const char* key : {"platform", "name", "type", "driver", "compute_units", "global_mem_bytes",
+                          "gl_sharing", "max_work_group", "fp64"})
+    EXPECT_TRUE(dev.contains(key)) << key;
+  for (const std::string sim : {"nbody", "sph"}) {
+    const auto r = run(kCli, "params --json --sim " + sim);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["sim"], sim);
+    const auto& decl = eddy::paramDecl(sim);
+    ASSERT_EQ(j["params"].size(), decl.size());
+    for (size_t i = 0; i < decl.size(); ++i) {
+      const auto& p = j["params"][i];
+      const eddy::ParamDesc& want = decl[i];
+      SCOPED_TRACE(want.name);
+      EXPECT_EQ(p["name"], want.name);
+      EXPECT_EQ(p["rebuild"], want.rebuild);
+      if (want.isEnum()) {
+        EXPECT_EQ(p["type"], "enum");
+        EXPECT_EQ(p["choices"].get<std::vector<std::string>>(), want.choices);
+        EXPECT_EQ(p["default"], want.valueText(want.def));
+      } else if (want.isBool()) {
+        EXPECT_EQ(p["default"], want.def != 0);
+      } else {
+        EXPECT_EQ(p["type"], want.integer ? "integer" : "number");
+        EXPECT_EQ(p["default"].get<double>(), want.def);
+        EXPECT_EQ(p["min"].get<double>(), want.min);
+        EXPECT_EQ(p["max"].get<double>(), want.max);
+      }
+    }
+  }
+  expectUsageError("params --json --sim bogus", "--sim 'bogus': unknown simulation");
 }
 
 TEST(Cli, NoOpenClPlatformNamesThePackageToInstall) {

@@ -27,10 +27,37 @@ namespace eddy::cli {
 
 namespace {
 
-int listParams(const std::string& sim, std::ostream& out) {
+// One object per parameter: what the text list says, as values.
+json paramJson(const ParamDesc& d) {
+  json j = {{"name", d.name}, {"label", d.label}, {"group", d.group}, {"description", d.description},
+            {"rebuild", d.rebuild}};
+  if (d.isEnum()) {
+    j["type"] = "enum";
+    j["choices"] = d.choices;
+    j["default"] = d.valueText(d.def);
+  } else if (d.isBool()) {
+    j["type"] = "bool";
+    j["default"] = d.def != 0;
+  } else {
+    j["type"] = d.integer ? "integer" : "number";
+    j["default"] = d.def;
+    j["min"] = d.min;
+    j["max"] = d.max;
+    j["unit"] = d.unit;
+  }
+  return j;
+}
+
+int listParams(const std::string& sim, bool asJson, std::ostream& out) {
   const auto& sims = simulationNames();
   if (std::find(sims.begin(), sims.end(), sim) == sims.end())
     throw UsageError("--sim '" + sim + "': unknown simulation; known: " + joinNames(sims));
+  if (asJson) {
+    json a = json::array();
+    for (const auto& d : paramDecl(sim)) a.push_back(paramJson(d));
+    out << json{{"sim", sim}, {"params", a}}.dump(2) << '\n';
+    return 0;
+  }
   for (const auto& d : paramDecl(sim)) {
     if (d.isEnum() || d.isBool()) {
       out << std::left << std::setw(22) << d.name << " default " << d.valueText(d.def) << ", "
@@ -50,8 +77,10 @@ int listParams(const std::string& sim, std::ostream& out) {
 
 Runner addParams(Options& o) {
   auto sim = std::make_shared<std::string>(defaultSimulationName());
+  auto asJson = std::make_shared<bool>(false);
   addSimOption(o, *sim);
-  return [sim](std::ostream& out, std::ostream&) { return listParams(*sim, out); };
+  addJsonOption(o, *asJson);
+  return [sim, asJson](std::ostream& out, std::ostream&) { return listParams(*sim, *asJson, out); };
 }
 
 }  // namespace eddy::cli
