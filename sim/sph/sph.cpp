@@ -112,7 +112,8 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "as a ratio of dx (a thin part: at most half its half thickness). The fluid's volume "
        "ends about 0.7 dx off the boundary particles, so at 0 that skin adds to the solid "
        "(a 500 kg/m^3 box floated 31.5 % submerged; 43 % at 0.5); 0.7 puts it on the "
-       "geometric surface (50 %), where the forces on floating bodies give rho g V.",
+       "geometric surface (50 %), where the forces on floating bodies give rho g V. At the default "
+       "smoothing_ratio 2.2; in proportion to it otherwise (the fluid's gap is a fraction of h).",
        false, true, false},
       {"boundary_viscosity", "Boundary friction alpha", "Physics", "", 0.0, 2.0, 0.02,
        "alpha_b of the fluid's friction on solids (Akinci et al. 2012, eq. 11 with Monaghan's "
@@ -368,6 +369,10 @@ double sphLatticeJacobiMax(double smoothingRatio) {
   return best;
 }
 
+double sphBoundaryInset(const Params& p, double dx) {
+  return p.get("boundary_inset") * dx * p.get("smoothing_ratio") / kSphInsetReferenceRatio;
+}
+
 double dfsphJacobiOmega(double smoothingRatio) {
   const double lmax = sphLatticeJacobiMax(smoothingRatio);
   return lmax > 0 ? std::min(double(EDDY_DFSPH_OMEGA), kDfsphJacobiMargin / lmax) : double(EDDY_DFSPH_OMEGA);
@@ -430,7 +435,8 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   checkDeviceMemory(ctx.info(), z.totalBytes, z.largestBytes, z.what);
 
   // Solids: boundary particles at boundary_spacing x dx, boundary_inset x dx
-  // below the surface, SDF grids of cell dx.
+  // below the surface (at the reference support; sphBoundaryInset), SDF
+  // grids of cell dx.
   std::vector<SphSolidSamples> solids;
   solids_ = setup.solids;
   meshHashes_.assign(solids_.size(), std::string());
@@ -453,7 +459,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
     }
     try {
       solids.push_back(sampleSolid(so, params_.get("boundary_spacing") * setup.spacing, setup.spacing,
-                                   params_.get("boundary_inset") * setup.spacing, &walls));
+                                   sphBoundaryInset(params_, setup.spacing), &walls));
     } catch (const Error& e) {
       // Name the solid: "shape sampling: ... use a larger spacing" alone does not say which.
       const std::string what = e.what(), name = shapeSpecToString(so.spec);
