@@ -525,7 +525,7 @@ TEST(Cli, FirstBadArgumentIsReportedAndSpecialTokensAreUnknownOptions) {
   expectUsageError("run -xyz", "run: unknown option '-xyz'");
   expectUsageError("run --steps 5 -h", "run: unknown option '-h'");  // -h only right after the command
   expectUsageError("run bench", "run: unknown option 'bench'");
-  expectUsageError("devices --json", "devices: unknown option '--json'");
+  expectUsageError("devices --bogus", "devices: unknown option '--bogus'");
   expectUsageError("params --sim", "--sim needs a value");
   expectUsageError("bench", "bench: which benchmark? 'bench nbody', 'bench sph', 'bench realtime', 'bench frame' or 'bench launch'");
   expectUsageError("bench foo", "bench: unknown benchmark 'foo' (known: nbody, sph, realtime, frame, launch)");
