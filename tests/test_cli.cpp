@@ -268,13 +268,14 @@ TEST(Cli, DevicesAndParamsGiveJson) {
       EXPECT_EQ(p["name"], want.name);
       EXPECT_EQ(p["rebuild"], want.rebuild);
       if (want.isEnum()) {
-        EXPECT_EQ(p["type"], "enum");
+        EXPECT_EQ(p["type"], "choice");
         EXPECT_EQ(p["choices"].get<std::vector<std::string>>(), want.choices);
         EXPECT_EQ(p["default"], want.valueText(want.def));
       } else if (want.isBool()) {
         EXPECT_EQ(p["default"], want.def != 0);
       } else {
-        EXPECT_EQ(p["type"], want.integer ? "integer" : "number");
+        EXPECT_EQ(p["type"], want.integer ? "int" : "float");
+        EXPECT_EQ(p["unit"], want.unit);
         EXPECT_EQ(p["default"].get<double>(), want.def);
         EXPECT_EQ(p["min"].get<double>(), want.min);
         EXPECT_EQ(p["max"].get<double>(), want.max);

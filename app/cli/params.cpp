@@ -27,23 +27,24 @@ namespace eddy::cli {
 
 namespace {
 
-// One object per parameter: what the text list says, as values.
+// One object per parameter: what the text list says, as values, with the
+// keys and type names of the Python module's eddy.parameters().
 json paramJson(const ParamDesc& d) {
-  json j = {{"name", d.name}, {"label", d.label}, {"group", d.group}, {"description", d.description},
-            {"rebuild", d.rebuild}};
+  auto value = [&](double v) -> json {
+    if (d.isEnum()) return d.valueText(v);
+    if (d.isBool()) return v != 0;
+    if (d.integer) return static_cast<long long>(v);
+    return v;
+  };
+  json j = {{"name", d.name},   {"label", d.label},       {"group", d.group},
+            {"unit", d.unit},   {"default", value(d.def)}, {"rebuild", d.rebuild},
+            {"description", d.description},
+            {"type", d.isEnum() ? "choice" : d.isBool() ? "bool" : d.integer ? "int" : "float"}};
   if (d.isEnum()) {
-    j["type"] = "enum";
     j["choices"] = d.choices;
-    j["default"] = d.valueText(d.def);
-  } else if (d.isBool()) {
-    j["type"] = "bool";
-    j["default"] = d.def != 0;
-  } else {
-    j["type"] = d.integer ? "integer" : "number";
-    j["default"] = d.def;
-    j["min"] = d.min;
-    j["max"] = d.max;
-    j["unit"] = d.unit;
+  } else if (!d.isBool()) {
+    j["min"] = value(d.min);
+    j["max"] = value(d.max);
   }
   return j;
 }

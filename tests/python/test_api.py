@@ -38,6 +38,22 @@ def test_module_functions(eddy):
     assert issubclass(eddy.BlowUpError, eddy.Error) and issubclass(eddy.Error, RuntimeError)
 
 
+def test_parameters_and_devices_equal_eddy_cli_json(eddy):
+    """eddy.parameters() and `eddy-cli params --json` give the same dicts;
+    eddy.devices() has the same values as `eddy-cli devices --json`, which
+    adds the device limits."""
+    for sim in eddy.simulations():
+        _, out, _ = run_cli("params", "--json", "--sim", sim)
+        cli = {p["name"]: p for p in json.loads(out)["params"]}
+        assert cli == eddy.parameters(sim), sim
+    _, out, _ = run_cli("devices", "--json")
+    cli = json.loads(out)["devices"]
+    devs = eddy.devices()
+    assert len(cli) == len(devs)
+    for c, d in zip(cli, devs):
+        assert {k: c[k] for k in d} == d
+
+
 # ---- construction, properties, arrays ---------------------------------------
 
 def test_sph_arrays_shapes_dtypes(eddy):
