@@ -33,13 +33,13 @@ json paramJson(const ParamDesc& d) {
   auto value = [&](double v) -> json {
     if (d.isEnum()) return d.valueText(v);
     if (d.isBool()) return v != 0;
-    if (d.integer) return static_cast<long long>(v);
+    if (d.integer) return std::llround(v);
     return v;
   };
   json j = {{"name", d.name},   {"label", d.label},       {"group", d.group},
             {"unit", d.unit},   {"default", value(d.def)}, {"rebuild", d.rebuild},
             {"description", d.description},
-            {"type", d.isEnum() ? "choice" : d.isBool() ? "bool" : d.integer ? "int" : "float"}};
+            {"type", d.typeName()}};
   if (d.isEnum()) {
     j["choices"] = d.choices;
   } else if (!d.isBool()) {

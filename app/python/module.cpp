@@ -136,7 +136,7 @@ py::dict paramInfo(const ParamDesc& d) {
     o["min"] = paramObject(d, d.min);
     o["max"] = paramObject(d, d.max);
   }
-  o["type"] = d.isEnum() ? "choice" : d.isBool() ? "bool" : d.integer ? "int" : "float";
+  o["type"] = d.typeName();
   o["rebuild"] = d.rebuild;
   o["description"] = d.description;
   return o;

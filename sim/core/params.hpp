@@ -35,6 +35,9 @@ struct ParamDesc {
   bool isBool() const { return boolean; }
   // The text of a value: the choice's name, true/false, or the number.
   std::string valueText(double value) const;
+  // The kind's name in listings (eddy-cli params --json, Python's
+  // eddy.parameters()): "choice", "bool", "int" or "float".
+  const char* typeName() const { return isEnum() ? "choice" : isBool() ? "bool" : integer ? "int" : "float"; }
 };
 
 // An enum parameter with the given choices (default: choices[def]).

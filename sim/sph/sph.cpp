@@ -320,9 +320,12 @@ double sphLatticeJacobiMax(double smoothingRatio) {
   // pi (the rest by symmetry), then a pattern search from the best point.
   const double s = smoothingRatio;
   const int k = int(std::ceil(s));
-  // Per site within the support: the offset x and g = W'-part times x (the
+  // Per site within the support: its offset x and W'-part w, g = w x (the
   // constant factor cancels in the ratio).
-  std::vector<std::array<double, 3>> off, g;
+  struct Site {
+    double x, y, z, w;
+  };
+  std::vector<Site> sites;
   double diag = 0;
   for (int i = -k; i <= k; ++i)
     for (int j = -k; j <= k; ++j)
@@ -330,18 +333,17 @@ double sphLatticeJacobiMax(double smoothingRatio) {
         const double r2 = double(i * i + j * j + l * l);
         if (r2 == 0 || r2 >= s * s) continue;
         const double w = sph_gradw_q(std::sqrt(r2) / s);
-        off.push_back({double(i), double(j), double(l)});
-        g.push_back({w * i, w * j, w * l});
+        sites.push_back({double(i), double(j), double(l), w});
         diag += w * w * r2;
       }
-  if (g.empty() || !(diag > 0)) return 0;
+  if (!(diag > 0)) return 0;
   auto lambda = [&](double a, double b, double c) {
     double sx = 0, sy = 0, sz = 0;
-    for (size_t m = 0; m < g.size(); ++m) {
-      const double sn = std::sin(a * off[m][0] + b * off[m][1] + c * off[m][2]);
-      sx += g[m][0] * sn;
-      sy += g[m][1] * sn;
-      sz += g[m][2] * sn;
+    for (const Site& q : sites) {
+      const double wsn = q.w * std::sin(a * q.x + b * q.y + c * q.z);
+      sx += wsn * q.x;
+      sy += wsn * q.y;
+      sz += wsn * q.z;
     }
     return (sx * sx + sy * sy + sz * sz) / diag;
   };

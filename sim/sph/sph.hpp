@@ -36,9 +36,10 @@ inline constexpr size_t kMaxSphParticles = 0x7fffffffu;
 // (and the least sphAutoListCapacity gives).
 inline constexpr unsigned kSphDefaultListCapacity = 96;
 // The most w times sphLatticeJacobiMax a DFSPH solve is given (under the 2
-// where relaxed Jacobi diverges): the default support's own (0.5 x 3.03),
-// about 25 % under 2 for packings less regular than the lattice (a lattice
-// jittered by 0.1 dx raised the largest eigenvalue by 17-22 %).
+// where relaxed Jacobi diverges): just above the default support's own
+// (0.5 x 3.03 = 1.52, so that it keeps 0.5), about 25 % under 2 for packings
+// less regular than the lattice (a lattice jittered by 0.1 dx raised the
+// largest eigenvalue by 22 % at 2.2 and 14 % at 2.6).
 inline constexpr double kDfsphJacobiMargin = 1.55;
 // The support (smoothing_ratio) at which boundary_inset is given in dx
 // (the default; sphBoundaryInset).
@@ -420,9 +421,9 @@ double dfsphJacobiOmega(double smoothingRatio);
 // the sheet's give rho0, a fixed fraction of h off the sheet (about 0.7 dx
 // at 2.2), so an inset fixed in dx left a gap that grew with the support:
 // at 3.0 a submerged box (DFSPH, dx 0.04 m) felt 1.23 rho g V against 0.93
-// at 2.2, and the fluid next to a solid started compressed (a kick of
-// 0.5-1 m/s in a still tank; the wave tank's kinetic energy 48 J against
-// 2.3 J after 0.02 s). Scaled: 0.89 rho g V, no kick.
+// at 2.2, and the fluid beside a box in a still tank started compressed
+// (1.09 m/s after 5 steps). Scaled: 0.89 rho g V, 0.05 m/s. (wave_tank at
+// 3.0 still starts with a kick, scaled or not: docs/USAGE.md.)
 double sphBoundaryInset(const Params& p, double dx);
 // The neighbour list's entries a particle when SphKernelConfig leaves it
 // automatic (0): 1.5 times the lattice's sites within the support h/dx =
