@@ -710,7 +710,7 @@ Pool pool(const std::string& solver, double dx, double L, double H, double D, do
   p.params.set("depth", D);
   p.params.set("max_dt", 4e-3);
   p.setup = makeSphScene("dam_break", p.params);
-  addSphBodies(p.setup, bodies);
+  addSphBodies(p.setup, bodies, true, sphBoundaryInset(p.params, dx));
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include "dfsph.hpp"
 #include "eddy_shared.h"
 #include "profiler.hpp"
+#include "shape_spec_io.hpp"
 #include "reference/dfsph_reference.hpp"
 #include "reference/sph_reference.hpp"
 #include "sph.hpp"
@@ -1668,4 +1669,20 @@ TEST(SphBoundary, SolidsRestingOnAWallContinueThroughIt) {
   }
   EXPECT_GT(xMax, 1.0 + h - spacing);
   EXPECT_LT(yMin, -h + spacing);
+}
+
+// The smallest solids a spec may give (kShapeSizeMin .. twice it) sample:
+// the primitive made smaller by the inset is kept at kShapeSizeMin at
+// least (it failed with "size[0] is 5e-07 m, out of range" naming half the
+// size given, after the spec had been accepted).
+TEST(SphBoundary, TheSmallestSolidsSample) {
+  const double dx = 1e-4;
+  for (const char* text : {"box:size=1.5e-6", "sphere:d=1.5e-6", "cylinder:d=1e-6:h=1e-6"}) {
+    SCOPED_TRACE(text);
+    ShapeSpec spec = parseShapeSpec(text);
+    spec.pose.position = {0.01, 0.01, 0.01};
+    SphSolidSamples s;
+    EXPECT_NO_THROW(s = sampleSolid({spec, -1}, 0.5 * dx, dx, 0.7 * dx));
+    EXPECT_FALSE(s.local.empty());
+  }
 }

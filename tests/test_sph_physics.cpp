@@ -885,3 +885,69 @@ TEST(WcsphPressure, DensityDiffusionLowersThePressureNoise) {
               with.noise, without.noise);
   EXPECT_LT(with.noise, 0.5 * without.noise);
 }
+
+// The automatic speed of sound allows for every speed the scene knows of
+// (sphFlowSpeed), not only the free fall of its water: without gravity, c0
+// was 10 sqrt(2 x 1e-3 x H) (0.45 m/s), and cohesion squeezed the fluid to
+// 4.4 rho0 while a wave_tank piston squeezed it to 1.55 rho0, both with exit
+// 0. Here: the formula's parts, a live change of gravity, a cohesive block
+// without gravity that keeps its density, the piston's speed, and the run's
+// warning when the fluid is squeezed all the same.
+TEST(WcsphPressure, TheAutomaticSpeedOfSoundFollowsGravityCohesionAndBodies) {
+  EXPECT_EQ(sphFlowSpeed(2.0, 9.81, 9.81, 0, 0), 2.0);  // bit for bit at the scene's gravity
+  EXPECT_NEAR(sphFlowSpeed(2.0, 9.81, 4 * 9.81, 0, 0), 4.0, 1e-12);
+  EXPECT_NEAR(sphFlowSpeed(2.0, 9.81, 0, 0, 0), 2.0 * std::sqrt(1e-3 / 9.81), 1e-12);
+  EXPECT_EQ(sphFlowSpeed(2.0, 9.81, 9.81, 3.0, 1.0), 3.0);
+  EXPECT_EQ(sphFlowSpeed(2.0, 9.81, 9.81, 1.0, 5.0), 5.0);
+  EXPECT_EQ(sphCohesionSpeed(0, 1000, 0.01, 2.2), 0.0);
+  const double c1 = sphCohesionSpeed(1, 1000, 0.01, 2.2);
+  EXPECT_GT(c1, 0);
+  EXPECT_NEAR(sphCohesionSpeed(4, 1000, 0.01, 2.2) / c1, 2.0, 1e-12);  // a ~ gamma, v = sqrt(a h)
+
+  // A cohesive block without gravity: WCSPH keeps its density within ~1 %.
+  Params p(sphParamDecl());
+  p.setAssignment("solver=wcsph");
+  p.set("spacing", 0.01);
+  p.set("depth", 0.04);
+  p.set("gravity", 0);
+  p.set("surface_tension", 10);
+  {
+    SphSim sim(test::context(), p, makeSphScene("dam_break", p));
+    const double c0 = sim.physics().c0;
+    EXPECT_GT(c0, 10 * sphCohesionSpeed(10, 1000, 0.01, 2.2) * (1 - 1e-6));
+    while (sim.syncTime() < 0.1) sim.step();
+    const auto d = sim.diagnostics();
+    std::printf("cohesive block without gravity: c0 %.2f m/s, after %.3f s max rho/rho0 %.4f, mean error %.3f %%\n",
+                c0, sim.syncTime(), d.maxDensityRatio, d.solve.densityError);
+    EXPECT_LT(d.maxDensityRatio, 1.03);
+    EXPECT_LT(d.solve.densityError, 1.0);
+    EXPECT_TRUE(sim.runWarnings(sim.diagRow()).empty());
+    // Gravity raised to 16 g while it runs: c0 follows, the column's free
+    // fall (sqrt(2 x 16 g x 0.114 m) = 6 m/s) taking over from the cohesion.
+    sim.params().set("gravity", 16 * 9.81);
+    sim.step();
+    EXPECT_GT(sim.physics().c0, c0);
+  }
+  // A piston without gravity: its 2 pi A / T sets the speed.
+  Params w(sphParamDecl());
+  w.setAssignment("solver=wcsph");
+  w.set("spacing", 0.04);
+  w.set("bodies", 0);
+  w.set("gravity", 0);
+  {
+    SphSim sim(test::context(), w, makeSphScene("wave_tank", w));
+    EXPECT_NEAR(sim.physics().c0, 10 * 2 * M_PI * 0.04 / 1.0, 1e-5);
+  }
+  // Squeezed all the same (speed_of_sound set far too low): the run says so.
+  p.set("surface_tension", 0);
+  p.set("gravity", 9.81);
+  p.set("speed_of_sound", 2);
+  {
+    SphSim sim(test::context(), p, makeSphScene("dam_break", p));
+    while (sim.syncTime() < 0.1) sim.step();
+    const auto warnings = sim.runWarnings(sim.diagRow());
+    ASSERT_EQ(warnings.size(), 1u) << sim.diagnostics().solve.densityError;
+    EXPECT_NE(warnings[0].find("density_error = "), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("set speed_of_sound"), std::string::npos) << warnings[0];
+  }
+}

@@ -68,7 +68,7 @@ TEST(SphSolidEdit, HostRemovesExactlyTheFluidInNewSolidsAndRenumbers) {
   const ShapeSpec newBox = boxSpec(0.6, 0.3, 0.5, 0.3, 0.2, 0.4);
   const BodySpec drop = floatingBox(0.3, 0.7, 0.4, 0.15, 2000);
   const double clearance = 0.01;
-  const size_t removed = editSphSolids(st, {oldBox, newBox}, {drop}, clearance);
+  const size_t removed = editSphSolids(st, {oldBox, newBox}, {drop}, clearance, 0);
 
   // The expected survivors: outside newBox and the dropped body by the
   // clearance (the old box and the old body remove nothing).
@@ -124,12 +124,12 @@ TEST(SphSolidEdit, HostDeletingAndErrorsLeaveTheStateAlone) {
   st.setup.solids.push_back({boxSpec(0.5, 0.5, 0.5, 0.2, 0.2, 0.2), -1});
   // Deleting the only obstacle: no particle goes, no solid is left.
   SphState del = st;
-  EXPECT_EQ(editSphSolids(del, {}, {}, 0.01), 0u);
+  EXPECT_EQ(editSphSolids(del, {}, {}, 0.01, 0), 0u);
   EXPECT_TRUE(del.setup.solids.empty());
   EXPECT_EQ(del.pos.size(), 101u);
   // A solid that swallows the whole tank: refused, the state unchanged.
   SphState all = st;
-  EXPECT_THROW(editSphSolids(all, {boxSpec(0.5, 0.5, 0.5, 3, 3, 3)}, {}, 0.01), Error);
+  EXPECT_THROW(editSphSolids(all, {boxSpec(0.5, 0.5, 0.5, 3, 3, 3)}, {}, 0.01, 0), Error);
   EXPECT_EQ(all.pos.size(), 101u);
   EXPECT_EQ(all.setup.solids.size(), 1u);
   // A mesh that does not exist: the error names the file, nothing changed.
@@ -138,7 +138,7 @@ TEST(SphSolidEdit, HostDeletingAndErrorsLeaveTheStateAlone) {
   mesh.file = "/nonexistent/part.stl";
   SphState bad = st;
   try {
-    editSphSolids(bad, {mesh}, {}, 0.01);
+    editSphSolids(bad, {mesh}, {}, 0.01, 0);
     ADD_FAILURE() << "no error for a missing mesh";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("part.stl"), std::string::npos) << e.what();
@@ -160,7 +160,7 @@ Params smallParams(const char* solver) {
 
 SphSetup smallScene(const Params& p) {
   SphSetup s = makeSphScene("dam_break", p, {boxSpec(0.3, 0.03, 0.03, 0.04, 0.06, 0.06)});
-  addSphBodies(s, {floatingBox(0.2, 0.05, 0.03, 0.03, 700)});
+  addSphBodies(s, {floatingBox(0.2, 0.05, 0.03, 0.03, 700)}, true, 0);
   return s;
 }
 

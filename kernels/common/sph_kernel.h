@@ -65,6 +65,18 @@ inline SPH_REAL sph_gradw(const SPH_REAL r, const SPH_REAL h)
     return sph_gradw_coef(h) * sph_gradw_q(r / h);
 }
 
+/* Cohesion spline C(r) of Akinci, Akinci & Teschner 2013, "Versatile surface
+ * tension and adhesion for SPH fluids", ACM TOG 32(6):182, eq. 2 (0 <= r < h):
+ * the kernels' cohesion force and the automatic speed of sound's estimate of
+ * the speed it drives (sphCohesionSpeed). */
+inline SPH_REAL sph_cohesion(const SPH_REAL r, const SPH_REAL h)
+{
+    const SPH_REAL h3 = h * h * h;
+    const SPH_REAL a = (h - r) * (h - r) * (h - r) * r * r * r;
+    const SPH_REAL c = SPH_R(32) / (SPH_PI * h3 * h3 * h3);
+    return SPH_R(2) * r > h ? c * a : c * (SPH_R(2) * a - h3 * h3 / SPH_R(64));
+}
+
 #ifndef __OPENCL_VERSION__
 }  // namespace eddy
 #endif

@@ -42,15 +42,7 @@ inline float sph_r2(const float3 d)
     return (xx + yy) + zz;
 }
 
-/* Cohesion spline C(r) of Akinci, Akinci & Teschner 2013, "Versatile surface
- * tension and adhesion for SPH fluids", ACM TOG 32(6):182, eq. 2. */
-inline float sph_cohesion(const float r, const float h)
-{
-    const float h3 = h * h * h;
-    const float a = (h - r) * (h - r) * (h - r) * r * r * r;
-    const float c = 32.0f / (SPH_PI * h3 * h3 * h3);
-    return 2.0f * r > h ? c * a : c * (2.0f * a - h3 * h3 / 64.0f);
-}
+/* Cohesion spline C(r): sph_cohesion (kernels/common/sph_kernel.h). */
 
 /* Tait equation of state (Monaghan 1994; Batchelor 1967), B = rho0 c0^2 / 7,
  * p = B ((rho/rho0)^7 - 1) evaluated as B expm1(7 log1p(e)) for accuracy near

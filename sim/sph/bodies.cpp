@@ -412,7 +412,7 @@ namespace {
 constexpr double kBodyContactMargin = 1.0;
 }  // namespace
 
-void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid) {
+void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid, double inset) {
   if (bodies.empty()) return;
   std::vector<SphSolid> solids;
   for (const BodySpec& b : bodies) {
@@ -423,7 +423,7 @@ void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dro
   }
   if (dropFluid) {
     std::vector<SphParticle> kept;
-    dropInsideSolids(solids, 0.5 * setup.spacing, setup.particles, kept);
+    dropInsideSolids(solids, 0.5 * setup.spacing, inset, setup.particles, kept);
     setup.particles = std::move(kept);
   }
 }

@@ -192,8 +192,9 @@ class BodyKernels {
 
 // Appends bodies to a scene: body b's solid (SphSolid body = b) after the
 // setup's solids (static obstacles first), its spec in setup.bodies; with
-// dropFluid the fluid particles within half a spacing of a body go.
-void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid = true);
+// dropFluid the fluid particles within half a spacing of a body go (and
+// more beside a part too thin for the boundary `inset`: dropInsideSolids).
+void addSphBodies(SphSetup& setup, const std::vector<BodySpec>& bodies, bool dropFluid, double inset);
 
 // The bodies of a setup on the boundary's particles: per step after the fluid
 // (its boundary_force wrote bforce) reduce, integrate, contact and update,

@@ -132,10 +132,13 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
     // A primitive inset by d is the same primitive d smaller on every side
     // (box, sphere, cylinder): sampled directly at `spacing`, so the inset
     // surface is as evenly covered as the geometric one. Each extent is
-    // inset by boundaryInsetOf(inset, its half).
+    // inset by boundaryInsetOf(inset, its half), which leaves at least half
+    // of it, and never less than a shape may be (kShapeSizeMin: a solid of
+    // 1.5e-6 m passed the check, then failed here naming half its size).
     ShapeSpec in = solid.spec;
     const int extents = solid.spec.kind == ShapeKind::Box ? 3 : solid.spec.kind == ShapeKind::Cylinder ? 2 : 1;
-    for (int a = 0; a < extents; ++a) in.size[a] -= 2 * boundaryInsetOf(inset, 0.5 * in.size[a]);
+    for (int a = 0; a < extents; ++a)
+      in.size[a] = std::max(kShapeSizeMin, in.size[a] - 2 * boundaryInsetOf(inset, 0.5 * in.size[a]));
     makeShape(in)->sample(spacing, s.local, normals, within);
   }
   if (s.local.empty() && !clipped)

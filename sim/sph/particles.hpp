@@ -36,6 +36,9 @@ struct SphSetup {
   std::array<double, 3> tank{};  // L (x), H (y, up), D (z)
   double spacing = 0;            // lattice spacing: mass = rho0 * dx^3 (calibrated), h = ratio * dx
   double expectedSpeed = 0;      // largest speed expected (m/s): automatic sound speed = 10x this
+  // The gravity (m/s^2) expectedSpeed was estimated at (its free fall); < 0:
+  // the parameters' gravity when the simulation is made (sphFlowSpeed).
+  double expectedSpeedGravity = -1;
   std::vector<ProbeSpec> probes;  // the scene's built-in probes (issue 12)
   // Solids (obstacles, bodies) as boundary particles (boundary.hpp), in
   // declaration order: static obstacles first.

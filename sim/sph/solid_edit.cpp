@@ -40,7 +40,7 @@ void keepOnly(std::vector<T>& v, const std::vector<char>& keep) {
 }  // namespace
 
 size_t editSphSolids(SphState& st, const std::vector<ShapeSpec>& obstacles,
-                     const std::vector<BodySpec>& addBodies, double clearance) {
+                     const std::vector<BodySpec>& addBodies, double clearance, double inset) {
   const size_t n = st.pos.size();
   // The solids that may enclose fluid: obstacles not there before, and the new bodies.
   std::vector<SphSolid> fresh;
@@ -54,7 +54,7 @@ size_t editSphSolids(SphState& st, const std::vector<ShapeSpec>& obstacles,
     std::vector<SphParticle> all(n), kept;
     for (size_t i = 0; i < n; ++i)
       all[i] = SphParticle{st.pos[i].s[0], st.pos[i].s[1], st.pos[i].s[2], double(i), 0, 0};
-    dropInsideSolids(fresh, clearance, all, kept);
+    dropInsideSolids(fresh, clearance, inset, all, kept);
     std::fill(keep.begin(), keep.end(), 0);
     for (const SphParticle& p : kept) keep[size_t(p.vx)] = 1;
     removed = n - kept.size();
@@ -71,7 +71,7 @@ size_t editSphSolids(SphState& st, const std::vector<ShapeSpec>& obstacles,
   // Rebuilt from the files as they are now (an edit, not a restart): their
   // content is not held to the running simulation's.
   st.setup.meshHashes.clear();
-  addSphBodies(st.setup, addBodies, false);
+  addSphBodies(st.setup, addBodies, false, 0);
   if (removed == 0) return 0;
   // Every per-particle array (slot order), and the ids renumbered 0 .. n'-1.
   keepOnly(st.pos, keep);
@@ -116,7 +116,7 @@ std::unique_ptr<Simulation> SphSim::withSolids(const std::vector<ShapeSpec>& obs
   saveState(w);
   SphState st = decodeSphState(Snapshot::parse(w.bytes(), "the running simulation"), n_);
   st.setup.probes = builtinProbes_;
-  editSphSolids(st, obstacles, addBodies, 0.5 * spacing_);
+  editSphSolids(st, obstacles, addBodies, 0.5 * spacing_, sphBoundaryInset(params_, spacing_));
   SphKernelConfig cfg = cfg_;
   cfg.capacity = std::max(cap_, st.pos.size());
   auto sim = std::make_unique<SphSim>(ctx_, params_, st.setup, cfg);

@@ -22,13 +22,14 @@ namespace eddy {
 //    (setup.bodies grows; st.bodies, the device records, is left to the caller:
 //    the new bodies' records come from building the simulation);
 //  - every fluid particle whose centre lies inside, or closer than
-//    `clearance`, to a solid that is new (an obstacle not among the old
+//    `clearance` (more beside a part too thin for the boundary `inset`:
+//    dropInsideSolids), to a solid that is new (an obstacle not among the old
 //    static solids, or an added body) is removed from every per-particle
 //    array (setup.particles, pos, vel, ids, kdiv, kden, rho); the ids of the
 //    kept particles are renumbered 0 .. n'-1 keeping their order.
 // Returns the number of particles removed. Throws eddy::Error (the state
 // unchanged) when a shape cannot be built or no fluid particle would be left.
 size_t editSphSolids(SphState& st, const std::vector<ShapeSpec>& obstacles,
-                     const std::vector<BodySpec>& addBodies, double clearance);
+                     const std::vector<BodySpec>& addBodies, double clearance, double inset);
 
 }  // namespace eddy

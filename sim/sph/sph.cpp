@@ -69,8 +69,8 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "rho0 of the fluid (water: 1000).", false, true, true},
       {"speed_of_sound", "Speed of sound", "Physics", "m/s", 0.0, 1e5, 0.0,
        "c0 of the Tait equation p = rho0 c0^2/7 ((rho/rho0)^7 - 1). 0 = automatic: 10x the "
-       "largest speed the scene can reach (sqrt(2 g H) of its tallest water), so density "
-       "varies by about 1%.",
+       "largest speed the scene can reach (sqrt(2 g H) of its tallest water, a moving body's "
+       "fastest point, the cohesion's pull), so density varies by about 1%.",
        false, false, false},
       {"viscosity", "Artificial viscosity alpha", "Physics", "", 0.0, 2.0, 0.02,
        "alpha of Monaghan's (1992) artificial viscosity; the equivalent kinematic viscosity is "
@@ -271,6 +271,29 @@ double sphSoundSpeed(double speedOfSound, double expectedSpeed) {
                           : kSphSoundSpeedFactor * std::max(expectedSpeed, 1e-3);
 }
 
+double sphCohesionSpeed(double gamma, double rho0, double dx, double smoothingRatio) {
+  if (!(gamma > 0)) return 0;
+  const double h = smoothingRatio * dx;
+  const int k = int(std::ceil(smoothingRatio));
+  // sum_j C(r) (y_i - y_j) / r over the lattice sites of the layer and below.
+  double pull = 0;
+  for (int i = -k; i <= k; ++i)
+    for (int j = -k; j <= 0; ++j)
+      for (int l = -k; l <= k; ++l) {
+        const double r = dx * std::sqrt(double(i * i + j * j + l * l));
+        if (r > 0 && r < h) pull += sph_cohesion(r, h) * (-j * dx) / r;
+      }
+  const double a = gamma * sphLatticeMass(rho0, dx, h) * std::fabs(pull);
+  return std::sqrt(a * h);
+}
+
+double sphFlowSpeed(double sceneSpeed, double sceneGravity, double gravity, double bodySpeed,
+                    double cohesionSpeed) {
+  double v = sceneSpeed;
+  if (gravity != sceneGravity) v *= std::sqrt(std::max(gravity, 1e-3) / std::max(sceneGravity, 1e-3));
+  return std::max({v, bodySpeed, cohesionSpeed});
+}
+
 // The device's definition (kernels/common/sph_kernel.h), in double.
 double sphKernelW(double r, double h) { return r >= h ? 0.0 : sph_w(r, h); }
 double sphKernelDW(double r, double h) { return r >= h ? 0.0 : sph_gradw(r, h) * r; }
@@ -417,6 +440,7 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   if (!(setup.spacing > 0)) throw Error("SPH: spacing must be positive");
   tank_ = setup.tank;
   expectedSpeed_ = setup.expectedSpeed;
+  expectedSpeedGravity_ = setup.expectedSpeedGravity >= 0 ? setup.expectedSpeedGravity : params_.get("gravity");
   spacing_ = setup.spacing;
   builtinProbes_ = setup.probes;
   blowUpSpeed_ = sphBlowUpSpeed(setup, params_.get("gravity"));
@@ -468,6 +492,19 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
       if (what.find(name) != std::string::npos) throw;
       throw Error((so.body < 0 ? "obstacle " : "body ") + name + ": " + what);
     }
+  }
+  // The kinematic bodies' fastest points, for the automatic speed of sound
+  // (sphFlowSpeed): over the bounds of each one's boundary particles.
+  for (const SphSolidSamples& so : solids) {
+    if (so.body < 0 || size_t(so.body) >= setup.bodies.size() || so.local.empty()) continue;
+    const BodySpec& b = setup.bodies[size_t(so.body)];
+    if (b.motion == BodyMotion::Piston && !(b.piston.period > 0)) continue;  // (none: no motion)
+    Aabb box{poseApply(so.pose, so.local[0]), poseApply(so.pose, so.local[0])};
+    for (const Vec3d& l : so.local) {
+      const Vec3d w = poseApply(so.pose, l);
+      for (int a = 0; a < 3; ++a) box.lo[a] = std::min(box.lo[a], w[a]), box.hi[a] = std::max(box.hi[a], w[a]);
+    }
+    bodySpeed_ = std::max(bodySpeed_, kinematicPeakSpeed(b, box));
   }
   particles_ =
       std::make_unique<SphParticles>(ctx, profiler_, setup, cfg_, cap_, phys_.h, solids);
@@ -586,7 +623,10 @@ void SphSim::addBlock(const Box& box) {
 void SphSim::syncParams() {
   if (params_.version() == paramsSeen_) return;
   const double g = params_.get("gravity");
-  const double c0 = sphSoundSpeed(params_.get("speed_of_sound"), expectedSpeed_);
+  flowSpeed_ = sphFlowSpeed(
+      expectedSpeed_, expectedSpeedGravity_, g, bodySpeed_,
+      sphCohesionSpeed(params_.get("surface_tension"), phys_.rho0, spacing_, params_.get("smoothing_ratio")));
+  const double c0 = sphSoundSpeed(params_.get("speed_of_sound"), flowSpeed_);
   phys_.c0 = fl(c0);
   phys_.B = fl(phys_.rho0 * c0 * c0 / 7.0);
   phys_.alpha = fl(params_.get("viscosity"));
@@ -650,6 +690,7 @@ void SphSim::saveState(SnapshotWriter& out) {
   out.addF64("sph/tank_z", tank_[2]);
   out.addF64("sph/spacing", spacing_);
   out.addF64("sph/expected_speed", expectedSpeed_);
+  out.addF64("sph/expected_speed_gravity", expectedSpeedGravity_);
   out.addU64("sph/capacity", cap_);
   if (!solids_.empty()) {
     // The solids as declared (shape specs, JSON): a restart samples them again
@@ -832,7 +873,7 @@ static void decodeSphSolids(const Snapshot& snap, SphState& s) {
     bool saved = false;
     for (const auto& so : s.setup.solids) saved = saved || so.body >= 0;
     if (saved) s.setup.bodies = bodies;
-    else addSphBodies(s.setup, bodies, false);
+    else addSphBodies(s.setup, bodies, false, 0);
   }
   // Solids that are bodies need the bodies' state (a snapshot without it,
   // cut or crafted, would have turned them into static obstacles).
@@ -858,6 +899,12 @@ SphState decodeSphState(const Snapshot& snap, size_t count) {
   s.setup.tank = {snap.f64("sph/tank_x"), snap.f64("sph/tank_y"), snap.f64("sph/tank_z")};
   s.setup.spacing = snap.f64("sph/spacing");
   s.setup.expectedSpeed = snap.f64("sph/expected_speed");
+  // (older snapshots: the saved parameters' gravity, SphSetup)
+  if (snap.has("sph/expected_speed_gravity")) {
+    s.setup.expectedSpeedGravity = snap.f64("sph/expected_speed_gravity");
+    if (!std::isfinite(s.setup.expectedSpeedGravity) || s.setup.expectedSpeedGravity < 0)
+      snap.fail("SPH expected speed's gravity must be finite and >= 0");
+  }
   for (double v : {s.setup.tank[0], s.setup.tank[1], s.setup.tank[2], s.setup.spacing})
     if (!std::isfinite(v) || !(v > 0)) snap.fail("SPH tank and spacing must be finite and > 0");
   if (!std::isfinite(s.setup.expectedSpeed) || s.setup.expectedSpeed < 0)
@@ -1202,6 +1249,24 @@ std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow)
             : columns[i] == "overflow"
                 ? " (neighbour-list entries beyond the capacity were dropped)"
                 : " (particle-steps found inside a solid and put back outside)");
+      out.push_back(o.str());
+    }
+  // Squeezed far beyond the solver's aim: with WCSPH, a speed of sound too
+  // low for the flow (a flow faster than any speed sphFlowSpeed knows of).
+  for (size_t i = 0; i < columns.size() && i < lastRow.size(); ++i)
+    if (columns[i] == "density_error" && lastRow[i] > kSphCompressionWarningPercent) {
+      std::ostringstream o;
+      o.precision(3);
+      o << "density_error = " << lastRow[i] << " % (the fluid is squeezed by " << lastRow[i]
+        << " % on average; ";
+      if (params_.getChoice("solver") == "wcsph")
+        o << "wcsph keeps its density within about 1 % with a speed of sound of 10x the fastest flow, and it is "
+          << double(phys_.c0) << " m/s here"
+          << (params_.get("speed_of_sound") > 0 ? " (speed_of_sound)" : " (automatic)")
+          << ": set speed_of_sound to 10x the flow's speed, or use solver=dfsph)";
+      else
+        o << "dfsph aims at density_tolerance " << formatNumber(params_.get("density_tolerance"))
+          << " % on average: raise max_iterations or lower velocity_cfl)";
       out.push_back(o.str());
     }
   return out;

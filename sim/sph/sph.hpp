@@ -46,10 +46,35 @@ inline constexpr double kDfsphJacobiMargin = 1.55;
 inline constexpr double kSphInsetReferenceRatio = 2.2;
 
 // The automatic speed of sound (parameter speed_of_sound = 0): this factor
-// times the scene's largest expected speed (SphSetup::expectedSpeed, at least
-// 1 mm/s). The scenes' hydrostatic start and SphSim use it.
+// times the largest speed expected (sphFlowSpeed, at least 1 mm/s), so that
+// density varies by about 1 % (Monaghan 1994). The scenes' hydrostatic start
+// and SphSim use it.
 inline constexpr double kSphSoundSpeedFactor = 10.0;
 double sphSoundSpeed(double speedOfSound, double expectedSpeed);
+// The speed cohesion (surface_tension gamma: Akinci et al. 2013, the forces
+// kernel's pull gamma m C(r) between neighbours) gives a particle of a flat
+// free surface over one support h: sqrt(a h), with `a` the net pull on a
+// lattice particle (spacing dx, h = ratio dx) whose neighbours lie in its
+// layer and below. Holding that pull costs a pressure of about rho0 a h, a
+// density change of a h / c0^2: c0 = 10 sqrt(a h) keeps it at 1 %. 0 when
+// gamma <= 0.
+double sphCohesionSpeed(double gamma, double rho0, double dx, double smoothingRatio);
+// The largest speed the automatic speed of sound must allow for: the
+// scene's estimate `sceneSpeed` (free fall of its tallest water,
+// SphSetup::expectedSpeed, made at gravity `sceneGravity`) rescaled to
+// `gravity` (sqrt(g / g_scene), both at least 1e-3 m/s^2: a live change of
+// gravity changes it), the kinematic bodies' fastest points `bodySpeed`, and
+// the cohesion's `cohesionSpeed`. Without these last two and at the scene's
+// gravity it is `sceneSpeed`, bit for bit.
+double sphFlowSpeed(double sceneSpeed, double sceneGravity, double gravity, double bodySpeed,
+                    double cohesionSpeed);
+// The density error (mean max(rho - rho0, 0) / rho0, percent) above which a
+// run warns that the fluid is compressed far beyond what the solver aims at
+// (SphSim::runWarnings): WCSPH's dam breaks and wave tanks keep 0.1-0.4 %
+// (its density varies by about 1 % at most), DFSPH its density_tolerance
+// (0.05 %). The local maximum (max_density_ratio) is no measure: a coarse
+// wave tank's WCSPH run ends with one particle at 1.22 rho0 and a mean of 0.36 %.
+inline constexpr double kSphCompressionWarningPercent = 2.0;
 // The speed above which a fluid particle counts as blown up although finite
 // (Simulation::blowUpSpeed): kBlowUpSpeedFactor times the fastest this setup
 // can move it: free fall over the tank's height at `gravity`, the scene's
@@ -125,8 +150,15 @@ std::vector<std::string> sphSceneUnusedParams(std::string_view scene);
 // A file of the repository's data/ folder (EDDY_DATA_DIR in the environment
 // overrides where that is).
 std::string sphDataFile(const std::string& relative);
-// The particles of `in` that lie outside every solid by at least `clearance`.
-void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
+// The particles of `in` that lie outside every solid by at least
+// `clearance`, and where a box, sphere or cylinder is too thin for the full
+// boundary `inset` (boundaryInsetOf: its boundary particles lie closer to
+// its surface) by that much more: the fluid's first layer then starts as far
+// from the boundary particles as beside a thick solid. Without it, fluid half
+// a spacing off a piston one spacing thick summed to 1.22 rho0 and DFSPH's
+// first steps threw it off at 20 m/s (wave_tank, spacing 0.04 m). A mesh's
+// thin parts are not widened.
+void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance, double inset,
                       const std::vector<SphParticle>& in, std::vector<SphParticle>& out);
 
 // The dam-break column with `target` particles (3-D block a x 2a x a in a
@@ -356,7 +388,10 @@ class SphSim : public Simulation {
   size_t cap_ = 0;  // particles the buffers hold (>= n_)
   SphKernelConfig cfg_;
   SphPhysics phys_;
-  double expectedSpeed_ = 0;
+  double expectedSpeed_ = 0;         // SphSetup::expectedSpeed
+  double expectedSpeedGravity_ = 0;  // the gravity it was made at
+  double bodySpeed_ = 0;             // the kinematic bodies' fastest point (m/s)
+  double flowSpeed_ = 0;             // sphFlowSpeed at the current parameters
   double blowUpSpeed_ = kNoSpeedLimit;  // sphBlowUpSpeed of the setup it was built from
   std::array<double, 3> tank_{};
   double spacing_ = 0;

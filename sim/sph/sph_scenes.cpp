@@ -91,12 +91,22 @@ std::string sphDataFile(const std::string& relative) {
 namespace {
 
 // Whether a fluid site lies inside one of the solids or closer than
-// `clearance` to its surface (dropInsideSolids drops such sites).
+// `clearance` to its surface, each extent of a primitive too thin for the
+// boundary `inset` widened by what its inset falls short there
+// (dropInsideSolids drops such sites).
 class SolidCover {
  public:
-  SolidCover(const std::vector<SphSolid>& solids, double clearance) : solids_(solids), clearance_(clearance) {
+  SolidCover(const std::vector<SphSolid>& solids, double clearance, double inset)
+      : solids_(solids), clearance_(clearance) {
     for (const auto& so : solids) {
-      shapes_.push_back(makeShape(so.spec));
+      ShapeSpec grown = so.spec;
+      const int extents = so.spec.kind == ShapeKind::Box        ? 3
+                          : so.spec.kind == ShapeKind::Cylinder ? 2
+                          : so.spec.kind == ShapeKind::Sphere   ? 1
+                                                                : 0;
+      for (int a = 0; a < extents; ++a)
+        grown.size[a] += 2 * (inset - boundaryInsetOf(inset, 0.5 * so.spec.size[a]));
+      shapes_.push_back(makeShape(grown));
       rot_.push_back(rotationMatrix(so.spec.pose.rotationDeg));
     }
   }
@@ -136,9 +146,9 @@ void Builder::add(double x, double y, double z) {
 
 }  // namespace
 
-void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance,
+void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance, double inset,
                       const std::vector<SphParticle>& in, std::vector<SphParticle>& out) {
-  const SolidCover cover(solids, clearance);
+  const SolidCover cover(solids, clearance, inset);
   out.clear();
   out.reserve(in.size());
   for (const auto& p : in)
@@ -455,7 +465,14 @@ SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t&
   // The scene's tallest water and largest speed fix the automatic sound speed,
   // which the hydrostatic initial compression needs too.
   s.expectedSpeed = std::sqrt(2.0 * std::max(g, 1e-3) * def.top(P));
-  const double c0 = sphSoundSpeed(P.get("speed_of_sound"), s.expectedSpeed);
+  s.expectedSpeedGravity = g;
+  const double inset = sphBoundaryInset(P, dx);  // the solids' boundary particles' (sampleSolid)
+  // (as SphSim's, less the kinematic bodies, which are added after the water:
+  // a piston faster than the water's free fall only squeezes it a little less)
+  const double c0 = sphSoundSpeed(
+      P.get("speed_of_sound"),
+      sphFlowSpeed(s.expectedSpeed, g, g, 0,
+                   sphCohesionSpeed(P.get("surface_tension"), rho0, dx, P.get("smoothing_ratio"))));
   const double B = compressed ? rho0 * c0 * c0 / 7.0 : std::numeric_limits<double>::infinity();
   // The scene's solids, then the caller's obstacles. With solids the count
   // needs the particles themselves (those inside a solid are not created).
@@ -474,7 +491,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t&
   // Whether `solids` leave none of the fluid sites: the sites are walked,
   // not stored, and the walk stops at the first site left.
   const auto coversAll = [&](const std::vector<SphSolid>& solids) {
-    const SolidCover cover(solids, 0.5 * dx);
+    const SolidCover cover(solids, 0.5 * dx, inset);
     try {
       fill(false, &cover);
     } catch (const SiteLeft&) {
@@ -514,7 +531,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t&
     // No fluid inside a solid, nor within half a spacing of its surface
     // (the scenes' clearance from the tank walls).
     std::vector<SphParticle> kept;
-    dropInsideSolids(s.solids, 0.5 * dx, b.out, kept);
+    dropInsideSolids(s.solids, 0.5 * dx, inset, b.out, kept);
     if (kept.empty() && !b.out.empty()) throw allCovered();
     b.out = std::move(kept);
     b.count = b.out.size();
@@ -522,7 +539,7 @@ SphSetup buildScene(std::string_view scene, const Params& P, Build what, size_t&
   total = b.count;
   s.particles = std::move(b.out);
   if (def.bodies) {  // the scene's bodies (sim/sph/bodies.hpp)
-    addSphBodies(s, def.bodies(P));
+    addSphBodies(s, def.bodies(P), true, inset);
     total = s.particles.size();
   }
   if (total == 0) throw Error("SPH scene " + def.name + ": no particles");

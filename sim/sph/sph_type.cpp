@@ -47,7 +47,7 @@ void registerSphType() {
     auto setup = makeSphScene(scene, params, spec.obstacles, [&](const SphSceneSize& size) {
       SphSim::checkFits(ctx.info(), size.count, size.tank, size.spacing, params);
     });
-    addSphBodies(setup, spec.bodies);  // --body, config "bodies"
+    addSphBodies(setup, spec.bodies, true, sphBoundaryInset(params, setup.spacing));  // --body, config "bodies"
     return std::make_unique<SphSim>(ctx, params, setup);
   };
   t.load = [](Context& ctx, const Params& params, uint64_t count,
