@@ -140,6 +140,25 @@ TEST(Cli, BadValuesOfEveryKindAreUsageErrors) {
   expectUsageError("bench frame --color ''", "--color '': the field is empty");
   expectUsageError("bench frame --sim sph --set depth=0.01 --set spacing=0.04",
                    "depth = 0.01 m rounds to no particle layer");
+  // An empty --ic ran the default scene with exit 0 (as --load '' it is refused).
+  expectUsageError("run --ic '' --steps 1", "--ic '': the path is empty");
+  // Counts past 2^31 - 1 are refused up front (were accepted, then exit 1 at run time).
+  expectUsageError("bench nbody --n 2147483648", "--n: 2147483648 is out of range [1, 2147483647]");
+  expectUsageError("bench frame --n 2147483648", "--n: 2147483648 is out of range [1, 2147483647]");
+  // --cl-options may not redefine the macros --bpi, --wg, ... set (the
+  // kernel's layout would not match the launch's).
+  expectUsageError("bench nbody --n 64 --cl-options -DNBODY_BPI=8", "NBODY_BPI is eddy's own");
+  expectUsageError("bench nbody --n 64 --cl-options '-cl-fast-relaxed-math -D EDDY_NATIVE_RSQRT'",
+                   "EDDY_NATIVE_RSQRT is eddy's own");
+}
+
+TEST(Cli, ErrorsNeverPassControlCharactersToTheTerminal) {
+  // An escape sequence in an input that an error quotes (here a file name)
+  // reaches stderr as text, not as a command to the terminal.
+  const auto e = run(kCli, "run --load \"$(printf 'a\\033[2Jb.snap')\"");
+  EXPECT_EQ(e.code, 1) << e.err;
+  EXPECT_EQ(e.err.find('\x1b'), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("\\x1b[2J"), std::string::npos) << e.err;
 }
 
 TEST(Cli, MalformedInitialConditionsAreRejected) {

@@ -862,6 +862,20 @@ TEST(GeometryMesh, BadMeshesGiveErrorsNamingTheFileAndTheProblem) {
   {
     std::ofstream(junk) << "this is not a mesh\n";
   }
+  // PLY headers whose counts the file cannot hold: refused before Assimp
+  // allocates them (4e8 vertices took 4.7 GB; 2e9 faces threw bad_alloc).
+  const std::string liarAscii = std::filesystem::temp_directory_path() / "eddy_geometry_liar.ply";
+  const std::string liarBinary = std::filesystem::temp_directory_path() / "eddy_geometry_liar_binary.ply";
+  {
+    std::ofstream(liarAscii) << "ply\nformat ascii 1.0\nelement vertex 400000000\nproperty float x\n"
+                                "property float y\nproperty float z\nelement face 1\n"
+                                "property list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
+    std::ofstream(liarBinary, std::ios::binary)
+        << "ply\r\nformat binary_little_endian 1.0\r\nelement vertex 3\r\nproperty float x\r\n"
+           "property float y\r\nproperty float z\r\nelement face 2000000000\r\n"
+           "property list uchar int vertex_indices\r\nend_header\r\n"
+        << std::string(3 * 12 + 13, '\0');
+  }
   const std::vector<std::pair<std::string, std::string>> bad = {
       {dataFile("no_such_file.stl"), "cannot read mesh: no such file"},
       {junk, "cannot read mesh"},
@@ -869,6 +883,8 @@ TEST(GeometryMesh, BadMeshesGiveErrorsNamingTheFileAndTheProblem) {
       {dataFile("degenerate.stl"), "all 4 triangles are degenerate (zero area)"},
       {dataFile("open_box.stl"), "not closed: 4 of 17 edges are not shared by exactly two triangles"},
       {dataFile("flipped_face_cube.stl"), "not consistently oriented"},
+      {liarAscii, "its PLY header claims 400000000 vertex elements, at least 2400000000 bytes, but the file has 26 bytes after its header"},
+      {liarBinary, "its PLY header claims 2000000000 face elements"},
   };
   for (const auto& [file, want] : bad) {
     SCOPED_TRACE(file);
@@ -882,6 +898,10 @@ TEST(GeometryMesh, BadMeshesGiveErrorsNamingTheFileAndTheProblem) {
     }
   }
   std::filesystem::remove(junk);
+  std::filesystem::remove(liarAscii);
+  std::filesystem::remove(liarBinary);
+  // The shipped PLY (its header honest) still reads.
+  EXPECT_NO_THROW(makeShape(meshSpec(dataFile("cube.ply"))));
 }
 
 TEST(GeometrySdfGrid, MeshGridMatchesTheMeshSdf) {

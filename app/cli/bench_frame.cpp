@@ -45,7 +45,7 @@ struct FrameArgs {
 void addFrameOptions(Options& o, FrameArgs& a) {
   addSimOption(o, a.sim);
   addSceneOption(o, a.scene);
-  o.count("--n", a.spec.n, 1, 1ull << 31, "N", "particle / body count");
+  o.count("--n", a.spec.n, kLimitN, "N", "particle / body count");
   addSetOption(o, a.sets);
   addDeviceOption(o, a.device);
   o.count("--frames", a.frames, 1, 1000000, "N", "frames to time (default 50; 120 with --realtime)");

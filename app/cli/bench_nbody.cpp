@@ -196,7 +196,7 @@ struct NbodyArgs {
 };
 
 void addNbodyOptions(Options& o, NbodyArgs& a) {
-  o.counts("--n", a.ns, 1, 1ull << 31, "LIST",
+  o.counts("--n", a.ns, kLimitN.min, kLimitN.max, "LIST",
            "comma-separated body counts (default 4096,16384,65536,262144\non a GPU, "
            "1024,4096,16384 on a CPU)");
   o.custom("--method", "direct|tree|auto",
@@ -243,6 +243,26 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
   const std::optional<double>& theta = a.theta;
   const unsigned treeStack = a.treeStack;
   if (!shares.empty() && deviceSets.empty()) throw UsageError("--shares needs --devices");
+  // eddy's own macros come from --wg, --bpi, --unroll, --tree-stack and the
+  // device: redefined here, the kernel's work layout would no longer match
+  // the launch (out-of-bounds writes) while the table printed the flags'.
+  for (const std::string& opt : clOptions) {
+    std::istringstream words(opt);
+    std::string w, name;
+    bool next = false;  // "-D NAME" as two words
+    while (words >> w) {
+      if (next) name = w, next = false;
+      else if (w == "-D" || w == "-U") next = true;
+      else if (w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0) name = w.substr(2);
+      else continue;
+      if (next) continue;
+      name = name.substr(0, name.find('='));
+      for (const char* own : {"NBODY_", "EDDY_", "TREE_", "SPH_"})
+        if (name.rfind(own, 0) == 0)
+          throw UsageError("--cl-options '" + opt + "': " + name + " is eddy's own (" + own +
+                           "...: set by --wg, --bpi, --unroll, --tree-stack or the device); give those flags instead");
+    }
+  }
   if (method == NBodyMethod::Direct && (theta || treeStack))
     err << "bench nbody: note: " << (theta ? "--theta" : "--tree-stack")
         << " is for --method tree or auto; the direct sum ignores it\n";

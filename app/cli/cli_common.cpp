@@ -51,6 +51,23 @@ json commandBuffersJson(const Profiler& p) {
               {"kept_recordings", b->recordings()}};
 }
 
+std::string terminalSafe(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 std::string nonEmptyPath(const std::string& flag, const std::string& v) {
   if (v.empty()) throw UsageError(flag + " '': the path is empty; give a file (or leave " + flag + " out)");
   return v;

@@ -197,19 +197,19 @@ int cliMain(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   try {
     return dispatch(argv, out, err);
   } catch (const UsageError& e) {
-    err << "eddy-cli: error: " << e.what() << "\n(see 'eddy-cli --help')\n";
+    err << "eddy-cli: error: " << terminalSafe(e.what()) << "\n(see 'eddy-cli --help')\n";
     return 2;
   } catch (const Error& e) {
-    err << "eddy-cli: error: " << e.what() << '\n';
+    err << "eddy-cli: error: " << terminalSafe(e.what()) << '\n';
     return 1;
   } catch (const cl::Error& e) {
-    err << "eddy-cli: OpenCL error: " << describe(e) << '\n';
+    err << "eddy-cli: OpenCL error: " << terminalSafe(describe(e)) << '\n';
     return 1;
   } catch (const std::bad_alloc&) {
     err << "eddy-cli: error: out of host memory\n";
     return 1;
   } catch (const std::exception& e) {
-    err << "eddy-cli: error: " << e.what() << '\n';
+    err << "eddy-cli: error: " << terminalSafe(e.what()) << '\n';
     return 1;
   }
 }

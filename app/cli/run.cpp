@@ -75,7 +75,8 @@ void addRunOptions(Options& o, RunArgs& a) {
           "with --devices: relative share of each device (default:\nmeasured speed of each "
           "device)");
   addSetOption(o, a.sets);
-  o.text("--ic", cli.ic, "FILE.csv", "nbody initial conditions, header x,y,z,vx,vy,vz,m");
+  o.custom("--ic", "FILE.csv", "nbody initial conditions, header x,y,z,vx,vy,vz,m",
+           [&cli](const std::string& v) { cli.ic = nonEmptyPath("--ic", v); });
   addObstacleOption(o, cli.obstacles);
   o.text("--diag", cli.diag, "FILE.csv", "diagnostics every --diag-every steps");
   o.count("--diag-every", cli.diagEvery, kLimitEvery, "K", "with --diag (default 10)");
@@ -857,7 +858,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   // of this run (no read-backs beyond those two).
   const std::optional<double> dE = sim->conservedDrift(first, last);
   if (auto w = energyWarning(*sim, dE)) warnings.push_back(*w);
-  for (const auto& w : warnings) err << "eddy: warning: " << w << '\n';
+  for (const auto& w : warnings) err << "eddy: warning: " << terminalSafe(w) << '\n';
   const std::optional<double> virial = sim->virialRatio();
 
   const RunSummary summary{*sim, spec, scene, devices, shares, startStep, wall, columns,

@@ -351,6 +351,9 @@ std::string optionalText(const py::object& o, const char* what) {
   if (!py::isinstance<py::str>(text))
     throw ArgumentError(std::string(what) + ": expected a string, got a path of " + Py_TYPE(text.ptr())->tp_name);
   std::string out = py::str(text);
+  // As the CLI's --sim '', --scene '', --ic '': "" would silently mean the default.
+  if (out.empty())
+    throw ArgumentError(std::string(what) + ": the string is empty; give one, or None (the default)");
   // As Python's open(): a path cut at a NUL would name another file.
   if (out.find('\0') != std::string::npos)
     throw ArgumentError(std::string(what) + ": embedded null character in " + printable(out));

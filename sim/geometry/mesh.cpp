@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <unordered_map>
 
@@ -22,6 +24,66 @@ namespace {
 
 using Tri = std::array<int, 3>;
 
+// A PLY file's header against its size: Assimp allocates what the header's
+// element counts claim before it reads them (a 200-byte file claiming 4e8
+// vertices took 4.7 GB and then failed "File corrupted"; 2e9 faces: bad_alloc).
+// Each element needs at least its scalar properties' bytes and each list's
+// count (binary), or two characters per property (ASCII: a digit and a
+// separator). Only the header is read; the body is left to Assimp.
+void checkPlyHeader(const std::string& file, uintmax_t fileSize) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  if (!std::getline(in, line) || (line != "ply" && line != "ply\r")) return;  // not PLY
+  bool binary = false;
+  struct Element {
+    std::string name;
+    double count = 0;
+    double bytes = 0;  // at least, per element
+  };
+  std::vector<Element> elements;
+  auto typeSize = [](const std::string& t) -> double {
+    if (t == "char" || t == "uchar" || t == "int8" || t == "uint8") return 1;
+    if (t == "short" || t == "ushort" || t == "int16" || t == "uint16") return 2;
+    if (t == "double" || t == "float64") return 8;
+    return 4;  // int, uint, float and their sized names
+  };
+  for (int lines = 0; std::getline(in, line) && lines < 10000; ++lines) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::istringstream w(line);
+    std::string key;
+    w >> key;
+    if (key == "end_header") {
+      const auto pos = in.tellg();
+      if (pos < 0) return;
+      const double body = double(fileSize) - double(pos);
+      for (const Element& e : elements)
+        if (e.count * e.bytes > body) {
+          std::ostringstream o;
+          o << std::fixed << std::setprecision(0) << file << ": cannot read mesh: its PLY header claims " << e.count << " " << e.name
+            << " elements, at least " << e.count * e.bytes << " bytes, but the file has " << body
+            << " bytes after its header (truncated or corrupt)";
+          throw Error(o.str());
+        }
+      return;
+    }
+    if (key == "format") {
+      std::string f;
+      w >> f;
+      binary = f.rfind("binary", 0) == 0;
+    } else if (key == "element") {
+      Element e;
+      w >> e.name >> e.count;
+      if (!w || !(e.count >= 0)) return;  // Assimp says what is wrong
+      elements.push_back(e);
+    } else if (key == "property" && !elements.empty()) {
+      std::string type;
+      w >> type;
+      if (type == "list") w >> type;  // the count's type; a list may hold no items
+      elements.back().bytes += binary ? typeSize(type) : 2;
+    }
+  }
+}
+
 // A triangle soup from the file: every triangle of every mesh, with the node
 // transforms applied, times `scale`.
 std::vector<Vec3d> readTriangles(const std::string& file, const Vec3d& scale) {
@@ -29,8 +91,9 @@ std::vector<Vec3d> readTriangles(const std::string& file, const Vec3d& scale) {
   if (!std::filesystem::exists(file, ec)) throw Error(file + ": cannot read mesh: no such file");
   // A folder, device or FIFO is no mesh (Assimp would wait forever on a FIFO).
   if (!std::filesystem::is_regular_file(file, ec)) throw Error(file + ": cannot read mesh: not a regular file");
-  if (std::filesystem::file_size(file, ec) == 0)
-    throw Error(file + ": mesh is empty (an empty file, no triangles)");
+  const uintmax_t size = std::filesystem::file_size(file, ec);
+  if (size == 0) throw Error(file + ": mesh is empty (an empty file, no triangles)");
+  checkPlyHeader(file, size);
   Assimp::Importer importer;
   const aiScene* scene = importer.ReadFile(file, aiProcess_Triangulate | aiProcess_JoinIdenticalVertices);
   if (!scene) throw Error(file + ": cannot read mesh: " + importer.GetErrorString());

@@ -36,6 +36,10 @@ def test_module_functions(eddy):
         eddy.parameters("fluid")
     assert isinstance(eddy.__version__, str)
     assert issubclass(eddy.BlowUpError, eddy.Error) and issubclass(eddy.Error, RuntimeError)
+    # An empty string is refused, not taken as the default (as the CLI's --sim '').
+    for key in ("sim", "scene", "ic", "device"):
+        with pytest.raises(ValueError, match=key + ": the string is empty"):
+            eddy.Simulation(**{key: ""})
 
 
 def test_parameters_and_devices_equal_eddy_cli_json(eddy):
