@@ -552,6 +552,14 @@ TEST(ExportFolder, ANonEmptyFolderNeedsOverwrite) {
                                              "step_000000005.vtp", "step_000000010.vtp"}));
   EXPECT_EQ(test::slurp(exp + "/notes.txt"), "mine\n");
   EXPECT_EQ(pvdFiles(exp + "/eddy.pvd").size(), 3u);
+  // A folder named as a frame this run would write: refused before anything
+  // is removed or run (it failed after stepping, the old frames gone).
+  fs::create_directory(exp + "/step_000000002.vtp");
+  r = test::run(kCli, "run --device cpu --n 64 --quiet --export " + exp + " --export-every 2 --steps 4 --overwrite");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "step_000000002.vtp: a folder where the export folder keeps a file")) << r.err;
+  EXPECT_TRUE(fs::exists(exp + "/step_000000010.vtp"));
+  EXPECT_EQ(pvdFiles(exp + "/eddy.pvd").size(), 3u);
   // --overwrite alone is a usage error.
   r = test::run(kCli, "run --device cpu --n 64 --steps 1 --overwrite");
   EXPECT_EQ(r.code, 2);

@@ -250,8 +250,15 @@ size_t removeFilesIn(const std::string& dir, const std::function<bool(const std:
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return 0;
   std::vector<fs::path> old;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (match(e.path().filename().string()) && !e.is_directory(ec)) old.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!match(e.path().filename().string())) continue;
+    // A folder with a file's name: the run could not write that file later,
+    // after stepping and after the others had gone. Refused before anything goes.
+    if (e.is_directory(ec))
+      throw Error(e.path().string() + ": a folder where " + what + " keeps a file of that name; remove or "
+                  "rename it (nothing was removed)");
+    old.push_back(e.path());
+  }
   if (ec) throw Error(dir + ": cannot list " + what + " (" + ec.message() + ")");
   for (const auto& p : old)
     if (!fs::remove(p, ec) && ec) throw Error(p.string() + ": cannot remove it from " + what + " (" + ec.message() + ")");

@@ -81,7 +81,8 @@ bool isNumberedName(std::string_view name, std::string_view prefix, std::string_
 // Removes the files in folder `dir` (not in its subfolders, no folder) whose
 // name `match` accepts: an earlier series before a new one is written there
 // (--overwrite). Returns how many; nothing when `dir` is no folder. Throws
-// eddy::Error naming `what` ("the export folder") when it cannot.
+// eddy::Error naming `what` ("the export folder") when it cannot, and before
+// removing anything when a folder there has a name `match` accepts.
 size_t removeFilesIn(const std::string& dir, const std::function<bool(const std::string&)>& match,
                      const std::string& what);
 // Text from a file or the user, fit to quote in a message: control
