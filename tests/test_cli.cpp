@@ -114,6 +114,9 @@ TEST(Cli, BadValuesOfEveryKindAreUsageErrors) {
   expectUsageError("run --until -1", "--until: -1 is out of range");
   expectUsageError("run --until 1e13", "--until: 1e13 is out of range");
   expectUsageError("run --set dt=inf", "not a finite number");
+  expectUsageError("run --set dt=1e-400", "'1e-400' is not a finite number a double can hold");
+  expectUsageError("run --sim sph --scene lobovsky_dam_break --set spacing=1",
+                   "the column height = 0.3 m rounds to no particle layer");
   expectUsageError("run --set dt=1e-9", "out of range: allowed [1e-06, 1]");
   expectUsageError("run --set softening=-1", "out of range");
   expectUsageError("run --set seed=1.5", "must be a whole number");

@@ -161,9 +161,19 @@ double Params::parseValue(const ParamDesc& d, std::string_view text) {
                      "' is not a bool; use true or false");
   }
   double v = 0;
-  if (!parseDouble(text, v))
-    throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
-                     "' is not a finite number");
+  if (!parseDouble(text, v)) {
+    // A number too large or too small in magnitude for a double (1e-400,
+    // 1e400) is not "not a number": say which.
+    std::string_view t = text;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '+')) t.remove_prefix(1);
+    double w = 0;
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), w);
+    if (ec == std::errc::result_out_of_range && ptr == t.data() + t.size())
+      throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
+                       "' is not a finite number a double can hold (its magnitude must be about 1e-308 .. 1e308, "
+                       "or 0)");
+    throw ParamError("parameter '" + d.name + "': '" + std::string(text) + "' is not a finite number");
+  }
   return v;
 }
 

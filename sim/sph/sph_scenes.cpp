@@ -401,8 +401,8 @@ const std::vector<SceneDef>& sceneTable() {
                  },
                  [](const Params&) { return Lobovsky::kColumnHeight; }, {},
                  [](const Fill& f) {
-                   const int nx = count(Lobovsky::kColumnLength, f.dx, "the column length 0.6 m");
-                   const int ny = count(Lobovsky::kColumnHeight, f.dx, "the column height 0.3 m");
+                   const int nx = count(Lobovsky::kColumnLength, f.dx, "the column length");
+                   const int ny = count(Lobovsky::kColumnHeight, f.dx, "the column height");
                    f.b.column(0.0, nx, ny);
                    f.s.probes = Lobovsky::probes(0.5 * f.s.tank[2]);
                  },
