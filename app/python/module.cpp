@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 #include <pybind11/numpy.h>
+#include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -973,4 +974,27 @@ PYBIND11_MODULE(eddy, m) {
           << s.front().sim().context().info().name << ">";
         return o.str();
       });
+
+  // A second __init__ on a made simulation: pybind11 ignores it (the object
+  // stays what it was, silently, whatever the arguments); here it is an
+  // error. A wrapper in Python: pybind11 treats any C++ function named
+  // __init__ as a constructor and would skip it the same way. The class's
+  // own __init__ runs otherwise, its docstring (the signature) kept.
+  m.def(
+      "_made", [](py::handle self) { return self.cast<PySimulation&>().made(); },
+      "Whether an eddy.Simulation was made (internal: the __init__ guard).");
+  py::exec(R"(
+def _checked(init):
+    def __init__(self, *args, **kwargs):
+        if _made(self):
+            raise Error("eddy.Simulation.__init__: this simulation is already made; create a new "
+                        "eddy.Simulation(...) instead of calling __init__ again")
+        init(self, *args, **kwargs)
+    __init__.__doc__ = init.__doc__
+    __init__.__qualname__ = "Simulation.__init__"
+    return __init__
+Simulation.__init__ = _checked(Simulation.__init__)
+del _checked
+)",
+           m.attr("__dict__"));
 }

@@ -728,6 +728,14 @@ def test_a_simulation_never_made_raises_instead_of_crashing(eddy, tmp_path):
     with pytest.raises(AttributeError, match=r"no attribute 'density' \(this eddy.Simulation was never made\)"):
         u.density
     assert not hasattr(u, "density")
+    # __init__ makes it then; a second __init__ is an error (pybind11 ignored
+    # it: the object stayed what it was, whatever the arguments said).
+    u.__init__(sim="nbody", n=16)
+    assert u.n == 16
+    with pytest.raises(eddy.Error, match="already made; create a new eddy.Simulation"):
+        u.__init__(sim="nbody", n=32)
+    assert u.n == 16
+    assert "sim: object = None" in eddy.Simulation.__init__.__doc__
 
 
 def test_a_nul_in_a_path_or_name_is_refused(eddy, tmp_path, monkeypatch):
