@@ -248,15 +248,12 @@ int benchNbody(const NbodyArgs& a, std::ostream& out, std::ostream& err) {
   // the launch (out-of-bounds writes) while the table printed the flags'.
   for (const std::string& opt : clOptions) {
     std::istringstream words(opt);
-    std::string w, name;
-    bool next = false;  // "-D NAME" as two words
+    std::string w;
     while (words >> w) {
-      if (next) name = w, next = false;
-      else if (w == "-D" || w == "-U") next = true;
-      else if (w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0) name = w.substr(2);
-      else continue;
-      if (next) continue;
-      name = name.substr(0, name.find('='));
+      if (w.rfind("-D", 0) != 0 && w.rfind("-U", 0) != 0) continue;
+      w = w.size() > 2 ? w.substr(2) : "";
+      if (w.empty() && !(words >> w)) break;  // "-D NAME" as two words
+      const std::string name = w.substr(0, w.find('='));
       for (const char* own : {"NBODY_", "EDDY_", "TREE_", "SPH_"})
         if (name.rfind(own, 0) == 0)
           throw UsageError("--cl-options '" + opt + "': " + name + " is eddy's own (" + own +

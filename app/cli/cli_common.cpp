@@ -52,19 +52,16 @@ json commandBuffersJson(const Profiler& p) {
 }
 
 std::string terminalSafe(std::string_view message) {
+  // printable() (io.hpp) for every stretch between the newlines and tabs the
+  // message means, uncut.
   std::string out;
-  out.reserve(message.size());
-  for (const char ch : message) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += ch;
+  size_t start = 0;
+  for (size_t i = 0; i <= message.size(); ++i)
+    if (i == message.size() || message[i] == '\n' || message[i] == '\t') {
+      out += printable(message.substr(start, i - start), std::string_view::npos);
+      if (i < message.size()) out += message[i];
+      start = i + 1;
     }
-  }
   return out;
 }
 

@@ -38,9 +38,10 @@ json profileJson(const Profiler& p);
 // The launch batch's counts (sim/core/launch_batch.hpp): how many deferred
 // launches went to the device in replayed command buffers, how many one by one.
 json commandBuffersJson(const Profiler& p);
-// A message for the terminal: control characters other than newline and tab
-// (an escape sequence in a file name, a probe name or a file's text that an
-// error quotes) written as \xNN, so that input never drives the terminal.
+// A message for the terminal: printable() of it (io.hpp: control characters,
+// invisible and reordering ones as \xNN / \uXXXX) but for the newlines and
+// tabs it means, uncut, so that an input an error quotes (an escape sequence
+// in a file name, a probe name, a file's text) never drives the terminal.
 std::string terminalSafe(std::string_view message);
 // An input file's path as given; "" is refused (it would silently mean
 // "none"): "FLAG '': the path is empty; give a file (or leave FLAG out)".

@@ -18,15 +18,24 @@ std::string_view trimBlanks(std::string_view text) {
     text.remove_suffix(1);
   return text;
 }
+
+// The whole of `text` (blanks around it and a leading '+' allowed) as a
+// finite double: std::errc() and v; result_out_of_range for a number beyond
+// a double's range (1e-400, 1e400); invalid_argument for anything else.
+std::errc readDouble(std::string_view text, double& v) {
+  text = trimBlanks(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty()) return std::errc::invalid_argument;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ptr != text.data() + text.size()) return std::errc::invalid_argument;
+  if (ec == std::errc::result_out_of_range) return ec;
+  return ec == std::errc() && std::isfinite(v) ? std::errc() : std::errc::invalid_argument;
+}
 }  // namespace
 
 bool parseDouble(std::string_view text, double& out) {
-  text = trimBlanks(text);
-  if (text.empty()) return false;
-  if (text.front() == '+') text.remove_prefix(1);
   double v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) return false;
+  if (readDouble(text, v) != std::errc()) return false;
   out = v;
   return true;
 }
@@ -161,19 +170,14 @@ double Params::parseValue(const ParamDesc& d, std::string_view text) {
                      "' is not a bool; use true or false");
   }
   double v = 0;
-  if (!parseDouble(text, v)) {
-    // A number too large or too small in magnitude for a double (1e-400,
-    // 1e400) is not "not a number": say which.
-    std::string_view t = text;
-    while (!t.empty() && (t.front() == ' ' || t.front() == '+')) t.remove_prefix(1);
-    double w = 0;
-    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), w);
-    if (ec == std::errc::result_out_of_range && ptr == t.data() + t.size())
-      throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
-                       "' is not a finite number a double can hold (its magnitude must be about 1e-308 .. 1e308, "
-                       "or 0)");
+  const std::errc e = readDouble(text, v);
+  // A number too large or too small in magnitude for a double is not "not a number": say which.
+  if (e == std::errc::result_out_of_range)
+    throw ParamError("parameter '" + d.name + "': '" + std::string(text) +
+                     "' is not a finite number a double can hold (its magnitude must be about 1e-308 .. 1e308, "
+                     "or 0)");
+  if (e != std::errc())
     throw ParamError("parameter '" + d.name + "': '" + std::string(text) + "' is not a finite number");
-  }
   return v;
 }
 

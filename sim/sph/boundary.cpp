@@ -104,6 +104,10 @@ double boundaryInsetOf(double inset, double halfThickness) {
   return std::max(0.0, std::min(inset, kBoundaryInsetThicknessFraction * halfThickness));
 }
 
+int boundaryInsetExtents(ShapeKind kind) {
+  return kind == ShapeKind::Box ? 3 : kind == ShapeKind::Cylinder ? 2 : kind == ShapeKind::Sphere ? 1 : 0;
+}
+
 SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCell, double inset,
                             const SphTankWalls* walls) {
   if (!std::isfinite(inset) || inset < 0)
@@ -136,8 +140,7 @@ SphSolidSamples sampleSolid(const SphSolid& solid, double spacing, double sdfCel
     // of it, and never less than a shape may be (kShapeSizeMin: a solid of
     // 1.5e-6 m passed the check, then failed here naming half its size).
     ShapeSpec in = solid.spec;
-    const int extents = solid.spec.kind == ShapeKind::Box ? 3 : solid.spec.kind == ShapeKind::Cylinder ? 2 : 1;
-    for (int a = 0; a < extents; ++a)
+    for (int a = 0; a < boundaryInsetExtents(solid.spec.kind); ++a)
       in.size[a] = std::max(kShapeSizeMin, in.size[a] - 2 * boundaryInsetOf(inset, 0.5 * in.size[a]));
     makeShape(in)->sample(spacing, s.local, normals, within);
   }

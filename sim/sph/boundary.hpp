@@ -72,6 +72,12 @@ constexpr double kBoundaryInsetThicknessFraction = 0.5;
 // The inset used where the half thickness is `halfThickness`:
 // max(0, min(inset, kBoundaryInsetThicknessFraction x halfThickness)).
 double boundaryInsetOf(double inset, double halfThickness);
+// How many ShapeSpec::size entries a primitive's inset shrinks, each by
+// boundaryInsetOf(inset, half of it) on both sides: a box's 3, a cylinder's
+// diameter and height, a sphere's diameter; a mesh none (its samples move
+// along their normals instead). sampleSolid shrinks them, dropInsideSolids
+// widens its clearance by what they lack.
+int boundaryInsetExtents(ShapeKind kind);
 
 // Samples a solid at `spacing`, its boundary particles `inset` (m) below the
 // geometric surface: a box, sphere or cylinder is sampled as the same

@@ -1,5 +1,6 @@
 #include "dfsph.hpp"
 
+#include "number_text.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 
@@ -831,6 +832,11 @@ void DfsphSolver::restoreState(const SphState& st) {
   std::array<cl_float, 6> c = EDDY_DFSPH_GRAD_IDENTITY;
   if (st.dfsphGradient.size() == 6) std::copy(st.dfsphGradient.begin(), st.dfsphGradient.end(), c.begin());
   kernels_.writeGradient(c);
+}
+
+std::string DfsphSolver::compressionAdvice(const SphPhysics&, const Params& params) const {
+  return "dfsph aims at density_tolerance " + formatNumber(params.get("density_tolerance")) +
+         " % on average: raise max_iterations or lower velocity_cfl";
 }
 
 }  // namespace eddy

@@ -416,6 +416,8 @@ class DfsphSolver : public SphSolver {
   DfsphSolver(Context& ctx, SphParticles& particles, const SphKernelConfig& cfg);
 
   std::string name() const override { return "dfsph"; }
+  // Solves cut short.
+  std::string compressionAdvice(const SphPhysics& phys, const Params& params) const override;
   // rho and the last step's pressure (k + kv/dt) rho^2 (refresh for output).
   void computeDensity(SphParticles& p, const SphPhysics& phys) override;
   // The non-pressure accelerations (gravity, viscosity, cohesion).

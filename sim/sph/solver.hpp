@@ -24,6 +24,7 @@
 // choices are the names listed there.
 #pragma once
 
+#include "params.hpp"
 #include "particles.hpp"
 
 #include <cstdint>
@@ -102,6 +103,10 @@ class SphSolver {
   // The same from the newest state that has arrived, without waiting (a live
   // display); false: none (an explicit solver).
   virtual bool polledSolveStats(SphSolveStats&) { return false; }
+  // What to change when a run ends squeezed far beyond what the solver aims
+  // at (SphSim::runWarnings, kSphCompressionWarningPercent): the end of the
+  // warning's sentence, e.g. which parameter to raise. Default: nothing.
+  virtual std::string compressionAdvice(const SphPhysics&, const Params&) const { return ""; }
   // Snapshot of the carried state (n particles, slot order) and its restore.
   virtual void saveState(SnapshotWriter&, size_t) {}
   virtual void restoreState(const SphState&) {}

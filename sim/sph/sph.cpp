@@ -623,10 +623,10 @@ void SphSim::addBlock(const Box& box) {
 void SphSim::syncParams() {
   if (params_.version() == paramsSeen_) return;
   const double g = params_.get("gravity");
-  flowSpeed_ = sphFlowSpeed(
+  const double flow = sphFlowSpeed(
       expectedSpeed_, expectedSpeedGravity_, g, bodySpeed_,
       sphCohesionSpeed(params_.get("surface_tension"), phys_.rho0, spacing_, params_.get("smoothing_ratio")));
-  const double c0 = sphSoundSpeed(params_.get("speed_of_sound"), flowSpeed_);
+  const double c0 = sphSoundSpeed(params_.get("speed_of_sound"), flow);
   phys_.c0 = fl(c0);
   phys_.B = fl(phys_.rho0 * c0 * c0 / 7.0);
   phys_.alpha = fl(params_.get("viscosity"));
@@ -1236,7 +1236,10 @@ std::vector<double> SphSim::diagRow() {
 }
 
 std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow) const {
-  // Never silent: particles that had to be put back into the tank, list entries dropped.
+  // Never silent: particles that had to be put back into the tank, list
+  // entries dropped, a fluid squeezed far beyond what its solver aims at
+  // (with WCSPH: a speed of sound too low for a flow faster than any speed
+  // sphFlowSpeed knows of).
   const auto columns = diagColumns();
   std::vector<std::string> out;
   for (size_t i = 0; i < columns.size() && i < lastRow.size(); ++i)
@@ -1251,24 +1254,14 @@ std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow)
                 : " (particle-steps found inside a solid and put back outside)");
       out.push_back(o.str());
     }
-  // Squeezed far beyond the solver's aim: with WCSPH, a speed of sound too
-  // low for the flow (a flow faster than any speed sphFlowSpeed knows of).
-  for (size_t i = 0; i < columns.size() && i < lastRow.size(); ++i)
-    if (columns[i] == "density_error" && lastRow[i] > kSphCompressionWarningPercent) {
-      std::ostringstream o;
-      o.precision(3);
-      o << "density_error = " << lastRow[i] << " % (the fluid is squeezed by " << lastRow[i]
-        << " % on average; ";
-      if (params_.getChoice("solver") == "wcsph")
-        o << "wcsph keeps its density within about 1 % with a speed of sound of 10x the fastest flow, and it is "
-          << double(phys_.c0) << " m/s here"
-          << (params_.get("speed_of_sound") > 0 ? " (speed_of_sound)" : " (automatic)")
-          << ": set speed_of_sound to 10x the flow's speed, or use solver=dfsph)";
-      else
-        o << "dfsph aims at density_tolerance " << formatNumber(params_.get("density_tolerance"))
-          << " % on average: raise max_iterations or lower velocity_cfl)";
-      out.push_back(o.str());
-    }
+  const size_t e = size_t(std::find(columns.begin(), columns.end(), "density_error") - columns.begin());
+  if (e < lastRow.size() && lastRow[e] > kSphCompressionWarningPercent) {
+    std::ostringstream o;
+    o.precision(3);
+    o << "density_error = " << lastRow[e] << " % (the fluid is squeezed by " << lastRow[e] << " % on average; "
+      << solver_->compressionAdvice(phys_, params_) << ")";
+    out.push_back(o.str());
+  }
   return out;
 }
 

@@ -156,7 +156,7 @@ std::string sphDataFile(const std::string& relative);
 // its surface) by that much more: the fluid's first layer then starts as far
 // from the boundary particles as beside a thick solid. Without it, fluid half
 // a spacing off a piston one spacing thick summed to 1.22 rho0 and DFSPH's
-// first steps threw it off at 20 m/s (wave_tank, spacing 0.04 m). A mesh's
+// first steps threw it off at 19 m/s (wave_tank, spacing 0.04 m). A mesh's
 // thin parts are not widened.
 void dropInsideSolids(const std::vector<SphSolid>& solids, double clearance, double inset,
                       const std::vector<SphParticle>& in, std::vector<SphParticle>& out);
@@ -391,7 +391,6 @@ class SphSim : public Simulation {
   double expectedSpeed_ = 0;         // SphSetup::expectedSpeed
   double expectedSpeedGravity_ = 0;  // the gravity it was made at
   double bodySpeed_ = 0;             // the kinematic bodies' fastest point (m/s)
-  double flowSpeed_ = 0;             // sphFlowSpeed at the current parameters
   double blowUpSpeed_ = kNoSpeedLimit;  // sphBlowUpSpeed of the setup it was built from
   std::array<double, 3> tank_{};
   double spacing_ = 0;

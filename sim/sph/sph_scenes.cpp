@@ -100,11 +100,7 @@ class SolidCover {
       : solids_(solids), clearance_(clearance) {
     for (const auto& so : solids) {
       ShapeSpec grown = so.spec;
-      const int extents = so.spec.kind == ShapeKind::Box        ? 3
-                          : so.spec.kind == ShapeKind::Cylinder ? 2
-                          : so.spec.kind == ShapeKind::Sphere   ? 1
-                                                                : 0;
-      for (int a = 0; a < extents; ++a)
+      for (int a = 0; a < boundaryInsetExtents(so.spec.kind); ++a)
         grown.size[a] += 2 * (inset - boundaryInsetOf(inset, 0.5 * so.spec.size[a]));
       shapes_.push_back(makeShape(grown));
       rot_.push_back(rotationMatrix(so.spec.pose.rotationDeg));

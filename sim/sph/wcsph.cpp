@@ -3,6 +3,8 @@
 #include "snapshot.hpp"
 #include "sph.hpp"
 
+#include <sstream>
+
 namespace eddy {
 
 WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
@@ -139,6 +141,15 @@ void WcsphSolver::step(SphParticles& p, const SphPhysics& phys) {
                           EDDY_SOLID_CLEARANCE * phys.spacing);
   p.runIntegrate(acc_, phys);
   continuity_.stepped();  // delta > 0: the next continuity phase advances rho by this dt
+}
+
+std::string WcsphSolver::compressionAdvice(const SphPhysics& phys, const Params& params) const {
+  std::ostringstream o;
+  o.precision(3);
+  o << "wcsph keeps its density within about 1 % with a speed of sound of 10x the fastest flow, and it is "
+    << double(phys.c0) << " m/s here" << (params.get("speed_of_sound") > 0 ? " (speed_of_sound)" : " (automatic)")
+    << ": set speed_of_sound to 10x the flow's speed, or use solver=dfsph";
+  return o.str();
 }
 
 }  // namespace eddy

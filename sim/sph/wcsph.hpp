@@ -58,6 +58,8 @@ class WcsphSolver : public SphSolver {
   WcsphSolver(Context& ctx, SphParticles& particles, const SphKernelConfig& cfg);
 
   std::string name() const override { return "wcsph"; }
+  // A speed of sound too low for the flow.
+  std::string compressionAdvice(const SphPhysics& phys, const Params& params) const override;
   void computeDensity(SphParticles& p, const SphPhysics& phys) override;
   void computeAccelerations(SphParticles& p, const SphPhysics& phys) override;
   const cl::Buffer& densityPressure() const override { return rhop_; }
