@@ -570,3 +570,34 @@ TEST(Snapshot, KinematicBodyWithADensityFromAnOlderSnapshotLoads) {
   EXPECT_FALSE(resaved[0].contains("density")) << resaved[0].dump();
   EXPECT_FALSE(resaved[1].contains("mass")) << resaved[1].dump();
 }
+
+// A crafted snapshot whose velocities are 1e30 m/s: the adaptive time step
+// collapses to 0, so `--steps` finishes having advanced no simulated time.
+// It used to exit 0 silently; it now warns (--until ends such a run with an
+// error after 1000 steps).
+// A sane snapshot's run says nothing of the kind.
+TEST(Snapshot, StepsThatAdvanceNoTimeAreWarnedOf) {
+  const std::string dir = test::tempDir();
+  const std::string cli = EDDY_CLI;
+  auto r = test::run(cli, "run --device cpu --sim sph --set spacing=0.02 --set depth=0.06 --steps 2 --quiet "
+                          "--save " + dir + "/good.snap");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Snapshot good = Snapshot::read(dir + "/good.snap");
+  const size_t n = size_t(good.blob("sph/vel").size() / sizeof(cl_float4));
+  ASSERT_GT(n, 0u);
+  std::vector<cl_float4> v(n);
+  for (auto& x : v) x = cl_float4{{1e30f, -1e30f, 1e30f, 0.0f}};
+  {
+    std::ofstream f(dir + "/fast.snap", std::ios::binary);
+    f << withBlob(good, "sph/vel", std::string(reinterpret_cast<const char*>(v.data()), n * sizeof(cl_float4)));
+  }
+  r = test::run(cli, "run --device cpu --load " + dir + "/good.snap --steps 3 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("advanced no simulated time"), std::string::npos) << r.err;
+  r = test::run(cli, "run --device cpu --load " + dir + "/fast.snap --steps 3 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("the 3 steps advanced no simulated time"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("warnings")) << r.out;
+  EXPECT_NE(j["warnings"].dump().find("time step collapsed"), std::string::npos) << r.out;
+}

@@ -565,6 +565,23 @@ std::string farFromOriginNote(const ParticleState& s) {
          formatSignificant(offset * std::ldexp(1.0, -23), 2);
 }
 
+// A run of --steps whose steps advanced no simulated time: the time step
+// collapsed to 0 (e.g. an adaptive dt against velocities of 1e30 m/s), so
+// the output is the start again. --until ends such a run with an error
+// (Session::finished); a fixed step count finishes, so it is said here.
+std::optional<std::string> stalledTimeWarning(const std::vector<std::string>& columns,
+                                              const std::vector<double>& first,
+                                              const std::vector<double>& last, uint64_t steps) {
+  const size_t t = size_t(std::find(columns.begin(), columns.end(), "time") - columns.begin());
+  if (steps == 0 || t >= first.size() || t >= last.size()) return std::nullopt;
+  if (last[t] > first[t] || !std::isfinite(last[t])) return std::nullopt;
+  std::ostringstream w;
+  w << "the " << steps << " steps advanced no simulated time (t stayed at " << formatSignificant(last[t], 6)
+    << " s): the time step collapsed to 0, so nothing moved; the state is unstable (e.g. velocities "
+    << "far beyond the flow's: check the initial conditions or the snapshot)";
+  return w.str();
+}
+
 // The energy warning (|dE/E| over the run above the energy_warning parameter),
 // where the simulation has a conserved total and declares that parameter.
 std::optional<std::string> energyWarning(Simulation& sim, const std::optional<double>& dE) {
@@ -858,6 +875,7 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   // of this run (no read-backs beyond those two).
   const std::optional<double> dE = sim->conservedDrift(first, last);
   if (auto w = energyWarning(*sim, dE)) warnings.push_back(*w);
+  if (auto w = stalledTimeWarning(columns, first, last, sim->steps() - startStep)) warnings.push_back(*w);
   for (const auto& w : warnings) err << "eddy: warning: " << terminalSafe(w) << '\n';
   const std::optional<double> virial = sim->virialRatio();
 
