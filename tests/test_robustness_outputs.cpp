@@ -470,6 +470,22 @@ TEST(OutputPaths, AnOutputOnAnInputIsAUsageErrorAndTheInputIsKept) {
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_TRUE(contains(r.err, flag + " '/dev/stdout' is the standard output, where --json")) << r.err;
   }
+  // Without --json, the file stdout is redirected to, named as an output, would
+  // be replaced at the end by that output: the summary printed into it lost
+  // (was: exit 0, the summary gone). /dev/stdout is written through, beside it.
+  {
+    const std::string same = dir + "/same.txt";
+    const std::string cmd = kCli + " " + test::onTestDevice("run --device cpu --n 50 --steps 2 --diag " + same) +
+                            " >" + same + " 2>" + dir + "/same.err </dev/null";
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status;
+    EXPECT_TRUE(contains(test::slurp(dir + "/same.err"),
+                         "--diag '" + same + "' is the file the standard output is redirected to"))
+        << test::slurp(dir + "/same.err");
+    r = test::run(kCli, "run --device cpu --n 50 --steps 2 --diag-every 1 --diag /dev/stdout");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "step,time") && contains(r.out, "diagnostics")) << r.out;
+  }
   // Another file beside the input is fine.
   r = test::run(kCli, "run --device cpu --steps 3 --quiet --ic " + ic + " --out " + dir + "/final.csv");
   EXPECT_EQ(r.code, 0) << r.err;

@@ -339,15 +339,24 @@ void checkOutputs(const RunOptions& o) {
   // or the file or pipe stdout goes to) would mix its rows into the object
   // scripts parse (the hostile sweep of session 34: invalid JSON, exit 0).
   // Without --json that is a way to print the rows (docs/USAGE.md); on a
-  // terminal nobody parses it.
+  // terminal nobody parses it. But the file stdout is redirected to
+  // by name (`--diag d.csv > d.csv`) is replaced at the end by the finished
+  // output, so the summary printed into it would be lost: refused with or
+  // without --json (/dev/stdout is written through the descriptor: kept).
   struct stat so {};
-  if (o.json && ::fstat(STDOUT_FILENO, &so) == 0 && !S_ISCHR(so.st_mode))
+  if (::fstat(STDOUT_FILENO, &so) == 0 && !S_ISCHR(so.st_mode) && (o.json || S_ISREG(so.st_mode)))
     for (const auto& out : outs) {
       struct stat st {};
       if (out.folder || ::stat(out.path.c_str(), &st) != 0 || st.st_dev != so.st_dev || st.st_ino != so.st_ino)
         continue;
+      if (o.json)
+        throw UsageError(out.flag + " '" + out.path +
+                         "' is the standard output, where --json writes its object: write it to another file");
+      if (resolveOutput(out.path).fd >= 0) continue;  // /dev/stdout: written through, beside the summary
       throw UsageError(out.flag + " '" + out.path +
-                       "' is the standard output, where --json writes its object: write it to another file");
+                       "' is the file the standard output is redirected to: the finished output replaces "
+                       "it at the end, and the run's summary printed there would be lost; write it to "
+                       "another file");
     }
   for (const auto& out : outs) {
     // A file in an export folder that does not exist yet: the folder's check covers it.
