@@ -797,6 +797,50 @@ TEST(SphObstacles, AFloatingBodyStartingInsideASolidIsRefused) {
   EXPECT_NO_THROW(sphCheckBodyClearance(dx, {obstacle}, {body(turned)}));
 }
 
+// Solids thinner than two spacings (one particle layer deep, as in the app's
+// 2-D-like slab) have no point half a spacing inside them: a floating box
+// lying wholly on an identical obstacle, or on an identical body, passed and
+// then fell through it (the hostile sweep of session 38). Their limit is
+// half the thinner one's thickness; resting on each other, side by side, or
+// a fifth of a spacing into each other stays accepted.
+TEST(SphObstacles, ThinSolidsLyingOnEachOtherAreRefused) {
+  const double dx = 0.008;
+  std::mt19937 rng(test::freshSeed());
+  std::uniform_real_distribution<double> u(0, 1);
+  for (const double thick : {0.008, 0.012}) {  // one spacing, one and a half
+    SCOPED_TRACE("thickness " + std::to_string(thick));
+    auto body = [](ShapeSpec s) {
+      BodySpec b;
+      b.shape = s;
+      b.density = 500;
+      return b;
+    };
+    const double x = 0.2 + 0.01 * u(rng), y = 0.1 + 0.01 * u(rng);
+    const ShapeSpec slab = boxSpec(x, y, 0.5 * thick, 0.03, 0.03, thick);
+    try {
+      sphCheckBodyClearance(dx, {slab}, {body(slab)});
+      ADD_FAILURE() << "a thin body inside an identical obstacle was accepted";
+    } catch (const SolidSpecError& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find("it starts inside obstacle box:size=0.03,0.03,"), std::string::npos) << w;
+      EXPECT_NE(w.find("more than half the thinner one's thickness, " + std::string(thick < 0.01 ? "0.004 m" : "0.006 m")),
+                std::string::npos)
+          << w;
+    }
+    EXPECT_THROW(sphCheckBodyClearance(dx, {}, {body(slab), body(slab)}), SolidSpecError);
+    ShapeSpec shifted = slab;  // half its width into it
+    shifted.pose.position[0] += 0.015;
+    EXPECT_THROW(sphCheckBodyClearance(dx, {slab}, {body(shifted)}), SolidSpecError);
+    ShapeSpec onTop = slab;  // resting on it, a fifth of a spacing into it, or beside it
+    onTop.pose.position[1] += 0.03 - 0.2 * dx * u(rng);
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {slab}, {body(onTop)}));
+    ShapeSpec beside = slab;
+    beside.pose.position[0] += 0.03 - 0.2 * dx * u(rng);
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {slab}, {body(beside)}));
+    EXPECT_NO_THROW(sphCheckBodyClearance(dx, {}, {body(slab), body(beside)}));
+  }
+}
+
 // On the command line, the scene's own obstacle counts (SPHERIC's box), and
 // an obstacle that takes all the water is named.
 TEST(SphObstaclesCli, ABodyInsideTheScenesObstacleAndAnObstacleOverTheWaterAreNamed) {

@@ -11,11 +11,12 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace eddy {
@@ -751,27 +752,48 @@ void sphCheckBodyClearance(double dx, const std::vector<ShapeSpec>& solids, cons
                            size_t first) {
   // An overlap of up to a spacing (a point at most half a spacing inside
   // both) is fine: a body resting on a solid, or placed a little into it,
-  // which its contact pushes out.
-  const double tol = 0.5 * dx;
+  // which its contact pushes out. A solid thinner than two spacings (a body
+  // or obstacle one particle layer deep in the app's 2-D-like slab) has no
+  // point half a spacing inside it: two such solids lying wholly on each
+  // other passed (the hostile sweep of session 38: a floating box inside an
+  // identical obstacle fell through it). Their limit is half the thinner
+  // one's thickness (its deepest point, measured on the same lattice).
   std::vector<std::unique_ptr<Shape>> solidShapes, bodyShapes;
   for (const ShapeSpec& o : solids) solidShapes.push_back(makeShape(o));
   for (const BodySpec& b : bodies) bodyShapes.push_back(makeShape(b.shape));
-  auto refuse = [&](size_t i, const std::string& what) {
-    throw SolidSpecError("body " + bodySpecToString(bodies[i]) + ": it starts inside " + what + " (they overlap by more than the particle spacing, " +
-                             metres(dx) + "): a floating body must start clear of the obstacles and the other bodies "
+  // A solid's deepest inside point, found once and only for a solid that
+  // overlaps another at all.
+  std::vector<std::optional<double>> solidDepth(solids.size()), bodyDepth(bodies.size());
+  auto inner = [&](std::optional<double>& memo, const ShapeSpec& spec, const Shape& shape) {
+    if (!memo) memo = overlapDepth(spec, shape, spec, shape, dx);
+    return *memo;
+  };
+  // Refuses body i overlapping `what` by depth d (the other's inner depth: rw).
+  auto check = [&](size_t i, const std::string& what, double d, const std::function<double()>& rw) {
+    if (!(d > 0)) return;
+    const double thinner = std::min(inner(bodyDepth[i], bodies[i].shape, *bodyShapes[i]), rw());
+    const double limit = std::min(dx, thinner);
+    if (!(d > 0.5 * limit)) return;
+    const std::string why = limit < dx ? "they overlap by more than half the thinner one's thickness, " +
+                                             formatSignificant(thinner, 3) + " m, under the particle spacing " +
+                                             metres(dx)
+                                       : "they overlap by more than the particle spacing, " + metres(dx);
+    throw SolidSpecError("body " + bodySpecToString(bodies[i]) + ": it starts inside " + what + " (" + why +
+                             "): a floating body must start clear of the obstacles and the other bodies "
                              "(touching is fine)",
                          true, i - first);
   };
   for (size_t i = first; i < bodies.size(); ++i) {
-    for (size_t o = 0; o < solids.size() && bodies[i].motion == BodyMotion::Floating; ++o) {
-      const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], solids[o], *solidShapes[o], dx);
-      if (d > tol) refuse(i, "obstacle " + shapeSpecToString(solids[o]));
-    }
+    for (size_t o = 0; o < solids.size() && bodies[i].motion == BodyMotion::Floating; ++o)
+      check(i, "obstacle " + shapeSpecToString(solids[o]),
+            overlapDepth(bodies[i].shape, *bodyShapes[i], solids[o], *solidShapes[o], dx),
+            [&] { return inner(solidDepth[o], solids[o], *solidShapes[o]); });
     for (size_t j = 0; j < bodies.size(); ++j) {
       if (j == i || (j >= first && j < i)) continue;  // each new pair once
       if (bodies[i].motion != BodyMotion::Floating && bodies[j].motion != BodyMotion::Floating) continue;
-      const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], bodies[j].shape, *bodyShapes[j], dx);
-      if (d > tol) refuse(i, "body " + bodySpecToString(bodies[j]));
+      check(i, "body " + bodySpecToString(bodies[j]),
+            overlapDepth(bodies[i].shape, *bodyShapes[i], bodies[j].shape, *bodyShapes[j], dx),
+            [&] { return inner(bodyDepth[j], bodies[j].shape, *bodyShapes[j]); });
     }
   }
 }
