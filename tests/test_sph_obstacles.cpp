@@ -661,6 +661,16 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
           {"--body", "more than 1500 m/s"});
   refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e30", {"--body", "'speed': 1e+30 is out of range"});
   refused("--body box:size=0.04:pos=0.2,0.1,0.1:motion=rotate:speed=1e5", {"--body", "more than 1500 m/s"});
+  // A rotating body's whole turn stays in the tank, as a piston's stroke does
+  // (before: a bar longer than the tank is high, or a body orbiting an axis
+  // outside the tank, ran until it blew up, "try a smaller time step").
+  refused("--body box:size=0.3,0.01,0.04:pos=0.2,0.1,0.1:motion=rotate:speed=3",
+          {"--body", "its rotation (about the axis 0,0,1 through 0.2,0.1,0.1) takes it out of the tank",
+           "y extent sweeps [-0.05"});
+  refused("--body box:size=0.03:pos=0.2,0.1,0.1:motion=rotate:speed=1:point=0.2,-1,0.1",
+          {"--body", "its rotation", "x extent sweeps [-0.9"});
+  refused("--body box:size=0.03:pos=0.2,0.1,0.1:motion=rotate:speed=1:axis=1,0,0:point=0.2,0.1,0.19",
+          {"--body", "its rotation", "y extent sweeps [-0.006"});  // orbits through the floor and the lid
   const std::string cfg = dir + "/outside.json";
   eddy::test::writeFile(cfg, R"({"sim": "sph", "scene": "dam_break", "params": {"spacing": 0.02, "depth": 0.2,
       "column_width": 0.1, "column_height": 0.15},
@@ -686,6 +696,12 @@ TEST(SphObstaclesCli, SolidsOutsideTheTankAreRefusedBeforeTheDevice) {
   const auto p = run(kCli, b + "--quiet --body box:size=0.04,0.1,0.1:pos=0.1,0.06,0.1:motion=piston:"
                               "amplitude=0.05:period=1");
   EXPECT_EQ(p.code, 0) << p.err;
+  // A bar turning about its middle whose ends clear the floor and lid (y in
+  // [0.025, 0.175] m over a turn), and a sphere spinning in place beside a
+  // wall (its bounding box's corners would sweep past it; the sphere does not).
+  const auto t = run(kCli, b + "--quiet --body box:size=0.15,0.01,0.04:pos=0.2,0.1,0.1:motion=rotate:speed=3 "
+                              "--body sphere:d=0.06:pos=0.3695,0.1,0.1:motion=rotate:speed=2:axis=1,1,0");
+  EXPECT_EQ(t.code, 0) << t.err;
 }
 
 // A solid much larger than the tank whose cap reaches 1 cm into it: a

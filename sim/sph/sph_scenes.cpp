@@ -2,6 +2,7 @@
 // lobovsky_dam_break (Lobovsky et al. 2014, with its sensors as probes),
 // spheric_dam_break (SPHERIC Benchmark Test 2, Kleefsman et al. 2005) and
 // mesh_obstacle (a dam break against data/meshes/obstacle.stl).
+#include "bodies.hpp"
 #include "io.hpp"
 #include "number_text.hpp"
 #include "registry.hpp"
@@ -615,6 +616,36 @@ std::string tankText(const std::array<double, 3>& t) {
 }
 
 // "" when a body fits the tank and, floating, is thick enough; else why not.
+// The world bounds a rotating body sweeps over one whole turn about its axis:
+// its exact turned bounds (Shape::turnedBounds) at 720 angles, each turn of
+// the body about rotate.point (so within about 1e-5 of its arm).
+Aabb rotationSweep(const BodySpec& b, const Shape& shape) {
+  const Vec3d u = unitDirection(b.rotate.axis);
+  const Mat3d R0 = rotationMatrix(b.shape.pose.rotationDeg);
+  Aabb sw;
+  for (int a = 0; a < 3; ++a) {
+    sw.lo[a] = std::numeric_limits<double>::infinity();
+    sw.hi[a] = -sw.lo[a];
+  }
+  constexpr int kAngles = 720;
+  for (int s = 0; s < kAngles; ++s) {
+    const BodyMat Rt = bodyMatrixFromQuat(bodyAxisAngle(u, 2 * M_PI * s / kAngles));
+    Mat3d R{};
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 3; ++k) R[3 * i + j] += Rt[3 * i + k] * R0[3 * k + j];
+    const Vec3d arm{b.shape.pose.position[0] - b.rotate.point[0], b.shape.pose.position[1] - b.rotate.point[1],
+                    b.shape.pose.position[2] - b.rotate.point[2]};
+    const Vec3d at = rotate(Rt, arm);
+    const Aabb t = shape.turnedBounds(R);
+    for (int a = 0; a < 3; ++a) {
+      sw.lo[a] = std::min(sw.lo[a], b.rotate.point[a] + at[a] + t.lo[a]);
+      sw.hi[a] = std::max(sw.hi[a], b.rotate.point[a] + at[a] + t.hi[a]);
+    }
+  }
+  return sw;
+}
+
 std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<double, 3>& tank,
                         double dx) {
   const Aabb w = worldBounds(b.shape, shape);
@@ -654,6 +685,19 @@ std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<
     if (!(peak <= kSphMaxBodySpeed))
       return tooFast(peak, "speed " + formatNumber(b.rotate.speed) + " rad/s at up to " + short6(arm) +
                                " m from its axis");
+    // The whole turn stays in the tank, as a piston's whole stroke does (a
+    // bar longer than the tank is high, or a body orbiting an axis outside
+    // it, ran until its particles blew up, "try a smaller time step").
+    const Aabb sw = rotationSweep(b, shape);
+    const auto vec6 = [&](const Vec3d& v) { return short6(v[0]) + "," + short6(v[1]) + "," + short6(v[2]); };
+    for (int a = 0; a < 3; ++a) {
+      const double eps = 1e-9 * std::max(1.0, tank[a]);
+      if (sw.lo[a] < -eps || sw.hi[a] > tank[a] + eps)
+        return "its rotation (about the axis " + vec6(unitDirection(b.rotate.axis)) + " through " +
+               vec6(b.rotate.point) + ") takes it out of the tank (" + tankText(tank) + "): over a turn its " +
+               axis[a] + " extent sweeps [" + short6(sw.lo[a]) + ", " + short6(sw.hi[a]) + "] m, not within [0, " +
+               formatNumber(tank[a]) + "]";
+    }
   }
   if (b.motion == BodyMotion::Floating) {
     const Aabb l = shape.bounds();
