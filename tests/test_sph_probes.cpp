@@ -643,9 +643,18 @@ TEST(SphProbeCli, LoadGoesOnWithTheSnapshotsProbes) {
   r = test::run(EDDY_CLI, load + "--probe pressure:P:0.2,0.1,0.04 --probe-out " + dir + "/c.csv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(lines(dir + "/c.csv"), b);
+  // The snapshot's P elsewhere, and the scene's S1: the name is taken by
+  // the simulation's own probe (was "given twice": the user gave it once).
   r = test::run(EDDY_CLI, load + "--probe pressure:P:0.3,0.1,0.04 --probe-out " + dir + "/d.csv");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("probe name 'P' is given twice"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("probe pressure:P:0.3,0.1,0.04: the name 'P' is taken by one of the simulation's own "
+                       "probes (its scene's or its snapshot's), pressure:P:0.2,0.1,0.04"),
+            std::string::npos)
+      << r.err;
+  r = test::run(EDDY_CLI, base + "--steps 1 --probe level:S1:0.3,0.04 --probe-out " + dir + "/e.csv");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("the name 'S1' is taken by one of the simulation's own probes"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("given twice"), std::string::npos) << r.err;
 }
 
 // Usage errors: exit 2 with a message naming the problem.

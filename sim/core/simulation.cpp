@@ -253,9 +253,19 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
   // One of `extra` that is one of the simulation's own (the same kind, name
   // and place: a probe a snapshot kept, given again as before snapshots kept
   // them) is that probe, not a second one with its name.
-  for (const ProbeSpec& p : extra)
-    if (std::none_of(probes.begin(), probes.begin() + own, [&](const ProbeSpec& q) { return sameProbe(p, q); }))
-      probes.push_back(p);
+  for (const ProbeSpec& p : extra) {
+    if (std::any_of(probes.begin(), probes.begin() + own, [&](const ProbeSpec& q) { return sameProbe(p, q); }))
+      continue;
+    // A name the simulation's own probes already take: said so, not "given
+    // twice" (the user gave it once).
+    const auto taken = std::find_if(probes.begin(), probes.begin() + own,
+                                    [&](const ProbeSpec& q) { return q.name == p.name; });
+    if (taken != probes.begin() + own)
+      throw Error("probe " + probeSpecText(p) + ": the name '" + p.name +
+                  "' is taken by one of the simulation's own probes (its scene's or its snapshot's), " +
+                  probeSpecText(*taken) + ": choose another name (names are CSV columns: each once)");
+    probes.push_back(p);
+  }
   checkProbeNames(probes);
   if (const std::optional<Box> box = sim.domain()) {
     const double tank[3] = {box->hi[0], box->hi[1], box->hi[2]};
