@@ -567,7 +567,7 @@ def test_load_goes_on_with_the_snapshots_probes(eddy, tmp_path):
         np.testing.assert_array_equal(np.concatenate([first[key], rest[key]]), straight[key])
     # Given again, a kept probe is that probe; another with its name is refused.
     assert eddy.Simulation.load(snap, probes=[PROBES[1]]).probe_specs == PROBES
-    with pytest.raises(ValueError, match="probe name 'L' is given twice"):
+    with pytest.raises(ValueError, match="the name 'L' is taken by one of the simulation's own probes"):
         eddy.Simulation.load(snap, probes=["level:L:0.05,0.004"])
 
 
