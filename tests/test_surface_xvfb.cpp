@@ -15,6 +15,7 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <stb_image.h>
 
 #include <algorithm>
@@ -817,6 +818,29 @@ TEST_F(AppTest, RecordingStopsCleanlyOnSigint) {
   EXPECT_NE(log.find("recorded " + std::to_string(n) + " frames"), std::string::npos) << log;
   for (const auto& e : fs::directory_iterator(dir))
     EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "left a temporary: " << e.path();
+}
+
+// The recording summary's simulated time is the device clock's at the end:
+// with fixed stepping, that of eddy-cli after the same steps (before, it was
+// the last asynchronous read-back, four steps old: 2 frames said 0 s).
+TEST_F(AppTest, RecordingSummaryGivesTheSimulatedTimeOfItsSteps) {
+  for (const int frames : {2, 23}) {
+    const std::string dir = test::tempDir() + "/rec-time-" + std::to_string(frames);
+    fs::remove_all(dir);
+    const std::string sph = "--device cpu --sim sph --set spacing=0.008 --set solver=dfsph ";
+    const test::Result a = test::run("env -u DISPLAY -u WAYLAND_DISPLAY " + app(),
+                                     sph + "--offscreen --size 64x64 --frames " + std::to_string(frames) +
+                                         " --record " + dir);
+    ASSERT_EQ(a.code, 0) << a.err;
+    const size_t at = a.err.find("; simulated time ");
+    ASSERT_NE(at, std::string::npos) << a.err;
+    const double recorded = std::stod(a.err.substr(at + 17));
+    const test::Result c = test::run(EDDY_CLI, "run " + sph + "--quiet --json --steps " + std::to_string(frames));
+    ASSERT_EQ(c.code, 0) << c.err;
+    const double cli = nlohmann::json::parse(c.out)["time"].get<double>();
+    EXPECT_GT(cli, 0.0);
+    EXPECT_NEAR(recorded, cli, 1e-5 * cli) << a.err;  // printed to 6 digits
+  }
 }
 
 TEST_F(AppTest, VideoNeedsFfmpeg) {
