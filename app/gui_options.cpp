@@ -4,11 +4,13 @@
 #include "config.hpp"
 #include "defaults.hpp"
 #include "factory.hpp"
+#include "io.hpp"
 #include "options.hpp"
 #include "record_target.hpp"
 #include "snapshot.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +25,20 @@ using cli::UsageError;
 // ("" would silently mean "none").
 std::string nonEmptyOutput(const std::string& flag, const std::string& v) {
   if (v.empty()) throw UsageError(flag + " '': cannot write: the path is empty");
+  return v;
+}
+
+// --screenshot's file: the app writes PNG, so a regular file's name ends in
+// .png (any case); `x.jpg` got PNG data under that name. A device node, FIFO
+// or one of the app's own descriptors (/dev/null, /dev/stdout) takes it as is.
+std::string screenshotPath(const std::string& v) {
+  nonEmptyOutput("--screenshot", v);
+  if (isSpecialFile(v) || resolveOutput(v).fd >= 0) return v;
+  const std::string name = std::filesystem::path(v).filename().string();
+  std::string ext = name.size() > 4 ? name.substr(name.size() - 4) : "";
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (ext != ".png")
+    throw UsageError("--screenshot '" + v + "': the app writes PNG images: name the file FILE.png");
   return v;
 }
 
@@ -95,7 +111,7 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
              });
   opt.count("--frames", o.frames, 1, 1ull << 40, "N", "quit after N frames");
   opt.custom("--screenshot", "FILE.png", "write the last frame to FILE (needs --frames)",
-             [&](const std::string& v) { o.screenshot = nonEmptyOutput("--screenshot", v); });
+             [&](const std::string& v) { o.screenshot = screenshotPath(v); });
   opt.custom("--size", "WxH", "window size in screen coordinates (default 1280x800)",
              [&](const std::string& v) {
                const auto x = v.find('x');

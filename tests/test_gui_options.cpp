@@ -167,6 +167,13 @@ TEST(GuiOptions, EmptyValuesAreUsageErrorsNamingTheFlag) {
   EXPECT_EQ(msg({"--load", ""}), "--load '': the path is empty; give a file (or leave --load out)");
   EXPECT_EQ(msg({"--config", ""}), "--config '': the path is empty; give a file (or leave --config out)");
   EXPECT_EQ(msg({"--screenshot", "", "--frames", "2"}), "--screenshot '': cannot write: the path is empty");
+  // The app writes PNG: another name would hold PNG data under it (was: exit 0).
+  for (const std::string bad : {"x.jpg", "shot", "dir/.png", "x.png.bak"})
+    EXPECT_EQ(msg({"--screenshot", bad, "--frames", "2"}),
+              "--screenshot '" + bad + "': the app writes PNG images: name the file FILE.png")
+        << bad;
+  for (const std::string good : {"x.PNG", "a/b.png", "/dev/null"})
+    EXPECT_EQ(msg({"--screenshot", good}), "--screenshot needs --frames N (the frame to capture)") << good;
   EXPECT_EQ(msg({"--record", ""}), "--record '': cannot write: the path is empty");
   EXPECT_EQ(msg({"--device", ""}),
             "--device '': the device is empty; expected gpu, cpu or P:D (leave --device out for the default device)");
