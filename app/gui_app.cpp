@@ -381,7 +381,17 @@ void App::setup() {
     } else view_.colorField = int(it - f.begin());
   }
   if (!win_) {
-    // --offscreen: every frame is drawn into this framebuffer (RGBA8 + depth).
+    // --offscreen: every frame is drawn into this framebuffer (RGBA8 + depth),
+    // within the driver's size limits (named, not an incomplete framebuffer).
+    GLint maxRb = 0, maxTex = 0, maxView[2] = {0, 0};
+    glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &maxRb);
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxTex);
+    glGetIntegerv(GL_MAX_VIEWPORT_DIMS, maxView);
+    const GLint limit = std::min({maxRb, maxTex, maxView[0], maxView[1]});
+    if (limit > 0 && (o_.width > limit || o_.height > limit))
+      throw GuiUsageError("--size " + std::to_string(o_.width) + "x" + std::to_string(o_.height) +
+                          ": larger than this OpenGL driver draws, " + std::to_string(limit) +
+                          " pixels a side");
     glGenFramebuffers(1, &offFbo_);
     glGenRenderbuffers(1, &offColor_);
     glGenRenderbuffers(1, &offDepth_);

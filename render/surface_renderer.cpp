@@ -128,11 +128,25 @@ void SurfaceRenderer::ensureTargets(int w, int h) {
   ++live_;
   glBindRenderbuffer(GL_RENDERBUFFER, depthRb_);
   glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, w, h);
-  depthFbo_ = newFbo(depthTex_, depthRb_);
-  smoothFbo_[0] = newFbo(smoothTex_[0], 0);
-  smoothFbo_[1] = newFbo(smoothTex_[1], 0);
-  normalFbo_ = newFbo(normalTex_, 0);
-  thickFbo_ = newFbo(thickTex_, 0);
+  try {
+    depthFbo_ = newFbo(depthTex_, depthRb_);
+    smoothFbo_[0] = newFbo(smoothTex_[0], 0);
+    smoothFbo_[1] = newFbo(smoothTex_[1], 0);
+    normalFbo_ = newFbo(normalTex_, 0);
+    thickFbo_ = newFbo(thickTex_, 0);
+  } catch (const Error& e) {
+    // Most likely memory: about 33 bytes a pixel over the targets above
+    // (16384 x 16384 asks for 8.4 GiB). Named with the size, which is the cure.
+    releaseTargets();
+    glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prevFbo));
+    const double mib = 33.0 * double(w) * double(h) / (1024.0 * 1024.0);
+    char b[64];
+    std::snprintf(b, sizeof b, "%.0f", mib);
+    throw Error(std::string(e.what()) + " at " + std::to_string(w) + "x" + std::to_string(h) +
+                " pixels: the surface style's targets need about " + b +
+                " MiB of GPU memory, more than the OpenGL driver could give; a smaller --size or window "
+                "(or another --style) draws");
+  }
   glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prevFbo));
   w_ = w;
   h_ = h;
