@@ -139,6 +139,7 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
       json shares = json::object();
       std::string breakdown;
       for (const auto& st : sim.profiler().stats()) {
+        if (st.count == 0) continue;  // a phase no timed step ran: not a 0 % phase
         const double share = total > 0 ? st.totalMs / total : 0.0;
         shares[st.name] = share;
         char item[96];
