@@ -168,16 +168,17 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
            "surface style (fluids): white foam sprites where the speed is high\n(off by default)");
   opt.custom("--camera", "YAW,PITCH", "view direction in degrees (0,0: looking along -z, face-on)",
              [&](const std::string& v) {
+               // The strict reader of every other number (no hex, no blanks inside).
                const auto c = v.find(',');
-               char* end = nullptr;
-               const double yaw = c == std::string::npos ? 0 : std::strtod(v.c_str(), &end);
-               const bool yawOk = c != std::string::npos && end == v.c_str() + c && c > 0;
-               const double pitch = yawOk ? std::strtod(v.c_str() + c + 1, &end) : 0;
-               if (!yawOk || *end != '\0' || end == v.c_str() + c + 1 || !std::isfinite(yaw) ||
-                   !std::isfinite(pitch))
+               double yaw = 0, pitch = 0;
+               if (c == std::string::npos || !parseDouble(std::string_view(v).substr(0, c), yaw) ||
+                   !parseDouble(std::string_view(v).substr(c + 1), pitch))
                  throw UsageError("--camera: '" + v + "' is not YAW,PITCH (degrees, e.g. 0,0)");
                if (std::fabs(pitch) > 89)
                  throw UsageError("--camera: pitch " + v.substr(c + 1) + " is out of range [-89, 89]");
+               // A yaw is an angle: any turn is one of [-360, 360] (1e308 was taken as is).
+               if (std::fabs(yaw) > 360)
+                 throw UsageError("--camera: yaw " + v.substr(0, c) + " is out of range [-360, 360]");
                o.cameraGiven = true;
                o.cameraYaw = float(yaw);
                o.cameraPitch = float(pitch);

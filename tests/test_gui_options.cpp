@@ -172,6 +172,11 @@ TEST(GuiOptions, EmptyValuesAreUsageErrorsNamingTheFlag) {
     EXPECT_EQ(msg({"--screenshot", bad, "--frames", "2"}),
               "--screenshot '" + bad + "': the app writes PNG images: name the file FILE.png")
         << bad;
+  // --camera reads its numbers as every other flag does: no hex, a yaw in [-360, 360].
+  for (const std::string bad : {"0x1,0", "1,0x1", "30", ",0", "30,", "nan,0", "1e400,0"})
+    EXPECT_EQ(msg({"--camera", bad}), "--camera: '" + bad + "' is not YAW,PITCH (degrees, e.g. 0,0)") << bad;
+  EXPECT_EQ(msg({"--camera", "1e308,0"}), "--camera: yaw 1e308 is out of range [-360, 360]");
+  EXPECT_EQ(msg({"--camera", "0,90"}), "--camera: pitch 90 is out of range [-89, 89]");
   for (const std::string good : {"x.PNG", "a/b.png", "/dev/null"})
     EXPECT_EQ(msg({"--screenshot", good}), "--screenshot needs --frames N (the frame to capture)") << good;
   EXPECT_EQ(msg({"--record", ""}), "--record '': cannot write: the path is empty");
