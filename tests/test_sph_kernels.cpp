@@ -483,13 +483,28 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
       double maxRho = 0, maxP = 0;
       for (size_t i = 0; i < n; ++i) {
         ASSERT_EQ(nb[i], count[i]) << "neighbour count of particle " << i;
-        const double e = std::fabs(rp[i].s[0] - rho[i]) / rho[i];
+        // rho_i is a float sum of positive terms, one per neighbour and per
+        // wall image of it (at most 2^walls per neighbour), added one after
+        // the other (per lane); recursive summation of N positive terms is
+        // good to (N - 1) u of the sum, and comes near that where the terms
+        // are equal and small against the running sum: a wall particle next
+        // to the 69 particles stacked in the corner summed ~360 terms and was
+        // 9.1e-6 off (seed 953991455, n 2003, 1 lane). 1e-5 for the kernel
+        // function's own rounding, plus N u.
+        int walls = 0;
+        for (int a = 0; a < 3; ++a) {
+          const double x = in.pos[i].s[a];
+          walls += std::min(x, in.tank[a] - x) < in.phys.h * (1 + 1e-6) ? 1 : 0;
+        }
+        const double terms = double(count[i]) * double(1 << walls);
+        const double tol = 1e-5 + terms * std::ldexp(1.0, -24);
+        const double e = std::fabs(rp[i].s[0] - rho[i]) / rho[i] / tol;  // in units of the tolerance
         maxRho = std::max(maxRho, e);
         // pressure: the EOS in double of the device's density
         const double pref = sphReferencePressure(rp[i].s[0], in.phys.rho0, in.phys.B);
         maxP = std::max(maxP, std::fabs(rp[i].s[1] - pref) / (std::fabs(pref) + 1e-3 * in.phys.B));
       }
-      EXPECT_LT(maxRho, 1e-5);
+      EXPECT_LT(maxRho, 1.0);
       EXPECT_LT(maxP, 1e-5);
 
       sim.runForces();
@@ -522,7 +537,7 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
         EXPECT_EQ(double(fy), ymax);
         EXPECT_NEAR(double(fd), dmax, 1e-6 * H);
       }
-      std::printf("SPH kernels %s lanes %d n=%zu: density rel err %.2e, pressure %.2e, "
+      std::printf("SPH kernels %s lanes %d n=%zu: density err / tol %.2e, pressure %.2e, "
                   "acceleration %.2e\n",
                   mode == 0 ? "cells" : mode == 1 ? "list " : "fused", 1 << lb, n, maxRho, maxP, maxA);
     }
