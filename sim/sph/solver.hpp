@@ -27,6 +27,7 @@
 #include "params.hpp"
 #include "particles.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -116,14 +117,21 @@ class SphSolver {
 using SphSolverFactory =
     std::function<std::unique_ptr<SphSolver>(Context&, SphParticles&, const SphKernelConfig&)>;
 
+// What a solver does badly in a tank of `tank` (m, rounded to particle
+// layers) at spacing dx with parameters P: "" if nothing, else a warning
+// (SphSim::runWarnings, and the advice of a blow-up).
+using SphSetupCheck = std::function<std::string(const Params& P, const std::array<double, 3>& tank, double dx)>;
+
 struct SphSolverEntry {
   std::string name;  // a choice of the `solver` parameter
   SphSolverFactory make;
+  SphSetupCheck setupWarning;  // may be empty: none
 };
 // Every built-in solver, the default first (sim/sph/solvers.cpp).
 const std::vector<SphSolverEntry>& sphSolvers();
 std::vector<std::string> sphSolverNames();
 // Throws eddy::Error naming the known solvers.
 const SphSolverFactory& sphSolverFactory(std::string_view name);
+const SphSolverEntry& sphSolverEntry(std::string_view name);
 
 }  // namespace eddy

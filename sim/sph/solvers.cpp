@@ -8,9 +8,11 @@ namespace eddy {
 const std::vector<SphSolverEntry>& sphSolvers() {
   static const std::vector<SphSolverEntry> solvers = {
       {"wcsph", [](Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-                    -> std::unique_ptr<SphSolver> { return std::make_unique<WcsphSolver>(ctx, p, cfg); }},
+                    -> std::unique_ptr<SphSolver> { return std::make_unique<WcsphSolver>(ctx, p, cfg); },
+       wcsphSetupWarning},
       {"dfsph", [](Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-                    -> std::unique_ptr<SphSolver> { return std::make_unique<DfsphSolver>(ctx, p, cfg); }},
+                    -> std::unique_ptr<SphSolver> { return std::make_unique<DfsphSolver>(ctx, p, cfg); },
+       {}},
   };
   return solvers;
 }
@@ -21,9 +23,11 @@ std::vector<std::string> sphSolverNames() {
   return names;
 }
 
-const SphSolverFactory& sphSolverFactory(std::string_view name) {
+const SphSolverFactory& sphSolverFactory(std::string_view name) { return sphSolverEntry(name).make; }
+
+const SphSolverEntry& sphSolverEntry(std::string_view name) {
   for (const auto& s : sphSolvers())
-    if (s.name == name) return s.make;
+    if (s.name == name) return s;
   throw Error("unknown SPH solver '" + std::string(name) + "'; known: " +
               joinNames(sphSolverNames()));
 }

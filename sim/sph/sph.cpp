@@ -1235,6 +1235,11 @@ std::vector<double> SphSim::diagRow() {
           d.solve.densityResidual};
 }
 
+std::string SphSim::setupWarning() const {
+  const SphSolverEntry& entry = sphSolverEntry(params_.getChoice("solver"));
+  return entry.setupWarning ? entry.setupWarning(params_, tank_, params_.get("spacing")) : "";
+}
+
 std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow) const {
   // Never silent: particles that had to be put back into the tank, list
   // entries dropped, a fluid squeezed far beyond what its solver aims at
@@ -1254,6 +1259,7 @@ std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow)
                 : " (particle-steps found inside a solid and put back outside)");
       out.push_back(o.str());
     }
+  if (std::string w = setupWarning(); !w.empty()) out.push_back(std::move(w));
   const size_t e = size_t(std::find(columns.begin(), columns.end(), "density_error") - columns.begin());
   if (e < lastRow.size() && lastRow[e] > kSphCompressionWarningPercent) {
     std::ostringstream o;
