@@ -193,7 +193,10 @@ TEST_F(GuiTest, ObstaclesBodiesAndProbesAreDrawn) {
   r = test::run(EDDY_APP, "--sim sph --scene spheric_dam_break --set spacing=0.05 --probe "
                               "level:far:9,0.5 --frames 1");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("far"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--probe level:far:9,0.5: probe far (level:far:9,0.5) lies outside the tank"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("left out"), std::string::npos) << r.err;  // it was not: the app exits
 }
 
 // In the surface style a solid under water shows through it, refracted and
