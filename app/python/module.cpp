@@ -680,6 +680,10 @@ PYBIND11_MODULE(eddy, m) {
             try {
               if (py::isinstance<py::dict>(config)) {
                 c = parseConfig(toJson(config, "config").dump(), "config");
+              } else if (!config.is_none() && !py::isinstance<py::str>(config) &&
+                         !py::isinstance(config, py::module_::import("os").attr("PathLike"))) {
+                throw ArgumentError(std::string("from_config: expected a path or a dict, got ") +
+                                    Py_TYPE(config.ptr())->tp_name);
               } else {
                 c = loadConfig(pathText(config, "from_config"));
               }
@@ -898,13 +902,18 @@ PYBIND11_MODULE(eddy, m) {
             for (size_t k = 0; k < columns.size(); ++k) {
               std::vector<double> col;
               for (const auto& r : rows) col.push_back(k < r.size() ? r[k] : std::nan(""));
-              out[columns[k].c_str()] = py::array_t<double>(py::ssize_t(col.size()), col.data());
+              if (columns[k] == "body") {  // an index: integers, as the CSV writes it
+                std::vector<int64_t> idx(col.begin(), col.end());
+                out["body"] = py::array_t<int64_t>(py::ssize_t(idx.size()), idx.data());
+              } else {
+                out[columns[k].c_str()] = py::array_t<double>(py::ssize_t(col.size()), col.data());
+              }
             }
             return out;
           },
           "The rigid bodies' state now (the --bodies-out CSV's columns without step,time): "
-          "{'body', 'x', 'y', 'z', 'qw', ..., 'vz'} as NumPy arrays, one entry per body; {} "
-          "without bodies.")
+          "{'body', 'x', 'y', 'z', 'qw', ..., 'vz'} as NumPy arrays, one entry per body ('body' "
+          "the index, int64; the others float64); {} without bodies.")
       .def(
           "diagnostics",
           [](PySimulation& s) {

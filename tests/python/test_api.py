@@ -460,6 +460,9 @@ def test_from_config_file_and_dict(eddy, tmp_path):
         eddy.Simulation.from_config({"scnee": "plummer"})
     with pytest.raises(ValueError, match="cannot open config file"):
         eddy.Simulation.from_config(tmp_path / "missing.json")
+    for bad in ([1], 3, b"c.json"):  # neither a path nor a dict
+        with pytest.raises(ValueError, match="from_config: expected a path or a dict, got "):
+            eddy.Simulation.from_config(bad)
 
 
 # ---- probes, obstacles and bodies (issue 12 through the module) -------------
@@ -588,6 +591,8 @@ def test_obstacles_and_bodies_as_keywords_and_config(eddy, tmp_path):
     np.testing.assert_array_equal(a.positions(), b.positions())
     bodies = a.bodies()
     assert list(bodies)[:4] == ["body", "x", "y", "z"] and len(bodies["x"]) == 1
+    assert bodies["body"].dtype == np.int64 and list(bodies["body"]) == [0]  # an index
+    assert bodies["x"].dtype == np.float64
     assert bodies["y"][0] < 0.12  # falling
     np.testing.assert_array_equal(bodies["y"], b.bodies()["y"])
     assert list(b.probes()["step"]) == [0, 4, 8, 12]
