@@ -240,7 +240,7 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
   if (realtime) {
     const double factor = pacedWall > 0 ? simulated / pacedWall : 0.0;
     j.update({{"realtime", true}, {"speed", speed}, {"fps", fps},
-              {"solver", params.find("solver") ? params.getChoice("solver") : ""},
+              {"solver", params.find("solver") ? json(params.getChoice("solver")) : json(nullptr)},  // nbody: null
               {"budget_ms", pacer.budget() * 1e3}, {"realtime_factor", factor}, {"simulated_s", simulated},
               {"wall_s", wall}, {"paced_wall_s", pacedWall}, {"steps", stepsRun},
               {"steps_per_frame", double(stepsRun) / fr}, {"limited_frames", limited}});
