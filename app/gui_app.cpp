@@ -121,6 +121,10 @@ class App {
   std::unique_ptr<Recorder> recorder_;
   double recordSimStart_ = 0;
   bool recordFailed_ = false;
+  // --overwrite: the earlier recording's frames are removed just before the
+  // first frame is captured, once a frame has been drawn (a start that fails,
+  // such as a framebuffer too large, leaves them).
+  bool overwritePending_ = false;
   Panel panel_;
   ViewSettings view_;
   OrbitCamera cam_;
@@ -573,12 +577,7 @@ int App::run() {
   }
   setup();
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
-  if (o_.overwrite) {  // --overwrite (the parser refused a non-empty folder without it)
-    const size_t removed = removeOldRecording(o_.record);
-    if (removed)
-      err_ << "eddy: --overwrite: removed " << removed << " frames of an earlier recording from "
-           << o_.record << '\n';
-  }
+  overwritePending_ = o_.overwrite;  // the parser refused a non-empty folder without it
   if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
        << choice_.summary() << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
@@ -730,6 +729,13 @@ int App::run() {
     // The recording holds the scene without the panel.
     if (recorder_) {
       try {
+        if (overwritePending_) {
+          overwritePending_ = false;
+          const size_t removed = removeOldRecording(o_.record);
+          if (removed)
+            err_ << "eddy: --overwrite: removed " << removed << " frames of an earlier recording from "
+                 << o_.record << '\n';
+        }
         recorder_->frame(fbw, fbh);
       } catch (const Error& e) {
         err_ << "eddy: error: recording: " << e.what() << '\n';
