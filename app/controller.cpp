@@ -259,7 +259,7 @@ void Controller::startProbes() {
     } catch (const Error& e) {
       const std::string line = (own ? "the scene's probe " : "") + probeSpecText(p) + " left out: " + e.what();
       probeError_ += (probeError_.empty() ? "" : "\n") + line;
-      if (!own) appProbeError_ += (appProbeError_.empty() ? "" : "\n") + line;
+      if (!own) appProbeError_ += (appProbeError_.empty() ? "" : "\n") + probeSpecText(p) + ": " + e.what();
     }
   };
   std::vector<ProbeSpec> wanted = builtin;

@@ -124,8 +124,9 @@ class Controller {
   void setProbes(std::vector<ProbeSpec> probes);
   const ProbeHistory& probeHistory() const { return history_; }
   // Why some probes were left out (outside the tank, a name taken, inside
-  // an obstacle), else ""; appProbeError() only for those of setProbes (the
-  // scene's own are left out when an obstacle covers them, not refused).
+  // an obstacle), else ""; appProbeError() only for those of setProbes, as
+  // "SPEC: why" lines (the app refuses them at start; the scene's own are
+  // left out when an obstacle covers them, not refused).
   const std::string& probeError() const { return probeError_; }
   const std::string& appProbeError() const { return appProbeError_; }
   static constexpr double kProbeDt = 0.01;

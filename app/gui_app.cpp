@@ -336,12 +336,7 @@ void App::setup() {
   // Probes: the scene's built-in ones and --probe / the config's (a probe of
   // the command line outside the tank is a usage error, as in eddy-cli).
   ctl_->setProbes(o_.probes);
-  // At start a probe of the command line that does not fit is an error, not
-  // left out as the panel's are (the panel's words would say it was skipped).
-  if (std::string why = ctl_->appProbeError(); !why.empty()) {
-    for (size_t at; (at = why.find(" left out: ")) != std::string::npos;) why.replace(at, 11, ": ");
-    throw GuiUsageError("--probe " + why);
-  }
+  if (!ctl_->appProbeError().empty()) throw GuiUsageError("--probe " + ctl_->appProbeError());
   if (!o_.loadPath.empty()) {
     panel_.setSnapshotPath(o_.loadPath);
     if (ctl_->hasSim() && ctl_->error().empty()) {

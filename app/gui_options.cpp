@@ -34,9 +34,8 @@ std::string nonEmptyOutput(const std::string& flag, const std::string& v) {
 std::string screenshotPath(const std::string& v) {
   nonEmptyOutput("--screenshot", v);
   if (isSpecialFile(v) || resolveOutput(v).fd >= 0) return v;
-  const std::string name = std::filesystem::path(v).filename().string();
-  std::string ext = name.size() > 4 ? name.substr(name.size() - 4) : "";
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  std::string ext = std::filesystem::path(v).extension().string();  // "" for a name such as ".png"
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (ext != ".png")
     throw UsageError("--screenshot '" + v + "': the app writes PNG images: name the file FILE.png");
   return v;

@@ -136,7 +136,7 @@ void SurfaceRenderer::ensureTargets(int w, int h) {
     thickFbo_ = newFbo(thickTex_, 0);
   } catch (const Error& e) {
     // Most likely memory: about 33 bytes a pixel over the targets above
-    // (16384 x 16384 asks for 8.4 GiB). Named with the size, which is the cure.
+    // (16384 x 16384 asks for 8448 MiB, 8.25 GiB). Named with the size, which is the cure.
     releaseTargets();
     glBindFramebuffer(GL_FRAMEBUFFER, GLuint(prevFbo));
     const double mib = 33.0 * double(w) * double(h) / (1024.0 * 1024.0);

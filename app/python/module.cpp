@@ -344,9 +344,14 @@ long long wholeNumber(const py::object& o, const char* what, unsigned long long 
   return v;
 }
 
+// A str or an os.PathLike (what optionalText takes).
+bool isTextOrPath(const py::object& o) {
+  return py::isinstance<py::str>(o) || py::isinstance(o, py::module_::import("os").attr("PathLike"));
+}
+
 std::string optionalText(const py::object& o, const char* what) {
   if (o.is_none()) return "";
-  if (!py::isinstance<py::str>(o) && !py::isinstance(o, py::module_::import("os").attr("PathLike")))
+  if (!isTextOrPath(o))
     throw ArgumentError(std::string(what) + ": expected a string, got " + Py_TYPE(o.ptr())->tp_name);
   const py::object text = py::module_::import("os").attr("fspath")(o);
   if (!py::isinstance<py::str>(text))
@@ -680,8 +685,7 @@ PYBIND11_MODULE(eddy, m) {
             try {
               if (py::isinstance<py::dict>(config)) {
                 c = parseConfig(toJson(config, "config").dump(), "config");
-              } else if (!config.is_none() && !py::isinstance<py::str>(config) &&
-                         !py::isinstance(config, py::module_::import("os").attr("PathLike"))) {
+              } else if (!config.is_none() && !isTextOrPath(config)) {
                 throw ArgumentError(std::string("from_config: expected a path or a dict, got ") +
                                     Py_TYPE(config.ptr())->tp_name);
               } else {

@@ -108,6 +108,12 @@ class SphSolver {
   // at (SphSim::runWarnings, kSphCompressionWarningPercent): the end of the
   // warning's sentence, e.g. which parameter to raise. Default: nothing.
   virtual std::string compressionAdvice(const SphPhysics&, const Params&) const { return ""; }
+  // What the solver does badly in a tank of `tank` (m, rounded to particle
+  // layers) at spacing dx with parameters P: "" if nothing, else a warning
+  // (SphSim::runWarnings, and the advice of a blow-up).
+  virtual std::string setupWarning(const Params&, const std::array<double, 3>& /*tank*/, double /*dx*/) const {
+    return "";
+  }
   // Snapshot of the carried state (n particles, slot order) and its restore.
   virtual void saveState(SnapshotWriter&, size_t) {}
   virtual void restoreState(const SphState&) {}
@@ -117,21 +123,14 @@ class SphSolver {
 using SphSolverFactory =
     std::function<std::unique_ptr<SphSolver>(Context&, SphParticles&, const SphKernelConfig&)>;
 
-// What a solver does badly in a tank of `tank` (m, rounded to particle
-// layers) at spacing dx with parameters P: "" if nothing, else a warning
-// (SphSim::runWarnings, and the advice of a blow-up).
-using SphSetupCheck = std::function<std::string(const Params& P, const std::array<double, 3>& tank, double dx)>;
-
 struct SphSolverEntry {
   std::string name;  // a choice of the `solver` parameter
   SphSolverFactory make;
-  SphSetupCheck setupWarning;  // may be empty: none
 };
 // Every built-in solver, the default first (sim/sph/solvers.cpp).
 const std::vector<SphSolverEntry>& sphSolvers();
 std::vector<std::string> sphSolverNames();
 // Throws eddy::Error naming the known solvers.
 const SphSolverFactory& sphSolverFactory(std::string_view name);
-const SphSolverEntry& sphSolverEntry(std::string_view name);
 
 }  // namespace eddy

@@ -8,11 +8,9 @@ namespace eddy {
 const std::vector<SphSolverEntry>& sphSolvers() {
   static const std::vector<SphSolverEntry> solvers = {
       {"wcsph", [](Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-                    -> std::unique_ptr<SphSolver> { return std::make_unique<WcsphSolver>(ctx, p, cfg); },
-       wcsphSetupWarning},
+                    -> std::unique_ptr<SphSolver> { return std::make_unique<WcsphSolver>(ctx, p, cfg); }},
       {"dfsph", [](Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
-                    -> std::unique_ptr<SphSolver> { return std::make_unique<DfsphSolver>(ctx, p, cfg); },
-       {}},
+                    -> std::unique_ptr<SphSolver> { return std::make_unique<DfsphSolver>(ctx, p, cfg); }},
   };
   return solvers;
 }
@@ -23,11 +21,9 @@ std::vector<std::string> sphSolverNames() {
   return names;
 }
 
-const SphSolverFactory& sphSolverFactory(std::string_view name) { return sphSolverEntry(name).make; }
-
-const SphSolverEntry& sphSolverEntry(std::string_view name) {
+const SphSolverFactory& sphSolverFactory(std::string_view name) {
   for (const auto& s : sphSolvers())
-    if (s.name == name) return s;
+    if (s.name == name) return s.make;
   throw Error("unknown SPH solver '" + std::string(name) + "'; known: " +
               joinNames(sphSolverNames()));
 }

@@ -1235,10 +1235,7 @@ std::vector<double> SphSim::diagRow() {
           d.solve.densityResidual};
 }
 
-std::string SphSim::setupWarning() const {
-  const SphSolverEntry& entry = sphSolverEntry(params_.getChoice("solver"));
-  return entry.setupWarning ? entry.setupWarning(params_, tank_, params_.get("spacing")) : "";
-}
+std::string SphSim::setupWarning() const { return solver_->setupWarning(params_, tank_, spacing_); }
 
 std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow) const {
   // Never silent: particles that had to be put back into the tank, list

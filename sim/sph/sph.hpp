@@ -254,7 +254,7 @@ class SphSim : public Simulation {
   // escaped / overflow > 0 at the end of a run.
   std::vector<std::string> runWarnings(const std::vector<double>& lastRow) const override;
   // The solver's warning about this tank and these parameters
-  // (SphSolverEntry::setupWarning; "" = none), also a blow-up's advice.
+  // (SphSolver::setupWarning; "" = none), also a blow-up's advice.
   std::string setupWarning() const;
   std::string blowUpHint() const override { return setupWarning(); }
   std::vector<std::vector<double>> stateRows() override;

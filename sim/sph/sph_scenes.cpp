@@ -615,7 +615,6 @@ std::string tankText(const std::array<double, 3>& t) {
   return formatNumber(t[0]) + " x " + formatNumber(t[1]) + " x " + formatNumber(t[2]) + " m";
 }
 
-// "" when a body fits the tank and, floating, is thick enough; else why not.
 // The world bounds a rotating body sweeps over one whole turn about its axis:
 // its exact turned bounds (Shape::turnedBounds) at 720 angles, each turn of
 // the body about rotate.point (so within about 1e-5 of its arm).
@@ -627,15 +626,15 @@ Aabb rotationSweep(const BodySpec& b, const Shape& shape) {
     sw.lo[a] = std::numeric_limits<double>::infinity();
     sw.hi[a] = -sw.lo[a];
   }
+  const Vec3d arm{b.shape.pose.position[0] - b.rotate.point[0], b.shape.pose.position[1] - b.rotate.point[1],
+                  b.shape.pose.position[2] - b.rotate.point[2]};
   constexpr int kAngles = 720;
   for (int s = 0; s < kAngles; ++s) {
     const BodyMat Rt = bodyMatrixFromQuat(bodyAxisAngle(u, 2 * M_PI * s / kAngles));
-    Mat3d R{};
+    Mat3d R{};  // Rt R0: the body's orientation after the turn
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j)
         for (int k = 0; k < 3; ++k) R[3 * i + j] += Rt[3 * i + k] * R0[3 * k + j];
-    const Vec3d arm{b.shape.pose.position[0] - b.rotate.point[0], b.shape.pose.position[1] - b.rotate.point[1],
-                    b.shape.pose.position[2] - b.rotate.point[2]};
     const Vec3d at = rotate(Rt, arm);
     const Aabb t = shape.turnedBounds(R);
     for (int a = 0; a < 3; ++a) {
@@ -646,6 +645,7 @@ Aabb rotationSweep(const BodySpec& b, const Shape& shape) {
   return sw;
 }
 
+// "" when a body fits the tank and, floating, is thick enough; else why not.
 std::string bodyProblem(const BodySpec& b, const Shape& shape, const std::array<double, 3>& tank,
                         double dx) {
   const Aabb w = worldBounds(b.shape, shape);
@@ -812,10 +812,11 @@ void sphCheckBodyClearance(double dx, const std::vector<ShapeSpec>& solids, cons
     if (!memo) memo = overlapDepth(spec, shape, spec, shape, dx);
     return *memo;
   };
-  // Refuses body i overlapping `what` by depth d (the other's inner depth: rw).
-  auto check = [&](size_t i, const std::string& what, double d, const std::function<double()>& rw) {
-    if (!(d > 0)) return;
-    const double thinner = std::min(inner(bodyDepth[i], bodies[i].shape, *bodyShapes[i]), rw());
+  auto bodyInner = [&](size_t j) { return inner(bodyDepth[j], bodies[j].shape, *bodyShapes[j]); };
+  auto solidInner = [&](size_t o) { return inner(solidDepth[o], solids[o], *solidShapes[o]); };
+  // Refuses body i overlapping `what` by depth d > 0, the thinner of the two
+  // `thinner` deep inside.
+  auto check = [&](size_t i, const std::string& what, double d, double thinner) {
     const double limit = std::min(dx, thinner);
     if (!(d > 0.5 * limit)) return;
     const std::string why = limit < dx ? "they overlap by more than half the thinner one's thickness, " +
@@ -828,16 +829,15 @@ void sphCheckBodyClearance(double dx, const std::vector<ShapeSpec>& solids, cons
                          true, i - first);
   };
   for (size_t i = first; i < bodies.size(); ++i) {
-    for (size_t o = 0; o < solids.size() && bodies[i].motion == BodyMotion::Floating; ++o)
-      check(i, "obstacle " + shapeSpecToString(solids[o]),
-            overlapDepth(bodies[i].shape, *bodyShapes[i], solids[o], *solidShapes[o], dx),
-            [&] { return inner(solidDepth[o], solids[o], *solidShapes[o]); });
+    for (size_t o = 0; o < solids.size() && bodies[i].motion == BodyMotion::Floating; ++o) {
+      const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], solids[o], *solidShapes[o], dx);
+      if (d > 0) check(i, "obstacle " + shapeSpecToString(solids[o]), d, std::min(bodyInner(i), solidInner(o)));
+    }
     for (size_t j = 0; j < bodies.size(); ++j) {
       if (j == i || (j >= first && j < i)) continue;  // each new pair once
       if (bodies[i].motion != BodyMotion::Floating && bodies[j].motion != BodyMotion::Floating) continue;
-      check(i, "body " + bodySpecToString(bodies[j]),
-            overlapDepth(bodies[i].shape, *bodyShapes[i], bodies[j].shape, *bodyShapes[j], dx),
-            [&] { return inner(bodyDepth[j], bodies[j].shape, *bodyShapes[j]); });
+      const double d = overlapDepth(bodies[i].shape, *bodyShapes[i], bodies[j].shape, *bodyShapes[j], dx);
+      if (d > 0) check(i, "body " + bodySpecToString(bodies[j]), d, std::min(bodyInner(i), bodyInner(j)));
     }
   }
 }

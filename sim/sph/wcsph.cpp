@@ -8,7 +8,7 @@
 
 namespace eddy {
 
-std::string wcsphSetupWarning(const Params& P, const std::array<double, 3>& tank, double dx) {
+std::string WcsphSolver::setupWarning(const Params& P, const std::array<double, 3>& tank, double dx) const {
   if (!(P.get("density_diffusion") > 0)) return "";
   static const char* axis[3] = {"x", "y", "z"};
   for (int a = 0; a < 3; ++a) {
