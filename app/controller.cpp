@@ -628,7 +628,7 @@ uint64_t Controller::stepsThisFrame(FrameReport& r, double wallSeconds) {
   }
   if (!realtime_) return fixed;
   const PacedFrame f = planPacedFrame(pacer_, *session_, *sim_, wallSeconds, !pacing_);
-  pacing_ = !f.probe;
+  pacing_ = true;  // a probe frame is counted by the pacer too
   r.paced = !f.probe;
   r.plan = f.plan;
   return f.steps;

@@ -29,6 +29,7 @@
 #include <csignal>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <ctime>
 #include <iomanip>
@@ -544,14 +545,16 @@ bool App::stopRecording() {
   if (isVideoTarget(r.target)) err_ << " (" << video << " s of video at " << r.fps << " fps)";
   err_ << "; simulated time " << simulated << " s";
   // Real time: the video's length x speed, less what the first frames (one
-  // step each while a step's device cost is first measured) and frames the
-  // compute budget capped did not advance. Said, not hidden.
+  // step each until dt and a step's device cost are known) have not made up
+  // yet and what frames the compute budget capped did not advance (none in a
+  // batch recording). Said, not hidden.
   if (ctl_->hasSim() && ctl_->realtime() && recorder_->framesWritten() > 0) {
     const double want = video * ctl_->speed();
     if (simulated < 0.99 * want)
       err_ << " (" << want << " s of video x speed asked for; " << (want - simulated)
-           << " s short: the first frames run one step each while the step's device cost is measured, "
-              "and a device behind its compute budget falls short)";
+           << " s short: the first frames run one step each until the time step and a step's device "
+              "cost are known, and are made up at most 25 % fast; a device behind its compute budget falls "
+              "short)";
   }
   err_ << '\n';
   status_ = "recorded " + std::to_string(recorder_->framesWritten()) + " frames to " + r.target;
@@ -574,10 +577,24 @@ int App::run() {
   if (!o_.screenshot.empty()) checkWritable(o_.screenshot);
   overwritePending_ = o_.overwrite;  // the parser refused a non-empty folder without it
   if (!o_.record.empty()) startRecording({o_.record, o_.recordEvery, o_.recordFps});
+  // A batch recording in real time (--frames N --record --realtime): each
+  // frame is its share of the video, and no one waits for it to be drawn, so
+  // its steps are not capped by the interactive compute budget: the video
+  // plays in real time (x speed) on any device, however long it takes to make.
+  const bool batchRealtimeRecording = !o_.record.empty() && o_.frames > 0 && ctl_->realtime();
+  if (batchRealtimeRecording && recorder_) {
+    ctl_->pacer().setBudget(std::numeric_limits<double>::infinity());
+    // A video frame of more than the pacer's stall limit (below 10 video
+    // frames per second) is still owed in full: its wall time is not a stall.
+    ctl_->pacer().setMaxFrameTime(std::max(recorder_->options().drawnFrameSeconds(), 0.1));
+  }
   err_ << "eddy: " << ctx_->info().name << ", " << bufferPathName(choice_.path) << " ("
        << choice_.summary() << "), GL " << reinterpret_cast<const char*>(glGetString(GL_VERSION))
        << '\n';
-  if (ctl_->realtime())
+  if (batchRealtimeRecording)
+    err_ << "eddy: stepping: real time at " << ctl_->speed() << "x of the video (each frame runs the steps "
+         << "its share of the video asks for; a batch recording has no compute budget)\n";
+  else if (ctl_->realtime())
     err_ << "eddy: stepping: real time at " << ctl_->speed() << "x (as many steps a frame as its wall "
          << "time asks for, within a " << ctl_->pacer().budget() * 1e3 << " ms compute budget)\n";
   else
@@ -628,7 +645,7 @@ int App::run() {
     // plays in real time (x speed) whatever the drawing rate. A device that
     // cannot fill it within the frame's budget shows as "behind" in the panel.
     double paceSeconds = double(frameDt);
-    if (recorder_) paceSeconds = 1.0 / (double(std::max(recorder_->options().every, 1u)) * recorder_->options().fps);
+    if (recorder_) paceSeconds = recorder_->options().drawnFrameSeconds();
     const FrameReport rep = ctl_->frame(frameProf_, paceSeconds);
     const bool live = ctl_->hasSim();
     // A batch capture (--frames N with --record, or the last frame with
@@ -907,9 +924,12 @@ int App::run() {
       const double simulated = ctl_->sim().syncTime() - simAtWarmup;
       out_ << std::defaultfloat << std::setprecision(3) << "  real time: speed " << ctl_->speed() << "x, reached "
            << (total.frame > 0 ? simulated / (total.frame * 1e-3) : 0.0) << "x real time ("
-           << simulated << " simulated s in " << total.frame * 1e-3 << " s); the compute budget ("
-           << ctl_->pacer().budget() * 1e3 << " ms) capped " << limitedFrames << " of " << measured
-           << " frames\n";
+           << simulated << " simulated s in " << total.frame * 1e-3 << " s); ";
+      if (std::isinf(ctl_->pacer().budget()))
+        out_ << "no compute budget (a batch recording)\n";
+      else
+        out_ << "the compute budget (" << ctl_->pacer().budget() * 1e3 << " ms) capped " << limitedFrames
+             << " of " << measured << " frames\n";
     }
   }
   (void)start;

@@ -14,14 +14,16 @@ namespace eddy {
 
 struct PacedFrame {
   uint64_t steps = 0;
-  bool probe = false;          // one step to learn dt or a step's device time: not paced
-  RealtimePacer::Plan plan;    // the pacer's plan (when not a probe)
+  bool probe = false;          // one step to learn dt or a step's device time: not planned
+  RealtimePacer::Plan plan;    // the pacer's plan (a probe's: one step, RealtimePacer::probe)
 };
 
 // Until both the time step and a step's device time are known, a frame runs
-// one step and the pacer waits (a probe): an unknown device, PoCL on two
-// cores, must not start with a burst, and the real-time factor reported
-// starts with the first paced frame. SPH knows dt after its first clock read
+// one step (a probe): an unknown device, PoCL on two cores, must not start
+// with a burst. The pacer still counts the probe's wall time as owed and
+// carries what the step leaves owed (RealtimePacer::probe), so the frames
+// after it make up the start (a recording started with the run covers its
+// video's length x speed). SPH knows dt after its first clock read
 // (8 steps), the device time a frame or two after the first step.
 // `wall`: this frame's wall seconds. `fresh`: the pacer starts afresh (after
 // a pause, a rebuild, fixed steps or a probe): reset() before observing.

@@ -13,7 +13,7 @@ void RealtimePacer::setSpeed(double speed) {
 }
 
 void RealtimePacer::setBudget(double seconds) {
-  if (std::isfinite(seconds) && seconds > 0) budget_ = seconds;
+  if (!std::isnan(seconds) && seconds > 0) budget_ = seconds;  // infinity: no cap
 }
 
 void RealtimePacer::setMaxFrameTime(double seconds) {
@@ -72,12 +72,33 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
     }
   }
   p.steps = uint64_t(want);
+  // Behind: carry the shortfall up to the catch-up window (at least a step),
+  // drop the rest, so a device that stays behind never owes more and more.
+  spendOn(p, dt, p.limited ? catchUpWindow_ : -1.0);
+  account(p, wall);
+  return p;
+}
+
+RealtimePacer::Plan RealtimePacer::probe(double wall, double dt) {
+  Plan p;
+  p.steps = 1;
+  if (!(std::isfinite(wall) && wall > 0)) return p;
+  wall = std::min(wall, maxFrame_);
+  debt_ += speed_ * wall;
+  p.owed = speed_ * wall;
+  spendOn(p, std::isfinite(dt) && dt > 0 ? dt : 0.0, std::max(catchUpWindow_, kProbeCarry));
+  account(p, wall);
+  return p;
+}
+
+void RealtimePacer::spendOn(Plan& p, double dt, double carry) {
   p.planned = double(p.steps) * dt;
   debt_ -= p.planned;
   expected_ += p.planned;
-  // Behind: carry the shortfall up to the catch-up window (at least a step),
-  // drop the rest, so a device that stays behind never owes more and more.
-  if (p.limited) debt_ = std::min(debt_, std::max(dt, speed_ * catchUpWindow_));
+  if (carry >= 0) debt_ = std::min(debt_, std::max(dt, speed_ * carry));
+}
+
+void RealtimePacer::account(const Plan& p, double wall) {
   // The factor over about the last second of wall time: what the steps really
   // advanced as far as observe() has told (planned plus its corrections).
   recent_.emplace_back(wall, std::max(0.0, p.planned + corrected_));
@@ -95,7 +116,6 @@ RealtimePacer::Plan RealtimePacer::plan(double wall, double dt, double stepCost)
   // Behind when the budget capped this frame, or (once the average covers a
   // second) the smoothed rate is under 95 % of the speed asked for.
   behind_ = p.limited || (elapsed_ >= 1.0 && factor_ < 0.95 * speed_);
-  return p;
 }
 
 }  // namespace eddy

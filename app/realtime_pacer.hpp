@@ -55,7 +55,8 @@ class RealtimePacer {
   // speed: simulated seconds per wall second (0.1..10 in the app).
   void setSpeed(double speed);
   double speed() const { return speed_; }
-  // budget: device seconds one frame may spend on steps (default 0.025 s).
+  // budget: device seconds one frame may spend on steps (default 0.025 s;
+  // infinity: no cap, as for a batch recording, whose frames no one waits for).
   void setBudget(double seconds);
   double budget() const { return budget_; }
   // A wall interval longer than this (a stalled or minimised window) counts as
@@ -71,6 +72,17 @@ class RealtimePacer {
   // time step (> 0); stepCost: device seconds per step (<= 0 = not known yet:
   // no cap, since nothing has been measured).
   Plan plan(double wall, double dt, double stepCost);
+
+  // A frame that runs one step before frames can be planned (planPacedFrame's
+  // probe: dt or a step's device time not known yet). It owes s·w as any
+  // frame does; its step advances dt (0 when dt is not known: observe()
+  // credits what the step did advance). The shortfall is carried up to
+  // kProbeCarry wall seconds' worth (x speed), longer than a capped frame's
+  // catch-up window: probing is the start's one-off, not a device behind, and
+  // a recording started with the run then covers its video's length x speed.
+  // Planned frames repay it at the catch-up rate.
+  Plan probe(double wall, double dt);
+  static constexpr double kProbeCarry = 0.5;
 
   // The simulated time reached so far, as well as the caller knows it now
   // (a clock sample extrapolated with its dt). The first call after reset()
@@ -96,6 +108,13 @@ class RealtimePacer {
   void forgetStepCost() { stepCost_ = 0; }
 
  private:
+  // A frame's steps of dt taken off the debt; what it still owes is then
+  // held to `carry` wall seconds' worth (x speed, at least a step; < 0: all
+  // of it is carried).
+  void spendOn(Plan& p, double dt, double carry);
+  // The real-time factor over recent frames and keepingUp(), after a frame.
+  void account(const Plan& p, double wall);
+
   double speed_ = 1.0;
   double budget_ = 0.025;
   double maxFrame_ = 0.1;

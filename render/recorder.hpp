@@ -31,6 +31,8 @@ struct RecordOptions {
   std::string target;  // a directory (PNG frames) or FILE.mp4 / .mkv / .mov / .webm (ffmpeg)
   unsigned every = 1;  // record every K-th frame
   double fps = 60;     // frame rate of the video (ffmpeg)
+  // The share of the video one drawn frame is: 1 / (every x fps) seconds.
+  double drawnFrameSeconds() const { return 1.0 / (double(every > 0 ? every : 1u) * fps); }
 };
 
 class Recorder {

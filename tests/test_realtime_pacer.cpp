@@ -286,6 +286,65 @@ TEST(RealtimePacer, AdaptiveTimeStepSeenLateStillKeepsPace) {
   }
 }
 
+// The start as the app runs it: until the first clock read arrives (8 steps)
+// dt is unknown and each frame probes one step (RealtimePacer::probe). Those
+// frames' wall time is owed all the same, and the frames after them make it
+// up at no more than the catch-up rate: from the first frame on, simulated
+// time follows s * wall (a recording started with the run covers its video's
+// length x speed; before, the probes' share was lost: 1.86 s of a 2-s
+// recording on PoCL).
+TEST(RealtimePacer, TheProbeFramesOfTheStartAreMadeUp) {
+  for (double speed : {0.5, 1.0, 3.0}) {
+    RealtimePacer p;
+    p.setSpeed(speed);
+    LaggedClockSim sim;
+    double wall = 0;
+    int probes = 0, frames = 0;
+    for (; frames < 240; ++frames) {  // 4 s of 60 Hz frames
+      const double w = 1.0 / 60;
+      p.observe(sim.estimate());
+      RealtimePacer::Plan plan;
+      if (sim.readDt > 0) {
+        plan = p.plan(w, sim.readDt, 1e-7);
+        ASSERT_FALSE(plan.limited);
+        // Catching up at most 25 % fast (plus the step a remainder rounds to).
+        EXPECT_LE(plan.planned, speed * w * 1.25 + 1.5 * sim.readDt) << speed << " frame " << frames;
+      } else {
+        plan = p.probe(w, 0.0);
+        ASSERT_EQ(plan.steps, 1u);
+        ++probes;
+      }
+      sim.run(plan.steps);
+      sim.arrive();
+      wall += w;
+    }
+    EXPECT_GE(probes, 8) << "no read before 8 steps";
+    EXPECT_NEAR(sim.time, speed * wall, 4 * 2e-3) << speed;
+    EXPECT_NEAR(p.realtimeFactor(), speed, 0.05 * speed) << speed;
+  }
+}
+
+// A long probing start (a device that takes long to report a step's cost)
+// carries at most kProbeCarry wall seconds' worth of simulated time: it is
+// not repaid as a long fast-forward.
+TEST(RealtimePacer, AProbingStartCarriesAtMostItsWindow) {
+  RealtimePacer p;
+  const double dt = 1e-3;
+  p.observe(0.0);
+  for (int f = 0; f < 100; ++f) {  // 10 s of 0.1-s frames, one step each
+    const auto plan = p.probe(0.1, dt);
+    EXPECT_EQ(plan.steps, 1u);
+    EXPECT_NEAR(plan.planned, dt, 1e-15);
+  }
+  EXPECT_FALSE(p.keepingUp()) << "probing for long is being behind";
+  // Now planned: 0.5 s owed is repaid at 25 % over the wall time, then the
+  // simulation follows the wall clock.
+  double repaid = 0;
+  for (int f = 0; f < 200; ++f) repaid += p.plan(1.0 / 60, dt, 1e-7).planned - 1.0 / 60;
+  EXPECT_NEAR(repaid, RealtimePacer::kProbeCarry, 2 * dt);
+  EXPECT_TRUE(p.keepingUp());
+}
+
 TEST(RealtimePacer, WithoutObserveAStaleTimeStepWouldDrift) {
   // The same run planned with the stale dt but never corrected: the plans
   // believe in a longer step than the simulation takes, and it falls behind.

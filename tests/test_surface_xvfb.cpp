@@ -843,6 +843,25 @@ TEST_F(AppTest, RecordingSummaryGivesTheSimulatedTimeOfItsSteps) {
   }
 }
 
+// A batch recording in real time (--frames N --record --realtime) has no
+// compute budget: the video covers its length x speed on any device, the
+// start included (on PoCL the default-resolution scene, capped by the
+// interactive budget, had covered 0.119 s of a 2-s video).
+TEST_F(AppTest, ARealtimeBatchRecordingCoversItsVideosLength) {
+  const std::string dir = test::tempDir() + "/rec-realtime";
+  fs::remove_all(dir);
+  const test::Result a = test::run("env -u DISPLAY -u WAYLAND_DISPLAY " + app(),
+                                   "--device cpu --sim sph --set spacing=0.004 --offscreen --size 64x64 "
+                                   "--frames 30 --realtime --speed 2 --record " + dir);
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.err.find("no compute budget"), std::string::npos) << a.err;
+  const size_t at = a.err.find("; simulated time ");
+  ASSERT_NE(at, std::string::npos) << a.err;
+  const double recorded = std::stod(a.err.substr(at + 17));
+  EXPECT_NEAR(recorded, 30.0 / 60 * 2, 0.01) << a.err;  // 1 s of video x 2, to within about a step
+  EXPECT_EQ(a.err.find(" short"), std::string::npos) << a.err;
+}
+
 TEST_F(AppTest, VideoNeedsFfmpeg) {
   // Without ffmpeg on PATH: a usage error naming the problem (exit 2).
   const test::Result r = test::run("PATH=/nonexistent " + app(), "--sim nbody --frames 2 --record " +

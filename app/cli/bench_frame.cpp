@@ -152,7 +152,7 @@ int cmdBenchFrame(const FrameArgs& args, std::ostream& out, std::ostream& err) {
     const double wall = std::chrono::duration<double>(now - lastFrame).count();
     lastFrame = now;
     const PacedFrame pf = planPacedFrame(pacer, session, *sim, wall, !pacing);
-    pacing = !pf.probe;
+    pacing = true;
     limited += pf.plan.limited;
     return pf.steps;
   };
