@@ -6,6 +6,7 @@
 #include "factory.hpp"
 #include "io.hpp"
 #include "options.hpp"
+#include "paced_frame.hpp"
 #include "record_target.hpp"
 #include "snapshot.hpp"
 
@@ -90,7 +91,7 @@ void addGuiOptions(cli::Options& opt, GuiOptions& o, Given& given) {
              });
   opt.custom("--substeps", "K", "fixed stepping: K simulation steps per frame (default: real time)",
              [&](const std::string& v) {
-               o.substeps = unsigned(cli::parseCount("--substeps", v, 1, 1000));
+               o.substeps = unsigned(cli::parseCount("--substeps", v, 1, kMaxSubsteps));
                o.substepsGiven = true;
              });
   opt.flag("--realtime", o.realtime, true,

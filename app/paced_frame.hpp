@@ -12,6 +12,10 @@
 
 namespace eddy {
 
+// Fixed stepping's steps per frame (`--substeps K`, the app's and `bench
+// frame`'s): at most this many.
+constexpr unsigned kMaxSubsteps = 10000;
+
 struct PacedFrame {
   uint64_t steps = 0;
   bool probe = false;          // one step to learn dt or a step's device time: not planned

@@ -519,7 +519,7 @@ TEST(Cli, FlagEqualsValueFormMatchesTheSpacedForm) {
   expectUsageError("bench nbody --wg=3,,5", "--wg: empty list item in '3,,5'");
   expectUsageError("bench sph --n ,64", "--n: empty list item in ',64'");  // as '64,'
   // A whole number outside the range says so (not "is not a whole number").
-  expectUsageError("bench realtime --n 1", "--n: 1 is out of range [2, ");
+  expectUsageError("bench realtime --n 0", "--n: 0 is out of range [1, ");
   expectUsageError("bench nbody --wg=0", "--wg: 0 is out of range [1, 4096]");
   expectUsageError("bench nbody --wg=3,5,", "--wg: empty list item in '3,5,'");
   expectUsageError("bench sph --mode=cells,rows", "--mode: 'rows' is not cells or list");

@@ -281,6 +281,14 @@ TEST(SphCli, BenchRealtimeReportsBothSolvers) {
   EXPECT_GT(j["realtime"][1]["mean_density_iterations"].get<double>(), 0.0);
   EXPECT_GT(j["realtime"][1]["mean_dt"].get<double>(), j["realtime"][0]["mean_dt"].get<double>());
   EXPECT_EQ(run(kCli, "bench realtime --solver isph").code, 2);
+  for (const auto& row : j["realtime"]) EXPECT_EQ(row["n_requested"], 500);
+  // As bench sph: an N the column cannot hold exactly is rounded (N = 1: the
+  // smallest column, 2 particles), and the row says what was asked for.
+  const auto one = run(kCli, "bench realtime --device cpu --n 1 --solver wcsph --until 0.002 --json");
+  ASSERT_EQ(one.code, 0) << one.err;
+  const auto row1 = nlohmann::json::parse(one.out)["realtime"].at(0);
+  EXPECT_EQ(row1["n"], 2);
+  EXPECT_EQ(row1["n_requested"], 1);
 }
 
 // Parameters that contradict each other are refused naming both, from --set

@@ -49,7 +49,7 @@ void addFrameOptions(Options& o, FrameArgs& a) {
   addSetOption(o, a.sets);
   addDeviceOption(o, a.device);
   o.count("--frames", a.frames, 1, 1000000, "N", "frames to time (default 50; 120 with --realtime)");
-  o.count("--substeps", a.substeps, 1, 10000, "K", "simulation steps per frame (default 1)");
+  o.count("--substeps", a.substeps, 1, kMaxSubsteps, "K", "simulation steps per frame (default 1)");
   o.flag("--realtime", a.realtime, true, "the app's real-time mode: paced steps, its defaults (DFSPH)");
   o.real("--speed", a.speed, 0.1, 10, "S", "with --realtime: simulated s per wall s asked (default 1)");
   o.real("--fps", a.fps, 0, 1000, "F",

@@ -25,7 +25,7 @@ struct RealtimeArgs {
 };
 
 void addRealtimeOptions(Options& o, RealtimeArgs& a) {
-  o.counts("--n", a.ns, 2, 1ull << 28, "LIST",
+  o.counts("--n", a.ns, 1, 1ull << 28, "LIST",
            "comma-separated particle counts (default\n6612,51984,207936,1044240 on a GPU, 6612 on "
            "a CPU)");
   o.custom("--solver", "LIST", "SPH solvers to compare (default wcsph,dfsph)",
@@ -153,7 +153,8 @@ int benchRealtime(const RealtimeArgs& a, std::ostream& out) {
       const double factor = wall > 0 ? t / wall : 0.0, rate = wall > 0 ? steps / wall : 0.0;
       const double meanDt = steps > 0 ? t / steps : 0.0;
       if (asJson) {
-        rows.push_back({{"solver", solver}, {"n", sim.size()}, {"realtime_factor", factor},
+        rows.push_back({{"solver", solver}, {"n", sim.size()}, {"n_requested", target},
+                        {"realtime_factor", factor},
                         {"steps_per_s", rate}, {"mean_dt", meanDt}, {"steps", sim.steps()},
                         {"simulated_s", t}, {"wall_s", wall},
                         {"mean_density_iterations", ss.meanDensityIterations},
