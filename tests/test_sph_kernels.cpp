@@ -25,7 +25,9 @@ const double kDx = 0.01;  // spacing -> h = 0.02 m (smoothing_ratio 2)
 
 // n random particles in a tank sized for about 30 neighbours within h, a few
 // of them on walls and in corners (wall images in every combination).
-SphSetup randomSetup(size_t n, unsigned seed) {
+// thin: the tank is 1.2 h deep in z (a slab two layers deep), so that most
+// particles are within h of both z walls and take images across both.
+SphSetup randomSetup(size_t n, unsigned seed, bool thin = false) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   const double h = 2 * kDx, sphere = 4.0 / 3.0 * M_PI * h * h * h;
@@ -34,6 +36,10 @@ SphSetup randomSetup(size_t n, unsigned seed) {
   SphSetup s;
   s.spacing = kDx;
   s.tank = {side, 0.8 * side, 0.625 * side};
+  if (thin) {
+    const double x = std::sqrt(volume / 0.5 / (1.2 * h) / 0.8);
+    s.tank = {x, 0.8 * x, 1.2 * h};
+  }
   s.expectedSpeed = 1.0;
   for (size_t i = 0; i < n; ++i) {
     SphParticle p;
@@ -451,14 +457,15 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
   const unsigned seed = test::freshSeed();
   // cells mode; list mode with the "neighbours" phase; list mode with the
   // list built by sph_density (fused list)
+  for (bool thin : {false, true})
   for (int mode : {0, 1, 2})
     for (int lb : {0, 3})  // 1 and 8 work-items per particle (sph_common.cl, "Lanes")
     for (size_t n : kSizes) {
       const bool list = mode > 0;
       SCOPED_TRACE(std::string(mode == 0 ? "cells" : mode == 1 ? "list" : "fused list") +
                    " mode, n = " + std::to_string(n) + ", lanes " + std::to_string(1 << lb) +
-                   ", seed " + std::to_string(seed));
-      const SphSetup s = randomSetup(n, seed + unsigned(n));
+                   ", seed " + std::to_string(seed) + (thin ? ", thin slab" : ""));
+      const SphSetup s = randomSetup(n, seed + unsigned(n), thin);
       SphKernelConfig cfg;
       cfg.neighbourList = list;
       cfg.fusedList = mode == 2;
@@ -484,19 +491,14 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
       for (size_t i = 0; i < n; ++i) {
         ASSERT_EQ(nb[i], count[i]) << "neighbour count of particle " << i;
         // rho_i is a float sum of positive terms, one per neighbour and per
-        // wall image of it (at most 2^walls per neighbour), added one after
+        // wall image of it (sphTermsPerNeighbour), added one after
         // the other (per lane); recursive summation of N positive terms is
         // good to (N - 1) u of the sum, and comes near that where the terms
         // are equal and small against the running sum: a wall particle next
         // to the 69 particles stacked in the corner summed ~360 terms and was
         // 9.1e-6 off (seed 953991455, n 2003, 1 lane). 1e-5 for the kernel
         // function's own rounding, plus N u.
-        int walls = 0;
-        for (int a = 0; a < 3; ++a) {
-          const double x = in.pos[i].s[a];
-          walls += std::min(x, in.tank[a] - x) < in.phys.h * (1 + 1e-6) ? 1 : 0;
-        }
-        const double terms = double(count[i]) * double(1 << walls);
+        const double terms = double(count[i]) * sphTermsPerNeighbour(in.pos[i], in.tank, in.phys.h);
         const double tol = 1e-5 + terms * std::ldexp(1.0, -24);
         const double e = std::fabs(rp[i].s[0] - rho[i]) / rho[i] / tol;  // in units of the tolerance
         maxRho = std::max(maxRho, e);
@@ -537,9 +539,10 @@ TEST(SphKernels, DensityPressureAndForcesMatchTheDoubleReference) {
         EXPECT_EQ(double(fy), ymax);
         EXPECT_NEAR(double(fd), dmax, 1e-6 * H);
       }
-      std::printf("SPH kernels %s lanes %d n=%zu: density err / tol %.2e, pressure %.2e, "
+      std::printf("SPH kernels %s lanes %d n=%zu%s: density err / tol %.2e, pressure %.2e, "
                   "acceleration %.2e\n",
-                  mode == 0 ? "cells" : mode == 1 ? "list " : "fused", 1 << lb, n, maxRho, maxP, maxA);
+                  mode == 0 ? "cells" : mode == 1 ? "list " : "fused", 1 << lb, n, thin ? " thin" : "", maxRho,
+                  maxP, maxA);
     }
 }
 
@@ -741,14 +744,15 @@ TEST(SphKernels, FusedListGivesTheSameBitsAsTheNeighboursPhase) {
 // reference, and a step adds dt times that rate.
 TEST(SphKernels, ContinuityDensityDiffusionMatchesTheDoubleReference) {
   const unsigned seed = test::freshSeed();
+  for (bool thin : {false, true})  // thin: a slab 1.2 h deep, images across both z walls
   for (int mode : {0, 1, 2})  // cells; list; list built by sph_continuity (fused)
     for (int lb : {0, 3})
       for (size_t n : kSizes) {
         const bool list = mode > 0;
         SCOPED_TRACE(std::string(mode == 0 ? "cells" : mode == 1 ? "list" : "fused list") +
                      " mode, n = " + std::to_string(n) + ", lanes " + std::to_string(1 << lb) +
-                     ", seed " + std::to_string(seed));
-        const SphSetup s = randomSetup(n, seed + unsigned(n));
+                     ", seed " + std::to_string(seed) + (thin ? ", thin slab" : ""));
+        const SphSetup s = randomSetup(n, seed + unsigned(n), thin);
         SphKernelConfig cfg;
         cfg.neighbourList = list;
         cfg.fusedList = mode == 2;

@@ -9,6 +9,7 @@
 #include "snapshot_edit.hpp"
 #include "probe.hpp"
 #include "sph.hpp"
+#include "reference/sph_reference.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -32,17 +33,13 @@ struct RefParticle {
   double rho, p;
 };
 
-// Walls within h of x and their coordinates (sph_walls, in double).
-unsigned refWalls(const double x[3], const std::array<double, 3>& tank, double h, double w[3]) {
+// Walls within h of x (sph_walls, in double): bit a for the wall at 0 of
+// axis a, bit a + 3 for the one at tank[a].
+unsigned refWalls(const double x[3], const std::array<double, 3>& tank, double h) {
   unsigned m = 0;
   for (int a = 0; a < 3; ++a) {
-    if (x[a] <= tank[a] - x[a]) {
-      w[a] = 0;
-      if (x[a] < h) m |= 1u << a;
-    } else {
-      w[a] = tank[a];
-      if (tank[a] - x[a] < h) m |= 1u << a;
-    }
+    if (x[a] < h) m |= 1u << a;
+    if (tank[a] - x[a] < h) m |= 8u << a;
   }
   return m;
 }
@@ -50,14 +47,13 @@ unsigned refWalls(const double x[3], const std::array<double, 3>& tank, double h
 // sum_j V_j W and sum_j V_j p_j W at x over the particles and their images.
 std::array<double, 2> refSums(const double x[3], const std::vector<RefParticle>& ps,
                               const std::array<double, 3>& tank, double h, double mass) {
-  double w[3];
-  const unsigned mask = refWalls(x, tank, h, w);
+  const unsigned mask = refWalls(x, tank, h);
   double den = 0, num = 0;
   for (const auto& q : ps) {
     auto dist = [&](unsigned s) {
       double r2 = 0;
       for (int a = 0; a < 3; ++a) {
-        const double qa = (s >> a) & 1u ? 2 * w[a] - q.x[a] : q.x[a];
+        const double qa = sphMirror(q.x[a], s, a, tank[a]);
         r2 += (x[a] - qa) * (x[a] - qa);
       }
       return std::sqrt(r2);
@@ -65,7 +61,8 @@ std::array<double, 2> refSums(const double x[3], const std::vector<RefParticle>&
     const double r = dist(0);
     if (r >= h) continue;  // images only of real neighbours (as the kernels)
     double ws = sphKernelW(r, h);
-    for (unsigned s = mask; s != 0u; s = (s - 1u) & mask) ws += sphKernelW(dist(s), h);
+    for (unsigned s = mask; s != 0u; s = (s - 1u) & mask)
+      if (sphIsImage(s)) ws += sphKernelW(dist(s), h);
     den += mass / q.rho * ws;
     num += mass / q.rho * q.p * ws;
   }

@@ -60,27 +60,46 @@ inline int4 sph_cell(const float3 p, const int4 dims, const float inv_cell)
     return clamp(c, (int4)(0), dims - (int4)(1));
 }
 
-/* Walls within h of p: bit a of the result set for axis a, wall coordinate in w. */
+/* The tank's walls within h of p, as mirror images (free-slip walls): bit a
+ * of the result (axis a = x, y, z) for the wall at 0, bit a + 3 for the one at
+ * tank.a; w = tank.xyz, the far walls. A neighbour's images are the nonempty
+ * subsets s of that mask (sph_mirror). In a tank at least 2h across an axis
+ * only the nearer wall of it can be within h; in a thinner one (a slab one or
+ * two particle layers deep) both can, and both are mirrored: with the nearer
+ * wall alone the image of a pair changed walls as a particle crossed the
+ * middle, and WCSPH's carried density blew up in one layer (before
+ * 2026-12-07). A subset holding both walls of an axis is no image (the
+ * reflection across both is a translation by 2 tank.a, whose mirror across
+ * the other side, by -2 tank.a, a one-sided sum would miss): sph_mirror puts
+ * it at infinity, beyond any h. */
 inline uint sph_walls(const float3 p, const float4 tank, const float h, float3* w)
 {
     uint m = 0;
-    float3 ww = (float3)(0.0f);
-    if (p.x <= tank.x - p.x) { if (p.x < h) m |= 1u; } else { ww.x = tank.x; if (tank.x - p.x < h) m |= 1u; }
-    if (p.y <= tank.y - p.y) { if (p.y < h) m |= 2u; } else { ww.y = tank.y; if (tank.y - p.y < h) m |= 2u; }
-    if (p.z <= tank.z - p.z) { if (p.z < h) m |= 4u; } else { ww.z = tank.z; if (tank.z - p.z < h) m |= 4u; }
-    *w = ww;
+    if (p.x < h) m |= 1u;
+    if (p.y < h) m |= 2u;
+    if (p.z < h) m |= 4u;
+    if (tank.x - p.x < h) m |= 8u;
+    if (tank.y - p.y < h) m |= 16u;
+    if (tank.z - p.z < h) m |= 32u;
+    *w = tank.xyz;
     return m;
+}
+
+inline float sph_mirror1(const float q, const uint lo, const uint hi, const float w)
+{
+    return lo ? (hi ? INFINITY : -q) : (hi ? 2.0f * w - q : q);
 }
 
 inline float3 sph_mirror(const float3 q, const uint s, const float3 w)
 {
-    return (float3)((s & 1u) ? 2.0f * w.x - q.x : q.x, (s & 2u) ? 2.0f * w.y - q.y : q.y,
-                    (s & 4u) ? 2.0f * w.z - q.z : q.z);
+    return (float3)(sph_mirror1(q.x, s & 1u, s & 8u, w.x), sph_mirror1(q.y, s & 2u, s & 16u, w.y),
+                    sph_mirror1(q.z, s & 4u, s & 32u, w.z));
 }
 
 inline float3 sph_mirror_v(const float3 v, const uint s)
 {
-    return (float3)((s & 1u) ? -v.x : v.x, (s & 2u) ? -v.y : v.y, (s & 4u) ? -v.z : v.z);
+    const uint a = s | (s >> 3);
+    return (float3)((a & 1u) ? -v.x : v.x, (a & 2u) ? -v.y : v.y, (a & 4u) ? -v.z : v.z);
 }
 
 /* The particle i and lane of this work-item (see "Lanes" above); kernels

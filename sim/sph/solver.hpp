@@ -108,12 +108,6 @@ class SphSolver {
   // at (SphSim::runWarnings, kSphCompressionWarningPercent): the end of the
   // warning's sentence, e.g. which parameter to raise. Default: nothing.
   virtual std::string compressionAdvice(const SphPhysics&, const Params&) const { return ""; }
-  // What the solver does badly in a tank of `tank` (m, rounded to particle
-  // layers) at spacing dx with parameters P: "" if nothing, else a warning
-  // (SphSim::runWarnings, and the advice of a blow-up).
-  virtual std::string setupWarning(const Params&, const std::array<double, 3>& /*tank*/, double /*dx*/) const {
-    return "";
-  }
   // Snapshot of the carried state (n particles, slot order) and its restore.
   virtual void saveState(SnapshotWriter&, size_t) {}
   virtual void restoreState(const SphState&) {}

@@ -1235,8 +1235,6 @@ std::vector<double> SphSim::diagRow() {
           d.solve.densityResidual};
 }
 
-std::string SphSim::setupWarning() const { return solver_->setupWarning(params_, tank_, spacing_); }
-
 std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow) const {
   // Never silent: particles that had to be put back into the tank, list
   // entries dropped, a fluid squeezed far beyond what its solver aims at
@@ -1256,7 +1254,6 @@ std::vector<std::string> SphSim::runWarnings(const std::vector<double>& lastRow)
                 : " (particle-steps found inside a solid and put back outside)");
       out.push_back(o.str());
     }
-  if (std::string w = setupWarning(); !w.empty()) out.push_back(std::move(w));
   const size_t e = size_t(std::find(columns.begin(), columns.end(), "density_error") - columns.begin());
   if (e < lastRow.size() && lastRow[e] > kSphCompressionWarningPercent) {
     std::ostringstream o;

@@ -253,10 +253,6 @@ class SphSim : public Simulation {
   }
   // escaped / overflow > 0 at the end of a run.
   std::vector<std::string> runWarnings(const std::vector<double>& lastRow) const override;
-  // The solver's warning about this tank and these parameters
-  // (SphSolver::setupWarning; "" = none), also a blow-up's advice.
-  std::string setupWarning() const;
-  std::string blowUpHint() const override { return setupWarning(); }
   std::vector<std::vector<double>> stateRows() override;
   // Current positions (x, y, z, 0), float4, in the sorted order of the last step.
   const cl::Buffer& positionBuffer() const override { return particles_->positions(); }

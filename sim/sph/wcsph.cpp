@@ -1,29 +1,11 @@
 #include "wcsph.hpp"
 
-#include "number_text.hpp"
 #include "snapshot.hpp"
 #include "sph.hpp"
 
 #include <sstream>
 
 namespace eddy {
-
-std::string WcsphSolver::setupWarning(const Params& P, const std::array<double, 3>& tank, double dx) const {
-  if (!(P.get("density_diffusion") > 0)) return "";
-  static const char* axis[3] = {"x", "y", "z"};
-  for (int a = 0; a < 3; ++a) {
-    if (!(tank[a] < 1.5 * dx)) continue;
-    std::ostringstream o;
-    o << "the tank's " << axis[a] << " extent, " << formatNumber(tank[a]) << " m, holds one particle layer at "
-      << "spacing " << formatNumber(dx) << " m; wcsph's carried density (density_diffusion = "
-      << formatNumber(P.get("density_diffusion")) << ") is unstable there and blows up within a fraction "
-      << "of a second (its mirror walls take only the nearer wall, and one layer is within reach of "
-         "both): give two layers or more, or set density_diffusion=0 (the summation density) or "
-         "solver=dfsph";
-    return o.str();
-  }
-  return "";
-}
 
 WcsphSolver::WcsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
     : program_(ctx.buildProgram(

@@ -60,17 +60,6 @@ class WcsphSolver : public SphSolver {
   std::string name() const override { return "wcsph"; }
   // A speed of sound too low for the flow.
   std::string compressionAdvice(const SphPhysics& phys, const Params& params) const override;
-  // A tank axis one particle layer across with the carried density
-  // (density_diffusion > 0). The walls are mirror images of the nearer wall
-  // only (sph_common.cl, sph_walls); in one layer every particle is within
-  // reach of both, crosses the middle where the image switches walls, and
-  // jitters between them; the carried density, which unlike the summation is
-  // never recomputed from the positions, piles that up and blew up within
-  // 0.008-0.4 s (the dam_break one layer deep at spacing 0.002, 0.005, 0.008,
-  // 0.01 m; with density_diffusion 1e-6 too, so it is the continuity
-  // equation; two layers and more ran, and so did the summation density and
-  // DFSPH).
-  std::string setupWarning(const Params& P, const std::array<double, 3>& tank, double dx) const override;
   void computeDensity(SphParticles& p, const SphPhysics& phys) override;
   void computeAccelerations(SphParticles& p, const SphPhysics& phys) override;
   const cl::Buffer& densityPressure() const override { return rhop_; }

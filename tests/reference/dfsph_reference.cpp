@@ -23,27 +23,19 @@ double gradFactor(double r, double h) { return r > 0 ? sphKernelDW(r, h) / r : 0
 template <class F>
 void forPairs(const DfsphReferenceInput& in, size_t i, F&& body) {
   const float hf = float(in.h);
-  unsigned mask = 0;
-  float w[3] = {0, 0, 0};
-  for (int a = 0; a < 3; ++a) {
-    const float x = in.pos[i].s[a], L = float(in.tank[a]);
-    if (x <= L - x) {
-      if (x < hf) mask |= 1u << a;
-    } else {
-      w[a] = L;
-      if (L - x < hf) mask |= 1u << a;
-    }
-  }
+  const unsigned mask = sphWallMask(in.pos[i], in.tank, in.h);
   for (size_t j = 0; j < in.pos.size(); ++j) {
     if (!sphIsNeighbour(in.pos[i], in.pos[j], hf)) continue;
     for (unsigned s = mask;; s = (s - 1) & mask) {
+      if (s != 0 && !sphIsImage(s)) continue;
       double d[3], vj[3], r2 = 0;
       cl_float4 image = in.pos[j];
       for (int a = 0; a < 3; ++a) {
-        const bool m = (s >> a) & 1;
-        if (m) image.s[a] = 2.0f * w[a] - in.pos[j].s[a];
-        const double q = m ? 2.0 * double(w[a]) - in.pos[j].s[a] : in.pos[j].s[a];
-        vj[a] = in.vel.empty() ? 0.0 : (m ? -1.0 : 1.0) * double(in.vel[j].s[a]);
+        const float L = float(in.tank[a]);
+        if ((s >> a) & 1u) image.s[a] = -in.pos[j].s[a];
+        if ((s >> (a + 3)) & 1u) image.s[a] = 2.0f * L - in.pos[j].s[a];
+        const double q = sphMirror(in.pos[j].s[a], s, a, double(L));
+        vj[a] = in.vel.empty() ? 0.0 : (sphMirrorFlips(s, a) ? -1.0 : 1.0) * double(in.vel[j].s[a]);
         d[a] = double(in.pos[i].s[a]) - q;
         r2 += d[a] * d[a];
       }

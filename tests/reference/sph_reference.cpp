@@ -20,30 +20,25 @@ bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h) {
   return r2 < h * h;
 }
 
-namespace {
-
-struct Walls {
-  unsigned mask = 0;
-  double w[3] = {0, 0, 0};
-};
-
-// The kernel's choice of walls, evaluated in float as the kernel does.
-Walls wallsOf(const cl_float4& p, const std::array<double, 3>& tank, double h) {
-  Walls W;
+unsigned sphWallMask(const cl_float4& p, const std::array<double, 3>& tank, double h) {
   const float hf = float(h);
+  unsigned mask = 0;
   for (int a = 0; a < 3; ++a) {
     const float x = p.s[a], L = float(tank[a]);
-    if (x <= L - x) {
-      if (x < hf) W.mask |= 1u << a;
-    } else {
-      W.w[a] = L;
-      if (L - x < hf) W.mask |= 1u << a;
-    }
+    if (x < hf) mask |= 1u << a;
+    if (L - x < hf) mask |= 8u << a;
   }
-  return W;
+  return mask;
 }
 
-}  // namespace
+int sphTermsPerNeighbour(const cl_float4& p, const std::array<double, 3>& tank, double h) {
+  int terms = 1;
+  for (int a = 0; a < 3; ++a) {
+    const double x = p.s[a], reach = h * (1 + 1e-6);
+    terms *= 1 + (x < reach) + (tank[a] - x < reach);
+  }
+  return terms;
+}
 
 void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
                          std::vector<unsigned>& count) {
@@ -52,7 +47,7 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
   rho.assign(n, 0);
   count.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    const Walls W = wallsOf(in.pos[i], in.tank, h);
+    const unsigned mask = sphWallMask(in.pos[i], in.tank, h);
     double sum = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
@@ -64,10 +59,11 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
         d2 += d * d;
       }
       sum += sphKernelW(std::sqrt(d2), h);
-      for (unsigned s = W.mask; s; s = (s - 1) & W.mask) {
+      for (unsigned s = mask; s; s = (s - 1) & mask) {
+        if (!sphIsImage(s)) continue;
         double g2 = 0;
         for (int a = 0; a < 3; ++a) {
-          const double g = (s >> a) & 1 ? 2 * W.w[a] - q[a] : q[a];
+          const double g = sphMirror(q[a], s, a, double(float(in.tank[a])));
           const double d = double(in.pos[i].s[a]) - g;
           g2 += d * d;
         }
@@ -91,19 +87,19 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
     return 2 * r > h ? c * a : c * (2 * a - std::pow(h, 6) / 64.0);
   };
   for (size_t i = 0; i < n; ++i) {
-    const Walls W = wallsOf(in.pos[i], in.tank, h);
+    const unsigned mask = sphWallMask(in.pos[i], in.tank, h);
     const double rhoi = in.rhop[i].s[0], pri = P.gradScale * in.rhop[i].s[1] / (rhoi * rhoi);
     double a[3] = {0, 0, 0}, sc = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
       const double rhoj = in.rhop[j].s[0], prj = P.gradScale * in.rhop[j].s[1] / (rhoj * rhoj);
       const double cvis = P.alpha * P.c0 * hs * 2.0 / (rhoi + rhoj);
-      for (unsigned s = W.mask;; s = (s - 1) & W.mask) {  // s = mask .. 0 (0 = the real pair)
+      for (unsigned s = mask;; s = (s - 1) & mask) {  // s = mask .. 0 (0 = the real pair)
+        if (s != 0 && !sphIsImage(s)) continue;
         double d[3], dv[3], r2 = 0, vr = 0;
         for (int ax = 0; ax < 3; ++ax) {
-          const bool m = (s >> ax) & 1;
-          const double q = m ? 2 * W.w[ax] - in.pos[j].s[ax] : in.pos[j].s[ax];
-          const double vj = m ? -double(in.vel[j].s[ax]) : double(in.vel[j].s[ax]);
+          const double q = sphMirror(in.pos[j].s[ax], s, ax, double(float(in.tank[ax])));
+          const double vj = sphMirrorFlips(s, ax) ? -double(in.vel[j].s[ax]) : double(in.vel[j].s[ax]);
           d[ax] = double(in.pos[i].s[ax]) - q;
           dv[ax] = double(in.vel[i].s[ax]) - vj;
           r2 += d[ax] * d[ax];
@@ -163,7 +159,7 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
   drho.assign(n, 0);
   scale.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    const Walls W = wallsOf(in.pos[i], in.tank, h);
+    const unsigned mask = sphWallMask(in.pos[i], in.tank, h);
     double sum = 0, mag = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
@@ -172,13 +168,13 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
       const double hyd = rho0 * (std::pow(1.0 + kh * dy, 1.0 / 7.0) - 1.0);
       const double dyn = (rho[j] - rho[i]) - hyd;
       const double dynMag = std::fabs(rho[j] - rho[i]) + std::fabs(hyd);
-      for (unsigned s = 0; s < 8; ++s) {
-        if ((s & W.mask) != s) continue;  // the pair itself (s = 0) and its wall images
+      for (unsigned s = 0; s < 64; ++s) {
+        // the pair itself (s = 0) and its wall images
+        if ((s & mask) != s || (s != 0 && !sphIsImage(s))) continue;
         double d[3], dv = 0, vmag = 0, r2 = 0;
         for (int a = 0; a < 3; ++a) {
-          const bool flip = (s >> a) & 1;
-          const double q = flip ? 2 * W.w[a] - in.pos[j].s[a] : in.pos[j].s[a];
-          const double vj = flip ? -in.vel[j].s[a] : in.vel[j].s[a];
+          const double q = sphMirror(in.pos[j].s[a], s, a, double(float(in.tank[a])));
+          const double vj = sphMirrorFlips(s, a) ? -in.vel[j].s[a] : in.vel[j].s[a];
           d[a] = double(in.pos[i].s[a]) - q;
           r2 += d[a] * d[a];
           dv += (in.vel[i].s[a] - vj) * d[a];

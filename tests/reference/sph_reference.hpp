@@ -40,4 +40,23 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
 // The float neighbour test of the kernels: (dx*dx + dy*dy) + dz*dz < h*h in float.
 bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h);
 
+// The tank's wall images as the kernels take them (sph_common.cl: sph_walls,
+// sph_mirror): bit a of the mask for the wall at 0 of axis a, bit a + 3 for
+// the one at tank[a], set when p is within h of it (decided in float, as the
+// kernels do). A neighbour's images are the nonempty subsets s of the mask
+// holding at most one wall of each axis (sphIsImage).
+unsigned sphWallMask(const cl_float4& p, const std::array<double, 3>& tank, double h);
+inline bool sphIsImage(unsigned s) { return s != 0 && (s & (s >> 3)) == 0; }
+// Coordinate a of image s of a point at x (tank length L along a: the
+// kernels' float one, double(float(tank[a])), for the images to agree), and
+// whether the image flips velocity component a.
+inline double sphMirror(double x, unsigned s, int a, double L) {
+  return (s >> a) & 1u ? -x : ((s >> (a + 3)) & 1u ? 2 * L - x : x);
+}
+inline bool sphMirrorFlips(unsigned s, int a) { return ((s | (s >> 3)) >> a) & 1u; }
+// The terms a neighbour of p adds at most (itself and its images): the
+// product over the axes of 1 + the walls of the axis within h (a margin of
+// 1e-6 h for the float decision), for the float summation's error bound.
+int sphTermsPerNeighbour(const cl_float4& p, const std::array<double, 3>& tank, double h);
+
 }  // namespace eddy
