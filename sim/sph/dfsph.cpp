@@ -5,6 +5,7 @@
 #include "sph.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -726,6 +727,12 @@ DfsphSolver::DfsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& c
   }
 }
 
+float DfsphSolver::viscousDtLimit(const SphPhysics& phys) {
+  const double alpha = std::max(double(phys.alpha), double(phys.boundaryViscosity));
+  if (!(alpha > 0) || !(phys.c0 > 0)) return std::numeric_limits<float>::max();
+  return float(kViscousDtFactor * 0.5 * double(phys.h) / (alpha * double(phys.c0)));
+}
+
 DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   DfsphParams d;
   d.h = phys.h;
@@ -735,7 +742,7 @@ DfsphParams DfsphSolver::params(const SphPhysics& phys) {
   d.spacing = phys.spacing;
   d.velocityCfl = phys.velocityCfl;
   d.minDt = phys.minDt;
-  d.maxDt = phys.maxDt;
+  d.maxDt = std::max(phys.minDt, std::min(phys.maxDt, double(viscousDtLimit(phys))));
   d.gravity = phys.gravity;
   d.restitution = phys.restitution;
   d.densityTolerance = phys.densityTolerance;
