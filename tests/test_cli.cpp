@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 using eddy::test::run;
@@ -619,3 +621,55 @@ TEST(Cli, OutputToAFullDiskOrAClosedPipeIsAnError) {
   EXPECT_NE(err.find("--diag /dev/stdout: write failed at step"), std::string::npos) << err;
   EXPECT_NE(err.find("Broken pipe"), std::string::npos) << err;
 }
+
+// N-body input the forces cannot be computed for, in float, is refused
+// naming the problem: a body whose own term m / eps^3 overflows (its force
+// was NaN: "blew up at step 0"), and a G below float's normal range (1e-50
+// was 0 there: a run without gravity).
+TEST(Cli, NBodyForcesBeyondFloatAreRefused) {
+  const std::string dir = eddy::test::tempDir();
+  eddy::test::writeFile(dir + "/heavy.csv", "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,4e26\n");
+  auto r = run(kCli, "run --device cpu --quiet --ic " + dir + "/heavy.csv --steps 1 --set softening=1e-4");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("the forces leave single precision's range"), std::string::npos) << r.err;
+  r = run(kCli, "run --device cpu --quiet --ic " + dir + "/heavy.csv --steps 1 --set softening=1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  expectUsageError("run --device cpu --n 16 --steps 1 --set G=1e-50", "G = 1e-50 is below single precision's normal range");
+  r = run(kCli, "run --device cpu --quiet --n 16 --steps 1 --set G=0");
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A --load with another G or softening: the first diagnostics row and the
+// energy drift are those of the new values (the first row had the old G,
+// and a correct run warned of a 201 % energy change).
+TEST(Cli, NBodyLoadWithAnotherGMeasuresTheEnergyWithIt) {
+  const std::string dir = eddy::test::tempDir();
+  auto r = run(kCli, "run --device cpu --quiet --scene plummer --n 256 --steps 0 --save " + dir + "/g1.snap");
+  ASSERT_EQ(r.code, 0) << r.err;
+  double pot[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const std::string diag = dir + "/g" + std::to_string(k) + ".csv";
+    r = run(kCli, "run --device cpu --quiet --json --load " + dir + "/g1.snap --steps 2 --diag " + diag +
+                      " --diag-every 1" + (k ? " --set G=2" : ""));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("energy changed"), std::string::npos) << r.err;
+    const std::string csv = eddy::test::slurp(diag);
+    const std::string row = csv.substr(csv.find('\n') + 1);  // step 0
+    double step, time, kin;
+    ASSERT_EQ(std::sscanf(row.c_str(), "%lf,%lf,%lf,%lf", &step, &time, &kin, &pot[k]), 4) << csv;
+  }
+  EXPECT_NEAR(pot[1], 2 * pot[0], 1e-6 * std::fabs(pot[0])) << "the step-0 potential at G = 2";
+}
+
+// A config's "ic" is an input, taken from the config file's folder as a
+// mesh path is (it was taken from the working folder: "cannot open").
+TEST(Cli, ConfigIcIsRelativeToTheConfigFolder) {
+  const std::string dir = eddy::test::tempDir() + "/cfg-ic";
+  std::filesystem::create_directories(dir);
+  eddy::test::writeFile(dir + "/two.csv", "x,y,z,vx,vy,vz,m\n-0.5,0,0,0,-0.5,0,0.5\n0.5,0,0,0,0.5,0,0.5\n");
+  eddy::test::writeFile(dir + "/c.json", R"({"sim": "nbody", "ic": "two.csv", "steps": 3})");
+  const auto r = run(kCli, "run --device cpu --quiet --json --config " + dir + "/c.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["n"], 2);
+}
+

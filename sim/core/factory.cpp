@@ -107,10 +107,20 @@ std::unique_ptr<Simulation> makeSimulation(const std::vector<Context*>& devices,
   return type.makeMulti(devices, spec, params, opts);
 }
 
+namespace {
+// A snapshot's step count, at most: counted on by a run (at most 2^40 steps)
+// it stays exact in a double (2^53).
+constexpr uint64_t kSnapshotMaxStep = uint64_t(1) << 52;
+}  // namespace
+
 void saveSnapshot(Simulation& sim, const SceneSpec& spec, const std::string& path) {
   // Never write a snapshot that --load would refuse (non-finite particles).
   if (auto b = sim.checkFiniteNow())
     throw Error(path + ": snapshot not saved: " + b->message(sim.kind()));
+  // ... nor a step count it refuses (readSnapshotHeader: at most 2^52).
+  if (sim.steps() > kSnapshotMaxStep)
+    throw Error(path + ": snapshot not saved: step " + std::to_string(sim.steps()) +
+                " is beyond 2^52, the most a snapshot is loaded with");
   SnapshotWriter w;
   w.addString("eddy/sim", sim.kind());
   w.addString("eddy/scene", spec.scene);
@@ -150,7 +160,7 @@ SnapshotHeader readSnapshotHeader(const Snapshot& snap) {
   if (!std::isfinite(h.time) || h.time < 0) snap.fail("simulated time is not a finite number >= 0");
   // Steps are counted in 64 bits and written as numbers that must stay exact
   // in a double (2^53): a snapshot's step plus a run's (at most 2^40) fits.
-  if (h.steps > (uint64_t(1) << 52))
+  if (h.steps > kSnapshotMaxStep)
     snap.fail("step " + std::to_string(h.steps) + " is beyond 2^52: no run takes that many steps, and "
               "counting on from it would overflow");
   if (h.count == 0 || h.count > 0x7fffffffu)

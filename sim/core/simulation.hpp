@@ -329,9 +329,11 @@ class Simulation {
  protected:
   // Keeps the host from running unboundedly far ahead of the device: collects
   // finished events and, when more than maxPending events or maxSteps steps
-  // are outstanding (with profile sampling most steps leave no event), waits
-  // on an old one (never a clFinish after each kernel).
+  // (fewer for slow steps: about kMaxLeadSeconds of device time) are
+  // outstanding (with profile sampling most steps leave no event), waits on
+  // an old one (never a clFinish after each kernel).
   void throttle(size_t maxPending = 4096, uint64_t maxSteps = 256);
+  static constexpr double kMaxLeadSeconds = 0.25;
 
   Context& ctx_;
   Params params_;

@@ -252,7 +252,13 @@ RunConfig parseConfig(std::string_view text, const std::string& source) {
     }
   }
   if (j.contains("n")) c.n = r.count(j["n"], "n", kLimitN);
-  if (j.contains("ic")) c.ic = r.string(j["ic"], "ic");
+  if (j.contains("ic")) {
+    // An input, as a mesh is: a relative path is taken from the config
+    // file's folder (outputs, "diag" and the like, from the working folder).
+    c.ic = r.string(j["ic"], "ic");
+    if (!c.ic->empty() && std::filesystem::path(*c.ic).is_relative())
+      c.ic = (std::filesystem::path(configFolder(source)) / *c.ic).lexically_normal().string();
+  }
   if (j.contains("device")) {
     c.device = r.string(j["device"], "device");
     if (!isDeviceSpec(*c.device)) r.fail("device", deviceSpecError(*c.device));

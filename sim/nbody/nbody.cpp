@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 namespace eddy {
 
@@ -210,6 +212,7 @@ NBodySim::NBodySim(Context& ctx, const Params& params, const std::vector<Body>& 
     v[i] = f4(b.vx, b.vy, b.vz, 0);
   }
   upload(p, v);
+  kp_.setMasses(p);
   syncParams();
   computeAccelerations();
 }
@@ -220,6 +223,7 @@ NBodySim::NBodySim(Context& ctx, const Params& params, const NBodyState& state,
   if (state.vel.size() != n_ || state.acc.size() != n_)
     throw Error("N-body: snapshot arrays of different lengths");
   upload(state.pos, state.vel);
+  kp_.setMasses(state.pos);
   try {
     ctx.queue().enqueueWriteBuffer(acc_, CL_TRUE, 0, n_ * sizeof(cl_float4), state.acc.data());
   } catch (const cl::Error& e) {
@@ -228,8 +232,36 @@ NBodySim::NBodySim(Context& ctx, const Params& params, const NBodyState& state,
   syncParams();
 }
 
+void NBodyKernelParams::setMasses(const std::vector<cl_float4>& pos) {
+  massMax = massSum = 0;
+  for (const auto& b : pos) {
+    massMax = std::max(massMax, double(b.s[3]));
+    massSum += double(b.s[3]);
+  }
+}
+
+std::string nbodyForceRangeProblem(double G, double eps, double massMax, double massSum) {
+  // A margin of 2^10 below FLT_MAX for the sums and the kernels' rounding.
+  const double limit = double(std::numeric_limits<float>::max()) / 1024;
+  const double self = massMax / (eps * eps * eps), acc = G * massSum / (eps * eps);
+  if (!(self < limit) || !(acc < limit)) {
+    std::ostringstream m;
+    m << "the forces leave single precision's range: bodies of mass up to " << massMax << " (total " << massSum
+      << ") with softening " << eps << " and G " << G << " give m / eps^3 = " << self
+      << " and G M / eps^2 = " << acc << ", beyond " << limit
+      << " (the simulation computes in float, whose largest value is 3.4e38): raise the softening or "
+         "scale the masses down";
+    return m.str();
+  }
+  return "";
+}
+
 bool NBodyKernelParams::sync(const Params& p) {
   if (p.version() == seen) return false;
+  if (massMax > 0)
+    if (const std::string why = nbodyForceRangeProblem(p.get("G"), p.get("softening"), massMax, massSum);
+        !why.empty())
+      throw Error(why);
   const float newG = float(p.get("G"));
   const double eps = p.get("softening");
   const float newEps2 = float(eps * eps);
@@ -361,6 +393,10 @@ std::vector<cl_float4> NBodySim::readVelocities() { return readBuffer4(ctx_.queu
 std::vector<cl_float4> NBodySim::readAccelerations() { return readBuffer4(ctx_.queue(), acc_, n_); }
 
 NBodyDiagnostics NBodySim::diagnostics() {
+  // G and the softening as they are now: a change since the last step (--set
+  // on a --load, the panel) would otherwise give the first row, and the
+  // energy drift measured from it, the old ones until the next step.
+  syncParams();
   const auto p = readPositions();
   const auto v = readVelocities();
   std::vector<double> phi(n_);

@@ -23,11 +23,12 @@ const std::vector<ParamDesc>& nbodyParamDecl();
 // Scene names accepted by makeNBodyScene.
 const std::vector<std::string>& nbodySceneNames();
 
-// Seeded, reproducible initial conditions (model units, G = 1):
+// Seeded, reproducible initial conditions (model units), in balance for the
+// gravitational constant G (built for G = 1, velocities scaled by sqrt(G)):
 //  plummer  - Plummer sphere, Aarseth-Henon-Wielen (1974) sampling, Henon units
 //  galaxies - two disk galaxies with bulges on a collision course
 //  collapse - cold uniform sphere of radius 1
-std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed);
+std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed, double G = 1.0);
 
 // The exact device state of an N-body run as stored in a restart snapshot.
 struct NBodyState {
@@ -56,11 +57,23 @@ struct NBodyKernelParams {
   float theta = 0.5f;  // opening angle of the tree method
   double dtExact = 0;  // dt as given, for the simulated clock
   unsigned long long seen = ~0ull;
+  // The bodies' largest mass and their total (setMasses), for the check of
+  // the force's range in sync().
+  double massMax = 0, massSum = 0;
+  void setMasses(const std::vector<cl_float4>& pos);  // mass in w
   // Reloads if the parameters changed since the last call; returns true when
   // G or the softening changed after the first load (stored accelerations are
-  // then stale and must be recomputed).
+  // then stale and must be recomputed). Throws Error when the forces would
+  // leave float's range (nbodyForceRangeProblem).
   bool sync(const Params& p);
 };
+
+// Why gravity cannot be computed in float with these bodies, G and softening
+// eps ("" = it can). The kernels evaluate m_j / (r^2 + eps^2)^(3/2) for every
+// pair, the body's own included (r = 0: a zero force only while m / eps^3
+// stays finite, else inf x 0 = NaN), and an acceleration up to about
+// G sum(m) / eps^2; both must stay within float's range.
+std::string nbodyForceRangeProblem(double G, double eps, double massMax, double massSum);
 
 // How the single-device N-body computes gravity: all pairs (nbody_gravity),
 // the Barnes-Hut tree (NBodyTree), or chosen by N and device (resolve()).

@@ -257,6 +257,7 @@ MultiNBodySim::MultiNBodySim(Prepared&& prep, const Params& params, const std::v
     p[i] = {{float(b.x), float(b.y), float(b.z), float(b.m)}};
     v[i] = {{float(b.vx), float(b.vy), float(b.vz), 0.0f}};
   }
+  kp_.setMasses(p);
   const size_t k = devs_.size();
   for (size_t d = 0; d < k; ++d) {
     Dev& dv = *devs_[d];
@@ -540,6 +541,7 @@ std::vector<cl_float4> MultiNBodySim::readAccelerations() {
 }
 
 NBodyDiagnostics MultiNBodySim::diagnostics() {
+  syncParams();  // G and the softening as they are now (NBodySim::diagnostics)
   const auto p = readPositions();
   const auto v = readVelocities();
   Dev& dv = *devs_.front();

@@ -60,19 +60,30 @@ void appendPlummer(std::vector<Body>& out, size_t n, double M, double a, Rng& rn
 }
 
 // A disk galaxy: Plummer bulge (bulgeFraction of the mass, scale aBulge) and an
-// exponential disk (scale length Rd, sech^2-ish thickness z0) on circular orbits
-// in the combined enclosed mass, with a small velocity dispersion. Spin about +z.
+// exponential disk (scale length Rd, sech^2-ish thickness z0) on circular
+// orbits, with a small velocity dispersion. Spin about +z. The circular speed
+// is that of the bulge (Plummer; its scale widened by the default softening,
+// 0.01, as the forces see it) plus that of a thin exponential disk, Freeman
+// (1970), ApJ 160, 811, eq. 10:
+//     v_d^2(R) = 4 pi G Sigma_0 Rd y^2 [I0(y) K0(y) - I1(y) K1(y)],  y = R / (2 Rd),
+// Sigma_0 = Md / (2 pi Rd^2). (The spherical M(<R) / R used before gave 0.81-0.84
+// of the radial pull from R = 2 Rd on: disks that fell inwards at the start.)
 std::vector<Body> diskGalaxy(size_t n, double M, Rng& rng) {
   const double bulgeFraction = 0.25, aBulge = 0.08, Rd = 0.25, z0 = 0.02, Rmax = 6 * Rd;
+  const double eps = 0.01;  // the default softening
   const size_t nb = std::max<size_t>(n > 1 ? 1 : 0, size_t(std::llround(n * bulgeFraction)));
   const size_t nd = n - nb;
   std::vector<Body> g;
   g.reserve(n);
   const double Mb = nd == 0 ? M : M * double(nb) / double(n), Md = M - Mb;
   appendPlummer(g, nb, Mb, aBulge, rng);
-  auto enclosed = [&](double R) {
-    const double bulge = Mb * R * R * R / std::pow(R * R + aBulge * aBulge, 1.5);
-    const double disk = Md * (1.0 - (1.0 + R / Rd) * std::exp(-R / Rd));
+  auto vc2 = [&](double R) {
+    const double a2 = aBulge * aBulge + eps * eps;
+    const double bulge = Mb * R * R / std::pow(R * R + a2, 1.5);
+    const double y = std::max(R, 1e-6) / (2 * Rd);
+    const double disk = 2 * Md / Rd * y * y *
+                        (std::cyl_bessel_i(0.0, y) * std::cyl_bessel_k(0.0, y) -
+                         std::cyl_bessel_i(1.0, y) * std::cyl_bessel_k(1.0, y));
     return bulge + disk;
   };
   for (size_t i = 0; i < nd; ++i) {
@@ -84,7 +95,7 @@ std::vector<Body> diskGalaxy(size_t n, double M, Rng& rng) {
     b.x = R * std::cos(phi);
     b.y = R * std::sin(phi);
     b.z = z0 * 0.5 * std::log(rng.uniformOpen() / rng.uniformOpen());  // logistic ~ sech^2
-    const double vc = std::sqrt(enclosed(std::max(R, 1e-3)) / std::sqrt(R * R + 0.01 * 0.01));
+    const double vc = std::sqrt(std::max(vc2(R), 0.0));
     const double sigma = 0.05 * vc;
     b.vx = -vc * std::sin(phi) + sigma * rng.normal();
     b.vy = vc * std::cos(phi) + sigma * rng.normal();
@@ -110,8 +121,9 @@ const std::vector<std::string>& nbodySceneNames() {
   return names;
 }
 
-std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed) {
+std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed, double G) {
   if (n == 0) throw Error("N-body scene: the body count must be at least 1");
+  if (!(G >= 0) || !std::isfinite(G)) throw Error("N-body scene: G must be a finite number >= 0");
   Rng rng(seed);
   std::vector<Body> b;
   b.reserve(n);
@@ -150,6 +162,14 @@ std::vector<Body> makeNBodyScene(std::string_view scene, size_t n, uint64_t seed
   } else {
     throw Error("unknown N-body scene '" + std::string(scene) +
                 "'; known scenes: " + joinNames(nbodySceneNames()));
+  }
+  // Built for G = 1: speeds scale as sqrt(G M / r), so sqrt(G) keeps the
+  // scene in the same balance at any G (at G = 0, no gravity: at rest).
+  if (G != 1.0) {
+    const double k = std::sqrt(G);
+    for (auto& p : b) {
+      p.vx *= k; p.vy *= k; p.vz *= k;
+    }
   }
   return b;
 }
@@ -231,10 +251,12 @@ std::vector<Body> parseBodiesCsv(std::istream& in, const std::string& path) {
              formatNumber(double(std::numeric_limits<float>::max())) +
              "; the simulation computes in single precision)");
     if (v[6] <= 0) fail("mass must be positive, got " + cells[6]);
-    // ... also in single precision: 1e-50 became 0 there, a massless run.
-    if (float(v[6]) == 0.0f)
-      fail("mass " + cells[6] + " is 0 in single precision (the simulation computes in float: a mass must be at "
-           "least " + formatSignificant(double(std::numeric_limits<float>::denorm_min()), 2) + ")");
+    // ... also in single precision: 1e-50 became 0 there, a massless run,
+    // and a subnormal mass (below 1.2e-38) kept too few digits for its force
+    // (up to 100 % off).
+    if (!(std::fabs(double(float(v[6]))) >= double(std::numeric_limits<float>::min())))
+      fail("mass " + cells[6] + " is below single precision's normal range (the simulation computes in float: "
+           "a mass must be at least " + formatSignificant(double(std::numeric_limits<float>::min()), 3) + ")");
     if (out.size() >= (size_t(1) << 31) - 1) fail("too many bodies (limit 2^31 - 1)");
     out.push_back(Body{v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
   }

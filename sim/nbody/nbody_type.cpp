@@ -4,7 +4,10 @@
 
 #include "nbody.hpp"
 #include "nbody_multi.hpp"
+#include "number_text.hpp"
 #include "registry.hpp"
+
+#include <limits>
 
 namespace eddy {
 
@@ -15,7 +18,7 @@ std::vector<Body> bodiesOf(const SceneSpec& spec, const Params& params) {
   const size_t n = spec.n ? spec.n : kDefaultBodies;
   return spec.icPath.empty()
              ? makeNBodyScene(spec.scene.empty() ? nbodySceneNames().front() : spec.scene, n,
-                              uint64_t(params.getInt("seed")))
+                              uint64_t(params.getInt("seed")), params.get("G"))
              : readBodiesCsv(spec.icPath);
 }
 // The device's kernel layout for n bodies with the declared force method.
@@ -44,6 +47,18 @@ void registerNBodyType() {
   t.appGlow = true;
   t.checkSpec = [](const SceneSpec& spec) {
     if (!spec.bodies.empty()) throw Error("N-body: rigid bodies (--body) need --sim sph");
+  };
+  // G in float (the kernels' precision): a G that is 0 there, or subnormal,
+  // gave no gravity or forces off by up to 100 % (1e-50: every acceleration
+  // 0, the run quietly one without gravity).
+  t.checkParams = [](const Params& params) {
+    const double G = params.get("G");
+    const double least = double(std::numeric_limits<float>::min());
+    if (G > 0 && !(G >= least))
+      throw Error("G = " + formatNumber(G) + " is below single precision's normal range (" +
+                  formatSignificant(least, 3) +
+                  "; the forces are computed in float, where it would be 0 or lose its digits): give "
+                  "G = 0 for no gravity, or a G of at least " + formatSignificant(least, 3));
   };
   t.make = [](Context& ctx, const SceneSpec& spec, const Params& params)
       -> std::unique_ptr<Simulation> {
