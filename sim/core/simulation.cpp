@@ -301,13 +301,16 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
 
 void Simulation::throttle(size_t maxPending, uint64_t maxSteps) {
   profiler_.collect(false);
-  // Once a step's device time is known, the steps ahead are also held to
+  // The steps ahead are also held to
   // about kMaxLeadSeconds of it (at least 4): a stop (Ctrl-C, a Python
   // KeyboardInterrupt) waits for the steps already enqueued, and 256 of them
   // took 64 s (a 12 000-body direct sum on PoCL). Fast steps keep the whole
   // maxSteps (256 steps of 1 ms on a GPU are 0.26 s).
-  if (const double stepMs = profiler_.meanStepMs(); stepMs > 0)
-    maxSteps = std::clamp<uint64_t>(uint64_t(kMaxLeadSeconds * 1e3 / stepMs), 4, std::max<uint64_t>(maxSteps, 4));
+  // Until one is known, 8: the host enqueued all 256 before the first step
+  // had ended, then waited for half of them.
+  const double stepMs = profiler_.meanStepMs();
+  maxSteps = std::clamp<uint64_t>(stepMs > 0 ? uint64_t(kMaxLeadSeconds * 1e3 / stepMs) : 8, 4,
+                                  std::max<uint64_t>(maxSteps, 4));
   if (profiler_.pending() > maxPending) {
     ctx_.queue().flush();
     profiler_.drainTo(maxPending / 2);
