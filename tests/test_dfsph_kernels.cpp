@@ -105,7 +105,7 @@ void finishFixture(Fixture& f, std::mt19937_64& rng, float dt) {
 
 // n random particles in a tank sized for about 30 neighbours within h, some on
 // walls, edges and corners; random velocities; a CPU neighbour list.
-// thin: the tank is 1.2 h deep in z (a slab two layers deep): most particles
+// thin: the tank is 0.8 h deep in z (a slab thinner than h: two layers or fewer): most particles
 // are within h of both z walls and take images across both.
 Fixture makeFixture(size_t n, unsigned seed, float dt, bool thin = false) {
   std::mt19937_64 rng(seed);
@@ -117,8 +117,8 @@ Fixture makeFixture(size_t n, unsigned seed, float dt, bool thin = false) {
   const double side = std::cbrt(volume / 0.5);
   f.ref.tank = {side, 0.8 * side, 0.625 * side};
   if (thin) {
-    const double x = std::sqrt(volume / 0.5 / (1.2 * h) / 0.8);
-    f.ref.tank = {x, 0.8 * x, 1.2 * h};
+    const double x = std::sqrt(volume / 0.5 / (0.8 * h) / 0.8);
+    f.ref.tank = {x, 0.8 * x, 0.8 * h};
   }
   for (size_t i = 0; i < n; ++i) {
     double p[3] = {u(rng) * f.ref.tank[0], u(rng) * f.ref.tank[1], u(rng) * f.ref.tank[2]};

@@ -33,27 +33,31 @@ struct RefParticle {
   double rho, p;
 };
 
-// Walls within h of x (sph_walls, in double): bit a for the wall at 0 of
-// axis a, bit a + 3 for the one at tank[a].
-unsigned refWalls(const double x[3], const std::array<double, 3>& tank, double h) {
-  unsigned m = 0;
+// Walls within h of x (sph_walls, in double): the nearer wall of each axis,
+// both across a tank thinner than h (SphWalls).
+SphWalls refWalls(const double x[3], const std::array<double, 3>& tank, double h) {
+  SphWalls W;
   for (int a = 0; a < 3; ++a) {
-    if (x[a] < h) m |= 1u << a;
-    if (tank[a] - x[a] < h) m |= 8u << a;
+    const bool low = x[a] <= tank[a] - x[a];
+    W.w0[a] = low ? 0.0 : tank[a];
+    W.w1[a] = low ? tank[a] : 0.0;
+    if ((low ? x[a] : tank[a] - x[a]) < h) W.mask |= 1u << a;
+    if (tank[a] < h && (low ? tank[a] - x[a] : x[a]) < h) W.mask |= 8u << a;
   }
-  return m;
+  return W;
 }
 
 // sum_j V_j W and sum_j V_j p_j W at x over the particles and their images.
 std::array<double, 2> refSums(const double x[3], const std::vector<RefParticle>& ps,
                               const std::array<double, 3>& tank, double h, double mass) {
-  const unsigned mask = refWalls(x, tank, h);
+  const SphWalls W = refWalls(x, tank, h);
+  const unsigned mask = W.mask;
   double den = 0, num = 0;
   for (const auto& q : ps) {
     auto dist = [&](unsigned s) {
       double r2 = 0;
       for (int a = 0; a < 3; ++a) {
-        const double qa = sphMirror(q.x[a], s, a, tank[a]);
+        const double qa = sphMirror(q.x[a], s, a, W);
         r2 += (x[a] - qa) * (x[a] - qa);
       }
       return std::sqrt(r2);

@@ -60,40 +60,55 @@ inline int4 sph_cell(const float3 p, const int4 dims, const float inv_cell)
     return clamp(c, (int4)(0), dims - (int4)(1));
 }
 
-/* The tank's walls within h of p, as mirror images (free-slip walls): bit a
- * of the result (axis a = x, y, z) for the wall at 0, bit a + 3 for the one at
- * tank.a; w = tank.xyz, the far walls. A neighbour's images are the nonempty
- * subsets s of that mask (sph_mirror). In a tank at least 2h across an axis
- * only the nearer wall of it can be within h; in a thinner one (a slab one or
- * two particle layers deep) both can, and both are mirrored: with the nearer
- * wall alone the image of a pair changed walls as a particle crossed the
- * middle, and WCSPH's carried density blew up in one layer (before
- * 2026-12-07). A subset holding both walls of an axis is no image (the
- * reflection across both is a translation by 2 tank.a, whose mirror across
- * the other side, by -2 tank.a, a one-sided sum would miss): sph_mirror puts
- * it at infinity, beyond any h. */
-inline uint sph_walls(const float3 p, const float4 tank, const float h, float3* w)
+/* The tank's walls within h of p, as mirror images (free-slip walls). Bit a
+ * of the result (axis a = x, y, z) for the nearer wall of axis a (the one at
+ * 0 at the middle), at w->w0.a (0 or tank.a); bit a + 3 for the other wall,
+ * at w->w1.a, taken only across a tank thinner than h (a slab one or two
+ * particle layers deep at smoothing_ratio 2.2), where every particle is
+ * within h of both. A neighbour's images are the nonempty subsets s of the
+ * mask (sph_mirror). With the nearer wall alone the image of a pair changed
+ * walls as a particle crossed the middle of such a slab, and WCSPH's carried
+ * density blew up in one layer (before 2026-12-07). Tanks at least h across
+ * keep the masks, images and summation order they always had, bit for bit
+ * (the 4-layer hydrostatic tests sit close to their bounds and moved by a
+ * reordered sum). A subset holding both walls of an axis is no image (the
+ * reflection across both is a translation by 2 tank.a, whose counterpart the
+ * other way a one-sided sum would miss): sph_mirror puts it at infinity,
+ * beyond any h. */
+typedef struct {
+    float3 w0, w1;
+} sph_walls_t;
+
+inline uint sph_walls1(const float x, const float len, const float h, float* w0, float* w1)
 {
-    uint m = 0;
-    if (p.x < h) m |= 1u;
-    if (p.y < h) m |= 2u;
-    if (p.z < h) m |= 4u;
-    if (tank.x - p.x < h) m |= 8u;
-    if (tank.y - p.y < h) m |= 16u;
-    if (tank.z - p.z < h) m |= 32u;
-    *w = tank.xyz;
+    const bool low = x <= len - x;
+    *w0 = low ? 0.0f : len;
+    *w1 = low ? len : 0.0f;
+    uint m = (low ? x : len - x) < h ? 1u : 0u;
+    if (len < h && (low ? len - x : x) < h) m |= 8u;
     return m;
 }
 
-inline float sph_mirror1(const float q, const uint lo, const uint hi, const float w)
+inline uint sph_walls(const float3 p, const float4 tank, const float h, sph_walls_t* w)
 {
-    return lo ? (hi ? INFINITY : -q) : (hi ? 2.0f * w - q : q);
+    float a0, a1, b0, b1, c0, c1;
+    const uint m = sph_walls1(p.x, tank.x, h, &a0, &a1) | (sph_walls1(p.y, tank.y, h, &b0, &b1) << 1) |
+                   (sph_walls1(p.z, tank.z, h, &c0, &c1) << 2);
+    w->w0 = (float3)(a0, b0, c0);
+    w->w1 = (float3)(a1, b1, c1);
+    return m;
 }
 
-inline float3 sph_mirror(const float3 q, const uint s, const float3 w)
+inline float sph_mirror1(const float q, const uint first, const uint second, const float w0, const float w1)
 {
-    return (float3)(sph_mirror1(q.x, s & 1u, s & 8u, w.x), sph_mirror1(q.y, s & 2u, s & 16u, w.y),
-                    sph_mirror1(q.z, s & 4u, s & 32u, w.z));
+    return first ? (second ? INFINITY : 2.0f * w0 - q) : (second ? 2.0f * w1 - q : q);
+}
+
+inline float3 sph_mirror(const float3 q, const uint s, const sph_walls_t w)
+{
+    return (float3)(sph_mirror1(q.x, s & 1u, s & 8u, w.w0.x, w.w1.x),
+                    sph_mirror1(q.y, s & 2u, s & 16u, w.w0.y, w.w1.y),
+                    sph_mirror1(q.z, s & 4u, s & 32u, w.w0.z, w.w1.z));
 }
 
 inline float3 sph_mirror_v(const float3 v, const uint s)

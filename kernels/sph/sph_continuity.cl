@@ -112,7 +112,7 @@ void sph_continuity(__global const float4* restrict pos,
         rhoi = rho[i];
         const float h2 = h * h, inv_h = 1.0f / h;
         const float kh = rho0 * gravity / B; /* 7 g / c0^2 */
-        float3 w;
+        sph_walls_t w;
         const uint mask = sph_walls(p, tank, h, &w);
         /* (rho_ji^T - rho_ji^H) / rho_j (dyn): the dynamic density difference
          * times V_j / m */

@@ -27,7 +27,7 @@ void sph_density(__global const float4* restrict pos,
     if (i < n) {
         const float3 p = pos[i].xyz;
         const float h2 = h * h;
-        float3 w;
+        sph_walls_t w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h;
 #define SPH_DENSITY_VISIT(j)                                                    \

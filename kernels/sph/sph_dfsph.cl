@@ -337,7 +337,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
     float mxx = 0.0f, myy = 0.0f, mzz = 0.0f, mxy = 0.0f, mxz = 0.0f, myz = 0.0f;
     if (i < n) {
         const float3 p = pos[i].xyz;
-        float3 w;
+        sph_walls_t w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
         kvi = kdiv[i];
@@ -541,7 +541,7 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     if (active) {
         const float3 p = pos[i].xyz;
         const float3 vi = vel[i].xyz;
-        float3 w;
+        sph_walls_t w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h;
         if (use_pairs) {
@@ -652,7 +652,7 @@ inline float3 dfsph_pressure_sum(const uint i, const float3 p, const float ki,
                                  const uint n, const float4 tank, const float h,
                                  const float mass, const uint lane, const uint lane_bits)
 {
-    float3 w;
+    sph_walls_t w;
     const uint mask = sph_walls(p, tank, h, &w);
     const float inv_h = 1.0f / h;
     float3 a = (float3)(0.0f);

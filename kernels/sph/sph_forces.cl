@@ -55,7 +55,7 @@ void sph_forces(__global const float4* restrict pos,
         const float pri = grad_scale * di.y / (di.x * di.x);
         const float h2 = h * h, hs = 0.5f * h, eta2 = 0.01f * hs * hs;
         const float inv_h = 1.0f / h, gc = mass * sph_gradw_coef(h);
-        float3 w;
+        sph_walls_t w;
         const uint mask = sph_walls(p, tank, h, &w);
         SPH_NEIGHBOURS_BEGIN(i, p)
             const float3 q = pos[j].xyz;

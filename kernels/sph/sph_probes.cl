@@ -56,7 +56,7 @@
 /* Sum of W(x - x_j) / rho_j and W p_j / rho_j over particle j and its images
  * (scaled by 1 / (m sigma(h)): the ratio and the caller's scale undo it). */
 inline void probe_add(const float3 x, const float3 q, const float2 rp, const uint mask,
-                      const float3 w, const float h2, const float inv_h, float* den, float* num)
+                      const sph_walls_t w, const float h2, const float inv_h, float* den, float* num)
 {
     const float r2 = sph_r2(x - q);
     if (r2 < h2 && rp.x > 0.0f) {
@@ -97,7 +97,7 @@ inline float probe_fraction(const float3 x, __global const float4* restrict pos,
                             const float inv_cell, const float4 tank, const float h,
                             const float scale)
 {
-    float3 w;
+    sph_walls_t w;
     const uint mask = sph_walls(x, tank, h, &w);
     const int4 c = sph_cell(x, dims, inv_cell);
     const float h2 = h * h, inv_h = 1.0f / h;
@@ -149,7 +149,7 @@ void sph_probes(__global const float4* restrict pos,
     /* Pressure probe: the work-group's items share the candidates. */
     float den = 0.0f, num = 0.0f;
     if (work && !level) {
-        float3 w;
+        sph_walls_t w;
         const uint mask = sph_walls(x, tank, h, &w);
         const int4 c = sph_cell(x, dims, inv_cell);
         const float h2 = h * h, inv_h = 1.0f / h;

@@ -23,7 +23,8 @@ double gradFactor(double r, double h) { return r > 0 ? sphKernelDW(r, h) / r : 0
 template <class F>
 void forPairs(const DfsphReferenceInput& in, size_t i, F&& body) {
   const float hf = float(in.h);
-  const unsigned mask = sphWallMask(in.pos[i], in.tank, in.h);
+  const SphWalls W = sphWalls(in.pos[i], in.tank, in.h);
+  const unsigned mask = W.mask;
   for (size_t j = 0; j < in.pos.size(); ++j) {
     if (!sphIsNeighbour(in.pos[i], in.pos[j], hf)) continue;
     for (unsigned s = mask;; s = (s - 1) & mask) {
@@ -31,10 +32,9 @@ void forPairs(const DfsphReferenceInput& in, size_t i, F&& body) {
       double d[3], vj[3], r2 = 0;
       cl_float4 image = in.pos[j];
       for (int a = 0; a < 3; ++a) {
-        const float L = float(in.tank[a]);
-        if ((s >> a) & 1u) image.s[a] = -in.pos[j].s[a];
-        if ((s >> (a + 3)) & 1u) image.s[a] = 2.0f * L - in.pos[j].s[a];
-        const double q = sphMirror(in.pos[j].s[a], s, a, double(L));
+        if ((s >> a) & 1u) image.s[a] = 2.0f * float(W.w0[a]) - in.pos[j].s[a];
+        if ((s >> (a + 3)) & 1u) image.s[a] = 2.0f * float(W.w1[a]) - in.pos[j].s[a];
+        const double q = sphMirror(in.pos[j].s[a], s, a, W);
         vj[a] = in.vel.empty() ? 0.0 : (sphMirrorFlips(s, a) ? -1.0 : 1.0) * double(in.vel[j].s[a]);
         d[a] = double(in.pos[i].s[a]) - q;
         r2 += d[a] * d[a];

@@ -20,15 +20,18 @@ bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h) {
   return r2 < h * h;
 }
 
-unsigned sphWallMask(const cl_float4& p, const std::array<double, 3>& tank, double h) {
+SphWalls sphWalls(const cl_float4& p, const std::array<double, 3>& tank, double h) {
   const float hf = float(h);
-  unsigned mask = 0;
+  SphWalls W;
   for (int a = 0; a < 3; ++a) {
     const float x = p.s[a], L = float(tank[a]);
-    if (x < hf) mask |= 1u << a;
-    if (L - x < hf) mask |= 8u << a;
+    const bool low = x <= L - x;
+    W.w0[a] = low ? 0.0 : double(L);
+    W.w1[a] = low ? double(L) : 0.0;
+    if ((low ? x : L - x) < hf) W.mask |= 1u << a;
+    if (L < hf && (low ? L - x : x) < hf) W.mask |= 8u << a;
   }
-  return mask;
+  return W;
 }
 
 int sphTermsPerNeighbour(const cl_float4& p, const std::array<double, 3>& tank, double h) {
@@ -47,7 +50,8 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
   rho.assign(n, 0);
   count.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    const unsigned mask = sphWallMask(in.pos[i], in.tank, h);
+    const SphWalls W = sphWalls(in.pos[i], in.tank, h);
+    const unsigned mask = W.mask;
     double sum = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
@@ -63,7 +67,7 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
         if (!sphIsImage(s)) continue;
         double g2 = 0;
         for (int a = 0; a < 3; ++a) {
-          const double g = sphMirror(q[a], s, a, double(float(in.tank[a])));
+          const double g = sphMirror(q[a], s, a, W);
           const double d = double(in.pos[i].s[a]) - g;
           g2 += d * d;
         }
@@ -87,7 +91,8 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
     return 2 * r > h ? c * a : c * (2 * a - std::pow(h, 6) / 64.0);
   };
   for (size_t i = 0; i < n; ++i) {
-    const unsigned mask = sphWallMask(in.pos[i], in.tank, h);
+    const SphWalls W = sphWalls(in.pos[i], in.tank, h);
+    const unsigned mask = W.mask;
     const double rhoi = in.rhop[i].s[0], pri = P.gradScale * in.rhop[i].s[1] / (rhoi * rhoi);
     double a[3] = {0, 0, 0}, sc = 0;
     for (size_t j = 0; j < n; ++j) {
@@ -98,7 +103,7 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
         if (s != 0 && !sphIsImage(s)) continue;
         double d[3], dv[3], r2 = 0, vr = 0;
         for (int ax = 0; ax < 3; ++ax) {
-          const double q = sphMirror(in.pos[j].s[ax], s, ax, double(float(in.tank[ax])));
+          const double q = sphMirror(in.pos[j].s[ax], s, ax, W);
           const double vj = sphMirrorFlips(s, ax) ? -double(in.vel[j].s[ax]) : double(in.vel[j].s[ax]);
           d[ax] = double(in.pos[i].s[ax]) - q;
           dv[ax] = double(in.vel[i].s[ax]) - vj;
@@ -159,7 +164,8 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
   drho.assign(n, 0);
   scale.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    const unsigned mask = sphWallMask(in.pos[i], in.tank, h);
+    const SphWalls W = sphWalls(in.pos[i], in.tank, h);
+    const unsigned mask = W.mask;
     double sum = 0, mag = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
@@ -173,7 +179,7 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
         if ((s & mask) != s || (s != 0 && !sphIsImage(s))) continue;
         double d[3], dv = 0, vmag = 0, r2 = 0;
         for (int a = 0; a < 3; ++a) {
-          const double q = sphMirror(in.pos[j].s[a], s, a, double(float(in.tank[a])));
+          const double q = sphMirror(in.pos[j].s[a], s, a, W);
           const double vj = sphMirrorFlips(s, a) ? -in.vel[j].s[a] : in.vel[j].s[a];
           d[a] = double(in.pos[i].s[a]) - q;
           r2 += d[a] * d[a];

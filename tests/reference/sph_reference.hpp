@@ -41,17 +41,21 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
 bool sphIsNeighbour(const cl_float4& a, const cl_float4& b, float h);
 
 // The tank's wall images as the kernels take them (sph_common.cl: sph_walls,
-// sph_mirror): bit a of the mask for the wall at 0 of axis a, bit a + 3 for
-// the one at tank[a], set when p is within h of it (decided in float, as the
-// kernels do). A neighbour's images are the nonempty subsets s of the mask
-// holding at most one wall of each axis (sphIsImage).
-unsigned sphWallMask(const cl_float4& p, const std::array<double, 3>& tank, double h);
+// sph_mirror), decided in float as the kernels do: bit a of the mask for the
+// nearer wall of axis a (the one at 0 at the middle), at w0[a]; bit a + 3 for
+// the other wall, at w1[a], only across a tank thinner than h. A neighbour's
+// images are the nonempty subsets s of the mask holding at most one wall of
+// each axis (sphIsImage). The walls are the kernels' float ones.
+struct SphWalls {
+  unsigned mask = 0;
+  double w0[3] = {0, 0, 0}, w1[3] = {0, 0, 0};
+};
+SphWalls sphWalls(const cl_float4& p, const std::array<double, 3>& tank, double h);
 inline bool sphIsImage(unsigned s) { return s != 0 && (s & (s >> 3)) == 0; }
-// Coordinate a of image s of a point at x (tank length L along a: the
-// kernels' float one, double(float(tank[a])), for the images to agree), and
-// whether the image flips velocity component a.
-inline double sphMirror(double x, unsigned s, int a, double L) {
-  return (s >> a) & 1u ? -x : ((s >> (a + 3)) & 1u ? 2 * L - x : x);
+// Coordinate a of image s of a point at x, and whether the image flips
+// velocity component a.
+inline double sphMirror(double x, unsigned s, int a, const SphWalls& W) {
+  return (s >> a) & 1u ? 2 * W.w0[a] - x : ((s >> (a + 3)) & 1u ? 2 * W.w1[a] - x : x);
 }
 inline bool sphMirrorFlips(unsigned s, int a) { return ((s | (s >> 3)) >> a) & 1u; }
 // The terms a neighbour of p adds at most (itself and its images): the
