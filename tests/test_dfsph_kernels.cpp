@@ -194,7 +194,7 @@ TEST(DfsphKernels, DensityAndFactorMatchTheReference) {
     Fixture f = makeFixture(n, seed + unsigned(n), 1e-3f, thin);
     f.laneBits = lb;
     Profiler prof;
-    DfsphKernels s(test::context(), n, prof, true);
+    DfsphKernels s(test::context(), n, prof, true, thin);
     const auto d = runDensity(f, s);
     std::vector<double> rho, D;
     std::vector<unsigned> count;
@@ -245,7 +245,7 @@ TEST(DfsphKernels, DivergenceRateUpdateAndErrorMatchTheReference) {
     Fixture f = makeFixture(n, seed + 7 * unsigned(n), dt, thin);
     f.laneBits = lb;
     Profiler prof;
-    DfsphKernels s(test::context(), n, prof, true);
+    DfsphKernels s(test::context(), n, prof, true, thin);
     s.setPairGradients(pairs);
 
     const auto d = runDensity(f, s);
@@ -403,7 +403,7 @@ TEST(DfsphKernels, PressureVelocityChangeMatchesTheReference) {
       Fixture f = makeFixture(n, seed + 13 * unsigned(n), dt, thin);
       f.laneBits = lb;
       Profiler prof;
-      DfsphKernels s(test::context(), n, prof, true);
+      DfsphKernels s(test::context(), n, prof, true, thin);
       s.setPairGradients(pairs);
 
       runDensity(f, s);  // the solve is not done: a fresh state

@@ -74,7 +74,12 @@ inline int4 sph_cell(const float3 p, const int4 dims, const float inv_cell)
  * reordered sum). A subset holding both walls of an axis is no image (the
  * reflection across both is a translation by 2 tank.a, whose counterpart the
  * other way a one-sided sum would miss): sph_mirror puts it at infinity,
- * beyond any h. */
+ * beyond any h. Compiled in only where a tank axis is thinner than h
+ * (SPH_THIN_WALLS, SphKernelConfig::thinWalls); else the form below. */
+#ifndef SPH_THIN_WALLS
+#define SPH_THIN_WALLS 0
+#endif
+#if SPH_THIN_WALLS
 typedef struct {
     float3 w0, w1;
 } sph_walls_t;
@@ -116,6 +121,36 @@ inline float3 sph_mirror_v(const float3 v, const uint s)
     const uint a = s | (s >> 3);
     return (float3)((a & 1u) ? -v.x : v.x, (a & 2u) ? -v.y : v.y, (a & 4u) ? -v.z : v.z);
 }
+
+#else
+/* A tank at least h across every axis (SphKernelConfig::thinWalls off): the
+ * nearer wall of each axis, at w.a (0 or tank.a), in bit a. The code these
+ * kernels always had (the thin-slab form above costs registers: DFSPH's
+ * solves lost about 4 % at 101 306 particles on an H100). */
+typedef float3 sph_walls_t;
+
+inline uint sph_walls(const float3 p, const float4 tank, const float h, float3* w)
+{
+    uint m = 0;
+    float3 ww = (float3)(0.0f);
+    if (p.x <= tank.x - p.x) { if (p.x < h) m |= 1u; } else { ww.x = tank.x; if (tank.x - p.x < h) m |= 1u; }
+    if (p.y <= tank.y - p.y) { if (p.y < h) m |= 2u; } else { ww.y = tank.y; if (tank.y - p.y < h) m |= 2u; }
+    if (p.z <= tank.z - p.z) { if (p.z < h) m |= 4u; } else { ww.z = tank.z; if (tank.z - p.z < h) m |= 4u; }
+    *w = ww;
+    return m;
+}
+
+inline float3 sph_mirror(const float3 q, const uint s, const float3 w)
+{
+    return (float3)((s & 1u) ? 2.0f * w.x - q.x : q.x, (s & 2u) ? 2.0f * w.y - q.y : q.y,
+                    (s & 4u) ? 2.0f * w.z - q.z : q.z);
+}
+
+inline float3 sph_mirror_v(const float3 v, const uint s)
+{
+    return (float3)((s & 1u) ? -v.x : v.x, (s & 2u) ? -v.y : v.y, (s & 4u) ? -v.z : v.z);
+}
+#endif
 
 /* The particle i and lane of this work-item (see "Lanes" above); kernels
  * using lanes have an argument `const uint lane_bits`. */

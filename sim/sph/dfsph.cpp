@@ -26,7 +26,7 @@ std::vector<T> readBuf(cl::CommandQueue& q, const cl::Buffer& b, size_t n) {
 
 }  // namespace
 
-cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt, bool twoSums) {
+cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt, bool thinWalls, bool twoSums) {
   if (ctx.info().maxWorkGroup < EDDY_SPH_WG)
     throw Error("DFSPH needs work-groups of " + std::to_string(EDDY_SPH_WG) + " items; " +
                 ctx.info().name + " allows " + std::to_string(ctx.info().maxWorkGroup));
@@ -34,23 +34,25 @@ cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt, bool twoSum
   if (crDivSqrt && ctx.info().correctlyRoundedDivSqrt)
     opts += " -cl-fp32-correctly-rounded-divide-sqrt";
   if (twoSums) opts += " -DEDDY_DFSPH_TWO_SUMS=1";
+  if (thinWalls) opts += " -DSPH_THIN_WALLS=1";  // SphKernelConfig::thinWalls
   return ctx.buildProgram(sphProgramFiles({"sph_integrate.cl", "sph_dfsph.cl"}), opts);
 }
 
 KernelFunctorOf<DfsphRateArgs>& DfsphKernels::relaxedRate() {
   if (!rateRelaxed_) {
-    relaxedProgram_ = buildProgram(ctx_, crDivSqrt_, true);
+    relaxedProgram_ = buildProgram(ctx_, crDivSqrt_, thinWalls_, true);
     rateRelaxed_ = std::make_unique<KernelFunctorOf<DfsphRateArgs>>(relaxedProgram_, "sph_dfsph_rate");
   }
   return *rateRelaxed_;
 }
 
-DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool crDivSqrt)
+DfsphKernels::DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool crDivSqrt, bool thinWalls)
     : ctx_(ctx),
       prof_(profiler),
       cap_(std::max<size_t>(capacity, 1)),
       crDivSqrt_(crDivSqrt),
-      program_(buildProgram(ctx, crDivSqrt)) {
+      thinWalls_(thinWalls),
+      program_(buildProgram(ctx, crDivSqrt, thinWalls)) {
   // No step yet: the first solves get max_iterations rounds.
   std::vector<cl_uint> initial(EDDY_DFSPH_STATE_SIZE, 0);
   initial[EDDY_DFSPH_ST_DIV_ITER] = initial[EDDY_DFSPH_ST_DEN_ITER] = EDDY_DFSPH_UNKNOWN_ITER;
@@ -715,7 +717,7 @@ Context& listMode(Context& ctx, const SphKernelConfig& cfg) {
 DfsphSolver::DfsphSolver(Context& ctx, SphParticles& p, const SphKernelConfig& cfg)
     : forcesProgram_(listMode(ctx, cfg).buildProgram(sphProgramFiles({"sph_forces.cl"}),
                                                      SphParticles::buildOptions(ctx, cfg))),
-      kernels_(ctx, p.capacity(), p.profiler(), cfg.correctlyRoundedDivSqrt) {
+      kernels_(ctx, p.capacity(), p.profiler(), cfg.correctlyRoundedDivSqrt, cfg.thinWalls) {
   const size_t cap = p.capacity();
   try {
     rhop_ = ctx.createBuffer(CL_MEM_READ_WRITE, cap * sizeof(cl_float2), "SPH rhop");

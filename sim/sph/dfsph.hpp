@@ -182,7 +182,9 @@ using DfsphStats = SphSolveStats;
 
 class DfsphKernels {
  public:
-  DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool correctlyRoundedDivSqrt);
+  // thinWalls: SphKernelConfig::thinWalls (a tank axis thinner than h).
+  DfsphKernels(Context& ctx, size_t capacity, Profiler& profiler, bool correctlyRoundedDivSqrt,
+               bool thinWalls = false);
   ~DfsphKernels();
   DfsphKernels(const DfsphKernels&) = delete;
   DfsphKernels& operator=(const DfsphKernels&) = delete;
@@ -328,7 +330,7 @@ class DfsphKernels {
   };
   // twoSums: the rate kernel that also sums the error (EDDY_DFSPH_TWO_SUMS,
   // density_relaxation < 1; sph_dfsph.cl).
-  static cl::Program buildProgram(Context& ctx, bool crDivSqrt, bool twoSums = false);
+  static cl::Program buildProgram(Context& ctx, bool crDivSqrt, bool thinWalls, bool twoSums = false);
   EnqueueArgs perParticle(size_t n) const;  // one work-item a particle
   EnqueueArgs lanes(const DfsphBuffers& b) const;
   bool collect(StateRead& r, bool wait);
@@ -350,6 +352,7 @@ class DfsphKernels {
   Profiler& prof_;
   size_t cap_;
   bool crDivSqrt_;
+  bool thinWalls_;
   cl::Program program_;
   cl::Program relaxedProgram_;  // empty until relaxedRate()
   std::unique_ptr<KernelFunctorOf<DfsphRateArgs>> rateRelaxed_;

@@ -79,6 +79,7 @@ std::string SphParticles::buildOptions(const Context& ctx, const SphKernelConfig
                      " -DSPH_NLIST=" + std::string(cfg.neighbourList ? "1" : "0");
   if (cfg.correctlyRoundedDivSqrt && ctx.info().correctlyRoundedDivSqrt)
     opts += " -cl-fp32-correctly-rounded-divide-sqrt";
+  if (cfg.thinWalls) opts += " -DSPH_THIN_WALLS=1";
   return opts;
 }
 

@@ -81,6 +81,11 @@ struct SphKernelConfig {
   // kernels/sph/sph_common.cl); -1 = automatic (sphLaneBits, or the developer
   // aid EDDY_SPH_LANES). Tests set it to check every lane count on any device.
   int laneBits = -1;
+  // A tank axis thinner than the support h (a slab one or two layers deep):
+  // the kernels are built with SPH_THIN_WALLS, which mirrors both walls of
+  // such an axis (kernels/sph/sph_common.cl, sph_walls). Set by SphSim from
+  // its tank; other tanks get the plain nearer-wall code.
+  bool thinWalls = false;
 };
 
 // Values the kernels see (float on the device), derived from the parameters.

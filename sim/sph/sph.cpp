@@ -450,6 +450,8 @@ SphSim::SphSim(Context& ctx, const Params& params, const SphSetup& setup, SphKer
   phys_.rho0 = fl(params_.get("rest_density"));
   const double hExact = params_.get("smoothing_ratio") * setup.spacing;
   phys_.h = fl(hExact);
+  for (int a = 0; a < 3; ++a)  // as the kernels decide it, in float
+    if (float(tank_[a]) < float(phys_.h)) cfg_.thinWalls = true;
   phys_.mass = fl(sphLatticeMass(phys_.rho0, setup.spacing, phys_.h));
   phys_.gradScale = fl(1.0 / sphLatticeGradientNorm(setup.spacing, phys_.h));
   phys_.jacobiOmega = fl(dfsphJacobiOmega(params_.get("smoothing_ratio")));
