@@ -138,7 +138,8 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "DFSPH: dt = velocity_cfl spacing / v with v = |v|max + |a|max dt (non-pressure "
        "accelerations) or, if larger, sqrt(g H), a gravity wave over the fluid's depth H "
        "(its extent along gravity), clamped to [min_dt, max_dt], computed on the device. "
-       "No speed of sound.",
+       "No speed of sound, except where the explicit artificial viscosity needs a smaller max_dt: "
+       "dt <= (0.4/0.6) (h/2) / (alpha c0) (docs/USAGE.md).",
        false, false, false},
       {"min_dt", "Smallest time step (DFSPH)", "Integration", "s", 1e-9, 0.1, 1e-6,
        "DFSPH: lower bound of the adaptive time step.", false, false, true},
