@@ -925,7 +925,7 @@ int App::run() {
       out_ << std::defaultfloat << std::setprecision(3) << "  real time: speed " << ctl_->speed() << "x, reached "
            << (total.frame > 0 ? simulated / (total.frame * 1e-3) : 0.0) << "x real time ("
            << simulated << " simulated s in " << total.frame * 1e-3 << " s); ";
-      if (std::isinf(ctl_->pacer().budget()))
+      if (batchRealtimeRecording)
         out_ << "no compute budget (a batch recording)\n";
       else
         out_ << "the compute budget (" << ctl_->pacer().budget() * 1e3 << " ms) capped " << limitedFrames

@@ -28,9 +28,11 @@ struct PacedFrame {
 // carries what the step leaves owed (RealtimePacer::probe), so the frames
 // after it make up the start (a recording started with the run covers its
 // video's length x speed). SPH knows dt after its first clock read
-// (8 steps), the device time a frame or two after the first step.
-// `wall`: this frame's wall seconds. `fresh`: the pacer starts afresh (after
-// a pause, a rebuild, fixed steps or a probe): reset() before observing.
+// (8 steps), the device time a frame or two after the first step. A pacer
+// with an infinite budget (a batch recording: nobody waits for its frames)
+// reads the device clock exactly each frame instead and waits for no step's
+// device time. `wall`: this frame's wall seconds. `fresh`: the pacer starts
+// afresh (after a pause, a rebuild or fixed steps): reset() before observing.
 PacedFrame planPacedFrame(RealtimePacer& pacer, Session& session, Simulation& sim, double wall,
                           bool fresh);
 

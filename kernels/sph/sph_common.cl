@@ -68,14 +68,15 @@ inline int4 sph_cell(const float3 p, const int4 dims, const float inv_cell)
  * within h of both. A neighbour's images are the nonempty subsets s of the
  * mask (sph_mirror). With the nearer wall alone the image of a pair changed
  * walls as a particle crossed the middle of such a slab, and WCSPH's carried
- * density blew up in one layer (before 2026-12-07). Tanks at least h across
- * keep the masks, images and summation order they always had, bit for bit
- * (the 4-layer hydrostatic tests sit close to their bounds and moved by a
- * reordered sum). A subset holding both walls of an axis is no image (the
- * reflection across both is a translation by 2 tank.a, whose counterpart the
- * other way a one-sided sum would miss): sph_mirror puts it at infinity,
- * beyond any h. Compiled in only where a tank axis is thinner than h
- * (SPH_THIN_WALLS, SphKernelConfig::thinWalls); else the form below. */
+ * density blew up in one layer (before 2026-12-07). A subset holding both
+ * walls of an axis is no image (the reflection across both is a translation
+ * by 2 tank.a, whose counterpart the other way a one-sided sum would miss):
+ * sph_mirror puts it at infinity, beyond any h. Compiled in only where a tank
+ * axis is thinner than h (SPH_THIN_WALLS, SphKernelConfig::thinWalls); other
+ * tanks get the form below, the code they always had (taking both walls up
+ * to 2h moved two hydrostatic tests of 4-layer slabs past their bounds, and
+ * this form in every program cost DFSPH about 4.5 % at 101 306 particles on
+ * an H100: docs/PERFORMANCE.md, session 39). */
 #ifndef SPH_THIN_WALLS
 #define SPH_THIN_WALLS 0
 #endif
@@ -116,17 +117,9 @@ inline float3 sph_mirror(const float3 q, const uint s, const sph_walls_t w)
                     sph_mirror1(q.z, s & 4u, s & 32u, w.w0.z, w.w1.z));
 }
 
-inline float3 sph_mirror_v(const float3 v, const uint s)
-{
-    const uint a = s | (s >> 3);
-    return (float3)((a & 1u) ? -v.x : v.x, (a & 2u) ? -v.y : v.y, (a & 4u) ? -v.z : v.z);
-}
-
 #else
 /* A tank at least h across every axis (SphKernelConfig::thinWalls off): the
- * nearer wall of each axis, at w.a (0 or tank.a), in bit a. The code these
- * kernels always had (the thin-slab form above costs registers: DFSPH's
- * solves lost about 4 % at 101 306 particles on an H100). */
+ * nearer wall of each axis, at w.a (0 or tank.a), in bit a. */
 typedef float3 sph_walls_t;
 
 inline uint sph_walls(const float3 p, const float4 tank, const float h, float3* w)
@@ -146,11 +139,20 @@ inline float3 sph_mirror(const float3 q, const uint s, const float3 w)
                     (s & 4u) ? 2.0f * w.z - q.z : q.z);
 }
 
+#endif
+
+/* The velocity of image s: the normal component of each mirrored axis
+ * reversed (bits a and a + 3 both name axis a; the second is thin-only, and
+ * other tanks keep their plain test of bit a). */
 inline float3 sph_mirror_v(const float3 v, const uint s)
 {
-    return (float3)((s & 1u) ? -v.x : v.x, (s & 2u) ? -v.y : v.y, (s & 4u) ? -v.z : v.z);
-}
+#if SPH_THIN_WALLS
+    const uint a = s | (s >> 3);
+#else
+    const uint a = s;
 #endif
+    return (float3)((a & 1u) ? -v.x : v.x, (a & 2u) ? -v.y : v.y, (a & 4u) ? -v.z : v.z);
+}
 
 /* The particle i and lane of this work-item (see "Lanes" above); kernels
  * using lanes have an argument `const uint lane_bits`. */

@@ -301,13 +301,12 @@ std::vector<ProbeSpec> probesToSample(const Simulation& sim, const std::vector<P
 
 void Simulation::throttle(size_t maxPending, uint64_t maxSteps) {
   profiler_.collect(false);
-  // The steps ahead are also held to
-  // about kMaxLeadSeconds of it (at least 4): a stop (Ctrl-C, a Python
-  // KeyboardInterrupt) waits for the steps already enqueued, and 256 of them
-  // took 64 s (a 12 000-body direct sum on PoCL). Fast steps keep the whole
-  // maxSteps (256 steps of 1 ms on a GPU are 0.26 s).
-  // Until one is known, 8: the host enqueued all 256 before the first step
-  // had ended, then waited for half of them.
+  // The steps ahead are also held to about kMaxLeadSeconds of device time
+  // (at least 4, at most maxSteps; 8 until a step has been timed): a stop
+  // (Ctrl-C, a Python KeyboardInterrupt) waits for the steps already
+  // enqueued, and with 256 allowed from the start a 12 000-body direct sum on
+  // PoCL stopped 200 steps (64 s) late. Steps of 1 ms or less keep about the
+  // 256 they had.
   const double stepMs = profiler_.meanStepMs();
   maxSteps = std::clamp<uint64_t>(stepMs > 0 ? uint64_t(kMaxLeadSeconds * 1e3 / stepMs) : 8, 4,
                                   std::max<uint64_t>(maxSteps, 4));

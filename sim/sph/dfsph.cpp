@@ -5,11 +5,11 @@
 #include "sph.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace eddy {
 

@@ -24,10 +24,9 @@ template <class F>
 void forPairs(const DfsphReferenceInput& in, size_t i, F&& body) {
   const float hf = float(in.h);
   const SphWalls W = sphWalls(in.pos[i], in.tank, in.h);
-  const unsigned mask = W.mask;
   for (size_t j = 0; j < in.pos.size(); ++j) {
     if (!sphIsNeighbour(in.pos[i], in.pos[j], hf)) continue;
-    for (unsigned s = mask;; s = (s - 1) & mask) {
+    for (unsigned s = W.mask;; s = (s - 1) & W.mask) {
       if (s != 0 && !sphIsImage(s)) continue;
       double d[3], vj[3], r2 = 0;
       cl_float4 image = in.pos[j];

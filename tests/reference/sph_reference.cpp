@@ -51,7 +51,6 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
   count.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const SphWalls W = sphWalls(in.pos[i], in.tank, h);
-    const unsigned mask = W.mask;
     double sum = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
@@ -63,7 +62,7 @@ void sphReferenceDensity(const SphReferenceInput& in, std::vector<double>& rho,
         d2 += d * d;
       }
       sum += sphKernelW(std::sqrt(d2), h);
-      for (unsigned s = mask; s; s = (s - 1) & mask) {
+      for (unsigned s = W.mask; s; s = (s - 1) & W.mask) {
         if (!sphIsImage(s)) continue;
         double g2 = 0;
         for (int a = 0; a < 3; ++a) {
@@ -92,14 +91,13 @@ void sphReferenceForces(const SphReferenceInput& in, std::vector<std::array<doub
   };
   for (size_t i = 0; i < n; ++i) {
     const SphWalls W = sphWalls(in.pos[i], in.tank, h);
-    const unsigned mask = W.mask;
     const double rhoi = in.rhop[i].s[0], pri = P.gradScale * in.rhop[i].s[1] / (rhoi * rhoi);
     double a[3] = {0, 0, 0}, sc = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
       const double rhoj = in.rhop[j].s[0], prj = P.gradScale * in.rhop[j].s[1] / (rhoj * rhoj);
       const double cvis = P.alpha * P.c0 * hs * 2.0 / (rhoi + rhoj);
-      for (unsigned s = mask;; s = (s - 1) & mask) {  // s = mask .. 0 (0 = the real pair)
+      for (unsigned s = W.mask;; s = (s - 1) & W.mask) {  // s = mask .. 0 (0 = the real pair)
         if (s != 0 && !sphIsImage(s)) continue;
         double d[3], dv[3], r2 = 0, vr = 0;
         for (int ax = 0; ax < 3; ++ax) {
@@ -165,7 +163,6 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
   scale.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const SphWalls W = sphWalls(in.pos[i], in.tank, h);
-    const unsigned mask = W.mask;
     double sum = 0, mag = 0;
     for (size_t j = 0; j < n; ++j) {
       if (!sphIsNeighbour(in.pos[i], in.pos[j], float(h))) continue;
@@ -176,7 +173,7 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
       const double dynMag = std::fabs(rho[j] - rho[i]) + std::fabs(hyd);
       for (unsigned s = 0; s < 64; ++s) {
         // the pair itself (s = 0) and its wall images
-        if ((s & mask) != s || (s != 0 && !sphIsImage(s))) continue;
+        if ((s & W.mask) != s || (s != 0 && !sphIsImage(s))) continue;
         double d[3], dv = 0, vmag = 0, r2 = 0;
         for (int a = 0; a < 3; ++a) {
           const double q = sphMirror(in.pos[j].s[a], s, a, W);
