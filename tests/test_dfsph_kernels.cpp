@@ -704,8 +704,10 @@ TEST(DfsphKernels, IntegrateMovesBouncesOffTheWallsAndStoresThePressure) {
         const double L = f.ref.tank[a];
         double v = vel[i].s[a];
         double x = f.ref.pos[i].s[a] + double(dt) * v;
-        if (x < c) { x = 2 * c - x; v = -e * v; ++crossed; }
-        else if (x > L - c) { x = 2 * (L - c) - x; v = -e * v; ++crossed; }
+        unsigned turned = 0;
+        if (x < c) { x = 2 * c - x; v = -e * v; ++crossed; turned = 1; }
+        else if (x > L - c) { x = 2 * (L - c) - x; v = -e * v; ++crossed; turned = 1; }
+        EXPECT_EQ((unsigned(v1[i].s[3]) >> a) & 1u, turned) << "i = " << i << " axis " << a;
         if (x < 0 || x > L) continue;  // crossed the tank: put back, checked by the count
         EXPECT_GE(p1[i].s[a], float(c) * (1 - 1e-5f)) << "i = " << i << " axis " << a;
         EXPECT_LE(p1[i].s[a], float(L - c) * (1 + 1e-5f)) << "i = " << i << " axis " << a;

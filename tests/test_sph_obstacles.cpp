@@ -373,10 +373,17 @@ TEST(SphObstacles, WcsphSubmergedBoxHydrostaticPressureAndBuoyancy) {
   expectTank(p, 0.06, 0.12, 0.10, 0.05);
 }
 
+// Session 40 put each particle's Tait sound speed c0 (rho/rho0)^3 into
+// WCSPH's time step (sph_forces.cl). Here the summation density next to the
+// box counts the boundary sheet too (up to ~1.2 rho0, sph_continuity.cl's
+// reorder comment), so the step near the box got shorter and the tank settled
+// along another path: PoCL, summation, beside 6.3 %, above 8.05 % (one layer,
+// 0.70 m; the layers on either side -0.6 and -5.0 %), 3 696 steps. The bound
+// above the box is 8.5 % since (7.5 % before).
 TEST(SphObstacles, WcsphSummationSubmergedBoxHydrostaticPressureAndBuoyancy) {
   Params p(sphParamDecl());
   p.set("density_diffusion", 0.0);
-  expectTank(p, 0.075, 0.075, 0.075, 0.1);
+  expectTank(p, 0.075, 0.085, 0.075, 0.1);
 }
 
 TEST(SphObstacles, DfsphSubmergedBoxHydrostaticPressureAndBuoyancy) {

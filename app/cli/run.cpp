@@ -31,6 +31,18 @@ namespace eddy::cli {
 
 namespace {
 
+// A wall-clock duration for the progress line: "40 s", "12 min", "5.2 h",
+// "3.1 days", "2.4e+03 years".
+std::string durationText(double secs) {
+  std::ostringstream o;
+  o << std::setprecision(2);
+  if (secs < 120) o << std::fixed << std::setprecision(0) << secs << " s";
+  else if (secs < 7200) o << std::fixed << std::setprecision(0) << secs / 60 << " min";
+  else if (secs < 172800) o << secs / 3600 << " h";
+  else if (secs < 2 * 3.15576e7) o << secs / 86400 << " days";
+  else o << secs / 3.15576e7 << " years";
+  return o.str();
+}
 
 // What the command line says, before the config file is merged in.
 struct RunArgs {
@@ -786,8 +798,10 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
       lastProbe = row;
     });
   }
-  // Progress on stderr every 2 s of wall clock.
+  // Progress on stderr every 2 s of wall clock; with --until, the wall time
+  // left at the pace so far (a run set up to take days says so at once).
   auto lastReport = Session::Clock::now();
+  const double startTime = sim->time();
   auto progress = [&](uint64_t s) {
     const auto now = Session::Clock::now();
     if (o.quiet || now - lastReport <= std::chrono::seconds(2)) return;
@@ -797,8 +811,13 @@ int cmdRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     err << "  step " << s;
     if (!c.until) err << " (" << std::fixed << std::setprecision(0)
                       << 100.0 * double(done) / double(std::max<uint64_t>(run.steps, 1)) << "%)";
-    err << std::defaultfloat << std::setprecision(6) << "  t = " << sim->time() << "  "
-        << std::setprecision(4) << double(done) / secs << " steps/s\n";
+    const double t = sim->time();
+    err << std::defaultfloat << std::setprecision(6) << "  t = " << t << "  "
+        << std::setprecision(4) << double(done) / secs << " steps/s";
+    if (c.until && t > startTime && t < *c.until)
+      err << "  (about " << durationText(secs * (*c.until - t) / (t - startTime)) << " left to t = "
+          << formatNumber(*c.until) << ")";
+    err << "\n";
   };
   // The first rows and frame; the state before the first step is checked
   // (a blow-up there leaves no diagnostics file behind).

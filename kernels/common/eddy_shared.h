@@ -85,7 +85,7 @@
 #define EDDY_SPH_CNT_OUT_OF_GRID 1 /* hash: outside the grid, clamped into it */
 #define EDDY_SPH_CNT_OVERFLOW 2    /* neighbours: entries beyond the list capacity */
 #define EDDY_SPH_CNT_MAX_A2 3      /* forces: max |a|^2 of this step (float bits) */
-#define EDDY_SPH_CNT_MAX_V2 4      /* forces: max |v|^2 of this step (float bits) */
+#define EDDY_SPH_CNT_MAX_V2 4      /* forces: max |v|^2 of this step (float bits; WCSPH: max (|v| + c_i - c0)^2, sph_forces.cl) */
 #define EDDY_SPH_CNT_PENETRATIONS 5 /* boundary_guard: inside a solid, put back outside */
 /* forces: the fluid's extent along gravity (y), as the largest y and the largest
  * tank_height - y of this step (float bits, y clamped to the tank; 0 = none);

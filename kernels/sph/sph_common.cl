@@ -154,6 +154,24 @@ inline float3 sph_mirror_v(const float3 v, const uint s)
     return (float3)((a & 1u) ? -v.x : v.x, (a & 2u) ? -v.y : v.y, (a & 4u) ? -v.z : v.z);
 }
 
+/* The velocity a particle moved with, for WCSPH's continuity equation
+ * (sph_continuity.cl): v.xyz with the normal component zeroed on each axis a
+ * wall turned the particle back on in its last step (bit a of v.w, written by
+ * sph_walls_after_move, sph_integrate.cl). Such a particle did not move along
+ * that normal at its stored velocity (the reversed one): it went out, was
+ * mirrored back, and ended within |v| dt of where it was. Integrating the
+ * reversed velocity made a particle that pressure holds against a wall
+ * compress every step without moving: the stored velocity of a particle
+ * pushed at a wall settles at -e a dt / (1 + e), pointing inwards, so
+ * next to a solid or to fluid at rest its carried density rose step after
+ * step (a lone particle in a slot one spacing wide between an obstacle and a
+ * wall: 1.1 -> 14 rho0, then a blow-up; with restitution 0 it stayed at 1.13). */
+inline float3 sph_moved_v(const float4 v)
+{
+    const uint t = (uint)clamp(v.w, 0.0f, 7.0f);
+    return (float3)((t & 1u) ? 0.0f : v.x, (t & 2u) ? 0.0f : v.y, (t & 4u) ? 0.0f : v.z);
+}
+
 /* The particle i and lane of this work-item (see "Lanes" above); kernels
  * using lanes have an argument `const uint lane_bits`. */
 #define SPH_LANE_ID(i, lane)                                                    \

@@ -50,6 +50,10 @@
  * diffusion term is fluid-fluid only (Fourtakas et al. 2019 apply it between
  * fluid particles): a solid neither gives nor takes density by diffusion.
  *
+ * Velocities: each particle's as it moved (sph_moved_v, sph_common.cl): the
+ * normal component on an axis a wall turned it back on in the last step
+ * counts as 0 (its stored, reversed velocity is not how it moved).
+ *
  * Time integration: with `advance` (the first density phase after a step)
  * rho_out_i = rho_i + dt D rho_i / Dt, with the dt of that step (the device
  * clock) and the rate of the positions and velocities it produced: rho is
@@ -108,7 +112,7 @@ void sph_continuity(__global const float4* restrict pos,
     float rhoi = 0.0f;
     if (i < n) {
         const float3 p = pos[i].xyz;
-        const float3 v = vel[i].xyz;
+        const float3 v = sph_moved_v(vel[i]);
         rhoi = rho[i];
         const float h2 = h * h, inv_h = 1.0f / h;
         const float kh = rho0 * gravity / B; /* 7 g / c0^2 */
@@ -123,7 +127,7 @@ void sph_continuity(__global const float4* restrict pos,
             const float r2 = sph_r2(d);                                         \
             if (r2 < h2) {                                                      \
                 ++cnt;                                                          \
-                const float3 vj = vel[j].xyz;                                   \
+                const float3 vj = sph_moved_v(vel[j]);                          \
                 const float rhoj = rho[j];                                      \
                 const float dyn = ((rhoj - rhoi) - rho0 * sph_root7m1(kh * d.y)) / rhoj; \
                 const float g = sph_gradw_q(sqrt(r2) * inv_h);                  \

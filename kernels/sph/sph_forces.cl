@@ -19,9 +19,17 @@
  * its half-space scale, eddy_shared.h, and
  * the friction of eq. 11: Pi_ib as Pi_ij with alpha_b = boundary_viscosity,
  * rho_b = rho_i and v_b the boundary particle's velocity).
- * The work-group maxima of |a|^2 and |v|^2, and of y and tank height - y (the
- * fluid's extent along gravity), go into counters (atomic max of the float
- * bits, valid for non-negative floats) for the time-step kernels.
+ * The work-group maxima of |a|^2 and of the signal speed squared, and of y and
+ * tank height - y (the fluid's extent along gravity), go into counters (atomic
+ * max of the float bits, valid for non-negative floats) for the time-step
+ * kernels. The signal speed is |v_i| plus, with c_sound > 0 (WCSPH: c0), the
+ * local sound speed's excess over c0: Tait's c_i = c0 (rho_i/rho0)^3 (c^2 =
+ * dp/drho of p = rho0 c0^2/7 ((rho/rho0)^7 - 1)), taken as c0 below rho0, so
+ * that sph_dt's cfl h / (c0 + max) is the Courant condition on max_i (c_i +
+ * |v_i|) (Monaghan 1992, sec. 10): a particle squeezed to 1.25 rho0 carries
+ * sound twice as fast as c0, and a step sized for c0 then amplifies its
+ * compression (a one-layer slot between an obstacle and a wall went from
+ * 1.25 to 4.4 rho0 and blew up). DFSPH passes 0: its time step has no sound.
  * 2^lane_bits work-items per particle (sph_common.cl, "Lanes"). */
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_forces(__global const float4* restrict pos,
@@ -39,7 +47,7 @@ void sph_forces(__global const float4* restrict pos,
                 const uint n, const int4 dims, const float inv_cell, const float4 tank,
                 const float h, const float mass, const float c0, const float alpha,
                 const float gravity, const float gamma, const float rho0,
-                const float grad_scale, const uint lane_bits)
+                const float grad_scale, const float c_sound, const uint lane_bits)
 {
     __local float red_a[SPH_WG], red_v[SPH_WG], red_y[SPH_WG], red_d[SPH_WG];
     __local float4 red[SPH_WG];
@@ -104,7 +112,9 @@ void sph_forces(__global const float4* restrict pos,
         a.y -= gravity;
         acc[i] = (float4)(a, 0.0f);
         a2 = dot(a, a);
-        v2 = dot(v, v);
+        const float r = fmax(rhop[i].x / rho0, 1.0f);
+        const float sig = length(v) + c_sound * (r * r * r - 1.0f);
+        v2 = sig * sig;
         if (!isfinite(a2)) a2 = INFINITY;
         if (!isfinite(v2)) v2 = INFINITY;
     }

@@ -23,9 +23,11 @@ inline void sph_clock_advance(__global float* restrict clock, __global uint* res
 }
 
 /* Phase "dt" (one work-item): the adaptive time step from this step's maxima,
- *   dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max))
+ *   dt = min(max_dt, cfl h / max_i(c_i + |v_i|), cfl sqrt(h / |a|max))
  * (Courant condition on the sound speed plus the force criterion of
- * Monaghan 1992 / Morris et al. 1997, with h the support radius), advancing
+ * Monaghan 1992 / Morris et al. 1997, with h the support radius; c_i the
+ * Tait sound speed of particle i's density, at least c0: sph_forces leaves
+ * max_i(c_i - c0 + |v_i|) in MAX_V2, a body its surface speed), advancing
  * the device clock. The host never waits for it; it reads the clock only for
  * diagnostics. */
 __kernel void sph_dt(__global float* restrict clock,
@@ -44,28 +46,33 @@ __kernel void sph_dt(__global float* restrict clock,
 /* The walls after x += v dt: a particle that crossed a wall plane (moved
  * inwards by the clearance c = tank.w: 0 for WCSPH, EDDY_DFSPH_WALL_CLEARANCE
  * spacings for DFSPH) is mirrored back inside and its normal velocity
- * reversed and scaled by the restitution e (free slip along the wall). Anything still outside the tank or
+ * reversed and scaled by the restitution e (free slip along the wall); the
+ * axes turned back this step go into v.w (sph_moved_v, sph_common.cl:
+ * WCSPH's continuity equation does not integrate their normal velocity). Anything still outside the tank or
  * non-finite after that is put inside, stopped and counted in
  * counters[EDDY_SPH_CNT_ESCAPED]; a non-finite one also in
  * counters[EDDY_SPH_CNT_NONFINITE] (the finite check turns that into a
  * blow-up: a NaN is never only put back). Shared by sph_integrate and
  * sph_dfsph_integrate. */
-inline float2 sph_wall_axis(float x, float v, const float len, const float e, const float c)
+inline float2 sph_wall_axis(float x, float v, const float len, const float e, const float c,
+                            uint* restrict turned, const uint bit)
 {
-    if (x < c) { x = 2.0f * c - x; v = -e * v; }
-    else if (x > len - c) { x = 2.0f * (len - c) - x; v = -e * v; }
+    if (x < c) { x = 2.0f * c - x; v = -e * v; *turned |= bit; }
+    else if (x > len - c) { x = 2.0f * (len - c) - x; v = -e * v; *turned |= bit; }
     return (float2)(x, v);
 }
 
 inline void sph_walls_after_move(float4* restrict p, float4* restrict v, const float4 tank,
                                  const float restitution, __global uint* restrict counters)
 {
-    const float2 wx = sph_wall_axis(p->x, v->x, tank.x, restitution, tank.w);
-    const float2 wy = sph_wall_axis(p->y, v->y, tank.y, restitution, tank.w);
-    const float2 wz = sph_wall_axis(p->z, v->z, tank.z, restitution, tank.w);
+    uint turned = 0u;
+    const float2 wx = sph_wall_axis(p->x, v->x, tank.x, restitution, tank.w, &turned, 1u);
+    const float2 wy = sph_wall_axis(p->y, v->y, tank.y, restitution, tank.w, &turned, 2u);
+    const float2 wz = sph_wall_axis(p->z, v->z, tank.z, restitution, tank.w, &turned, 4u);
     p->x = wx.x; v->x = wx.y;
     p->y = wy.x; v->y = wy.y;
     p->z = wz.x; v->z = wz.y;
+    v->w = (float)turned;
     const bool finite = all(isfinite(p->xyz)) && all(isfinite(v->xyz));
     const bool inside = p->x >= 0.0f && p->x <= tank.x && p->y >= 0.0f && p->y <= tank.y &&
                         p->z >= 0.0f && p->z <= tank.z;

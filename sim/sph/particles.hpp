@@ -175,8 +175,9 @@ class SphParticles {
   // withList = false leaves the list to the solver's first density kernel
   // (SphSolver::buildsNeighbourList: fused list); the cell table is built.
   void update(bool withList = true);
-  // dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max)) from the
-  // maxima a solver left in counters(); advances the device clock.
+  // dt = min(max_dt, cfl h / (c0 + s), cfl sqrt(h / |a|max)) from the maxima
+  // a solver left in counters() (s: the largest |v|, for WCSPH plus the
+  // particle's sound speed beyond c0, sph_forces.cl); advances the device clock.
   void runDt(const SphPhysics& phys);
   // v += a dt; x += v dt; walls (restitution); escapes counted.
   void runIntegrate(const cl::Buffer& acc, const SphPhysics& phys);

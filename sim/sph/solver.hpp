@@ -67,8 +67,9 @@ class SphSolver {
   // (also run before diagnostics, output and colour fields).
   virtual void computeDensity(SphParticles& particles, const SphPhysics& phys) = 0;
   // Accelerations of the current state into accelerations(); the maxima of
-  // |a|^2 and |v|^2 the dt phase reads go into particles.counters()
-  // (EDDY_SPH_CNT_MAX_A2/V2, float bits; leaving them 0 makes dt = max_dt).
+  // |a|^2 and |v|^2 (WCSPH: (|v| + c_i - c0)^2, c_i the Tait sound speed) the
+  // dt phase reads go into particles.counters() (EDDY_SPH_CNT_MAX_A2/V2, float
+  // bits; leaving them 0 makes dt = max_dt).
   virtual void computeAccelerations(SphParticles& particles, const SphPhysics& phys) = 0;
   // float2 (rho, p) and float4 (a) per particle, allocated for the capacity.
   virtual const cl::Buffer& densityPressure() const = 0;

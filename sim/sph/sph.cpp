@@ -120,9 +120,10 @@ const std::vector<ParamDesc>& sphParamDecl() {
        "form): 0 = free slip; larger values approach no-slip.",
        false, false, false},
       {"cfl", "CFL number", "Integration", "", 1e-3, 0.5, 0.2,
-       "dt = min(max_dt, cfl h / (c0 + |v|max), cfl sqrt(h / |a|max)), computed on the device "
+       "dt = min(max_dt, cfl h / max(c + |v|), cfl sqrt(h / |a|max)), computed on the device "
        "every step (h = support radius = 2.2 dx by default: 0.44 dx / (c0 + |v|max) at 0.2, "
-       "as GPUSPH's 0.39 dx / c0). 0.2 (was 0.1) halves the steps; measured on PoCL with the "
+       "as GPUSPH's 0.39 dx / c0; WCSPH: c = c0 (rho/rho0)^3 each particle's Tait sound speed, "
+       "at least c0, so a squeezed particle shortens the step). 0.2 (was 0.1) halves the steps; measured on PoCL with the "
        "summation density: Martin & Moyce fronts, hydrostatic tanks (with and without a "
        "submerged box) and the obstacle dam break (0 penetrations) as at 0.1.",
        false, false, false},

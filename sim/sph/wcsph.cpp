@@ -80,7 +80,7 @@ void WcsphSolver::sumDensity(SphParticles& p, const SphPhysics& phys, bool start
 }
 
 SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
-                                const cl::Buffer& acc, const SphPhysics& phys) {
+                                const cl::Buffer& acc, const SphPhysics& phys, bool soundInDt) {
   const SphBoundaryView bv = p.boundary().view();
   return SphForcesArgs{.pos = p.positions(),
                        .vel = p.velocities(),
@@ -107,12 +107,13 @@ SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
                        .gamma = cl_float(phys.gamma),
                        .rho0 = cl_float(phys.rho0),
                        .gradScale = cl_float(phys.gradScale),
+                       .cSound = soundInDt ? cl_float(phys.c0) : 0.0f,
                        .laneBits = p.laneBits()};
 }
 
 void WcsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
   try {
-    p.profiler().launch("forces", forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys));
+    p.profiler().launch("forces", forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys, true));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }

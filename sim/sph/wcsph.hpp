@@ -41,16 +41,19 @@ struct SphForcesArgs {
   cl_float invCell;
   cl_float4 tank;
   cl_float h, mass, c0, alpha, gravity, gamma, rho0, gradScale;
+  cl_float cSound;  // c0 (WCSPH): the local sound speed enters the time-step maximum; 0: |v| only
   cl_uint laneBits;
   auto args() const {
     return std::tie(pos, vel, rhop, cells, nlist, nbcount, acc, counters, bpos, bvel, bcells,
                     nbound, alphaB, n, dims, invCell, tank, h, mass, c0, alpha, gravity, gamma,
-                    rho0, gradScale, laneBits);
+                    rho0, gradScale, cSound, laneBits);
   }
   // The arguments of the particles' current state (sph_forces without the
-  // pressure term when rhop's pressures are 0, as DFSPH's non-pressure forces).
+  // pressure term when rhop's pressures are 0, as DFSPH's non-pressure forces);
+  // soundInDt: the Tait sound speed of each particle's density enters the
+  // time step's maximum (WCSPH), else only its speed (DFSPH).
   static SphForcesArgs of(const SphParticles& p, const cl::Buffer& rhop, const cl::Buffer& acc,
-                          const SphPhysics& phys);
+                          const SphPhysics& phys, bool soundInDt);
 };
 
 class WcsphSolver : public SphSolver {

@@ -177,11 +177,12 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
         double d[3], dv = 0, vmag = 0, r2 = 0;
         for (int a = 0; a < 3; ++a) {
           const double q = sphMirror(in.pos[j].s[a], s, a, W);
-          const double vj = sphMirrorFlips(s, a) ? -in.vel[j].s[a] : in.vel[j].s[a];
+          const double vi = sphMovedV(in.vel[i], a), vj0 = sphMovedV(in.vel[j], a);
+          const double vj = sphMirrorFlips(s, a) ? -vj0 : vj0;
           d[a] = double(in.pos[i].s[a]) - q;
           r2 += d[a] * d[a];
-          dv += (in.vel[i].s[a] - vj) * d[a];
-          vmag += (std::fabs(in.vel[i].s[a]) + std::fabs(vj)) * std::fabs(d[a]);
+          dv += (vi - vj) * d[a];
+          vmag += (std::fabs(vi) + std::fabs(vj)) * std::fabs(d[a]);
         }
         const double r = std::sqrt(r2);
         if (r >= h) continue;
@@ -197,8 +198,9 @@ void sphReferenceContinuity(const SphReferenceInput& in, const std::vector<doubl
       for (int a = 0; a < 3; ++a) {
         const double d = double(in.pos[i].s[a]) - in.bpos[b].s[a];
         r2 += d * d;
-        dv += (double(in.vel[i].s[a]) - in.bvel[b].s[a]) * d;
-        vmag += (std::fabs(in.vel[i].s[a]) + std::fabs(in.bvel[b].s[a])) * std::fabs(d);
+        const double vi = sphMovedV(in.vel[i], a);
+        dv += (vi - in.bvel[b].s[a]) * d;
+        vmag += (std::fabs(vi) + std::fabs(in.bvel[b].s[a])) * std::fabs(d);
       }
       const double gr = sph_gradw(std::sqrt(r2), h);
       sum += in.bpos[b].s[3] * gr * dv;

@@ -5,6 +5,7 @@
 
 #include "sph.hpp"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -58,6 +59,12 @@ inline double sphMirror(double x, unsigned s, int a, const SphWalls& W) {
   return (s >> a) & 1u ? 2 * W.w0[a] - x : ((s >> (a + 3)) & 1u ? 2 * W.w1[a] - x : x);
 }
 inline bool sphMirrorFlips(unsigned s, int a) { return ((s | (s >> 3)) >> a) & 1u; }
+// Velocity component a as the particle moved (sph_moved_v): 0 on an axis a
+// wall turned it back on in its last step (bit a of v.w).
+inline double sphMovedV(const cl_float4& v, int a) {
+  const unsigned t = unsigned(std::clamp(v.s[3], 0.0f, 7.0f));
+  return (t >> a) & 1u ? 0.0 : double(v.s[a]);
+}
 // The terms a neighbour of p adds at most (itself and its images): the
 // product over the axes of 1 + the walls of the axis within h (a margin of
 // 1e-6 h for the float decision), for the float summation's error bound.
