@@ -388,6 +388,23 @@ TEST(SphCli, OneParticleLayerSlabHoldsHydrostaticPressureAndLevel) {
   }
 }
 
+// A --diag CSV as columns by header name.
+static std::map<std::string, std::vector<double>> diagColumns(const std::string& path) {
+  std::istringstream in(eddy::test::slurp(path));
+  std::string header, line;
+  std::getline(in, header);
+  std::vector<std::string> cols;
+  std::istringstream hs(header);
+  for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
+  std::map<std::string, std::vector<double>> out;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    size_t k = 0;
+    for (std::string c; std::getline(ls, c, ',') && k < cols.size(); ++k) out[cols[k]].push_back(std::stod(c));
+  }
+  return out;
+}
+
 // The dam break in one layer and in two: a 2-D-like slab between free-slip
 // walls, whose surge front does not depend on the depth (WCSPH in one layer
 // blew up at t = 0.40 s before both walls were mirrored).
@@ -403,24 +420,12 @@ TEST(SphCli, OneParticleLayerDamBreakFollowsTheThickerSlab) {
     EXPECT_TRUE(!j.contains("warnings") || j["warnings"].empty()) << r.out;
     EXPECT_EQ(j["final"]["escaped"], 0);
     EXPECT_LT(j["final"]["density_error"].get<double>(), 1.0) << "percent";
-    std::istringstream in(eddy::test::slurp(dir + "/front-" + depth + ".csv"));
-    std::string line, header;
-    std::getline(in, header);
-    std::vector<std::string> cols;
-    {
-      std::istringstream hs(header);
-      for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
-    }
-    const size_t tc = size_t(std::find(cols.begin(), cols.end(), "time") - cols.begin());
-    const size_t fc = size_t(std::find(cols.begin(), cols.end(), "front_x") - cols.begin());
-    ASSERT_LT(fc, cols.size()) << header;
+    const auto diag = diagColumns(dir + "/front-" + depth + ".csv");
+    ASSERT_TRUE(diag.count("time") && diag.count("front_x"));
+    const auto& tc = diag.at("time");
+    const auto& fc = diag.at("front_x");
     fronts.emplace_back();
-    while (std::getline(in, line)) {
-      std::vector<double> v;
-      std::istringstream ls(line);
-      for (std::string c; std::getline(ls, c, ',');) v.push_back(std::stod(c));
-      fronts.back().push_back({v.at(tc), v.at(fc)});
-    }
+    for (size_t k = 0; k < tc.size() && k < fc.size(); ++k) fronts.back().push_back({tc[k], fc[k]});
     ASSERT_GT(fronts.back().size(), 20u);
   }
   // The two slabs' fronts at the same times (interpolated), before the water
@@ -450,27 +455,17 @@ TEST(SphCli, DfsphHighViscosityDampsWithoutGainingEnergy) {
     SCOPED_TRACE(set);
     const auto r = run(kCli, base + "--set " + set + " --diag " + dir + "/visc.csv");
     ASSERT_EQ(r.code, 0) << r.err;
-    std::istringstream in(eddy::test::slurp(dir + "/visc.csv"));
-    std::string header, line;
-    std::getline(in, header);
-    std::vector<std::string> cols;
-    {
-      std::istringstream hs(header);
-      for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
-    }
-    auto col = [&](const char* name) { return size_t(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
-    const size_t pc = col("potential"), vc = col("max_speed"), dc = col("max_density_ratio");
-    ASSERT_LT(std::max({pc, vc, dc}), cols.size()) << header;
-    double pe0 = 0, peMax = 0, vMax = 0, dMin = 1e9;
-    for (int k = 0; std::getline(in, line); ++k) {
-      std::vector<double> v;
-      std::istringstream ls(line);
-      for (std::string c; std::getline(ls, c, ',');) v.push_back(std::stod(c));
-      if (k == 0) pe0 = v.at(pc);
-      peMax = std::max(peMax, v.at(pc));
-      vMax = std::max(vMax, v.at(vc));
-      if (k >= 5) dMin = std::min(dMin, v.at(dc));
-    }
+    const auto diag = diagColumns(dir + "/visc.csv");
+    ASSERT_TRUE(diag.count("potential") && diag.count("max_speed") && diag.count("max_density_ratio"));
+    const auto& pe = diag.at("potential");
+    const auto& vs = diag.at("max_speed");
+    const auto& dr = diag.at("max_density_ratio");
+    ASSERT_FALSE(pe.empty());
+    const double pe0 = pe.front();
+    const double peMax = *std::max_element(pe.begin(), pe.end());
+    const double vMax = *std::max_element(vs.begin(), vs.end());
+    double dMin = 1e9;
+    for (size_t k = 5; k < dr.size(); ++k) dMin = std::min(dMin, dr[k]);
     EXPECT_LE(peMax, pe0 * 1.001) << "no energy made";
     // Ritter's front speed 2 sqrt(g H) (2.2 m/s), with a margin for the splash
     EXPECT_LT(vMax, 1.25 * 2 * std::sqrt(9.81 * 0.12)) << "no faster than the dam break's front";
@@ -479,22 +474,6 @@ TEST(SphCli, DfsphHighViscosityDampsWithoutGainingEnergy) {
 }
 
 
-// A --diag CSV as columns by header name.
-static std::map<std::string, std::vector<double>> diagColumns(const std::string& path) {
-  std::istringstream in(eddy::test::slurp(path));
-  std::string header, line;
-  std::getline(in, header);
-  std::vector<std::string> cols;
-  std::istringstream hs(header);
-  for (std::string c; std::getline(hs, c, ',');) cols.push_back(c);
-  std::map<std::string, std::vector<double>> out;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    size_t k = 0;
-    for (std::string c; std::getline(ls, c, ',') && k < cols.size(); ++k) out[cols[k]].push_back(std::stod(c));
-  }
-  return out;
-}
 
 // WCSPH's carried density next to a wall that turns particles back
 // (sph_moved_v, sph_common.cl). The dam break's surge fills a slot half a
