@@ -92,15 +92,24 @@
  * DFSPH_IMAGES_BEGIN inside the body sums them from x_j as DFSPH_PAIRS does
  * (d, r2, s). The float4 G_ij itself (16 bytes a pair, no load of x_j) was
  * slower than this scalar at every size measured on the H200
- * (docs/PERFORMANCE.md, session 15). */
+ * (docs/PERFORMANCE.md, session 15). The list entry and g_ij are loaded one
+ * round ahead, as in SPH_NEIGHBOURS_BEGIN (sph_common.cl, "Prefetch"). */
 #define DFSPH_STORED_BEGIN(i, p)                                                \
     {                                                                           \
         const uint nb_cnt_ = nbcount[i];                                        \
-        for (uint k_ = lane; k_ < nb_cnt_; k_ += 1u << lane_bits) {             \
-            const size_t slot_ = (size_t)k_ * n + (i);                          \
-            const uint j = nlist[slot_];                                        \
+        const uint step_ = 1u << lane_bits;                                     \
+        const uint last_ = nb_cnt_ != 0u ? nb_cnt_ - 1u : 0u;                   \
+        size_t sn_ = (size_t)min(lane, last_) * n + (i);                        \
+        uint jn_ = nlist[sn_];                                                  \
+        float gn_ = pairs[sn_];                                                 \
+        for (uint k_ = lane; k_ < nb_cnt_; k_ += step_) {                       \
+            const uint j = jn_;                                                 \
+            const float g_ = gn_;                                               \
+            sn_ = (size_t)min(k_ + step_, last_) * n + (i);                     \
+            jn_ = nlist[sn_];                                                   \
+            gn_ = pairs[sn_];                                                   \
             const float3 xj_ = pos[j].xyz;                                      \
-            const float3 G = pairs[slot_] * ((p) - xj_);
+            const float3 G = g_ * ((p) - xj_);
 #define DFSPH_STORED_END }}
 #define DFSPH_IMAGES_BEGIN(p, mask, w)                                          \
     if (mask) {                                                                 \
