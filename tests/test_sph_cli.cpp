@@ -473,8 +473,6 @@ TEST(SphCli, DfsphHighViscosityDampsWithoutGainingEnergy) {
   }
 }
 
-
-
 // WCSPH's carried density next to a wall that turns particles back
 // (sph_moved_v, sph_common.cl). The dam break's surge fills a slot half a
 // spacing wide between an obstacle and the far wall; a particle there is held

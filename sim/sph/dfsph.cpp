@@ -790,7 +790,8 @@ void DfsphSolver::computeDensity(SphParticles& p, const SphPhysics& phys) {
 
 void DfsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
   try {
-    p.profiler().launch("forces", forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys, false));
+    p.profiler().launch("forces", forces_, p.laneLaunch(),
+                        SphForcesArgs::of(p, rhop_, acc_, phys, /*soundInDt=*/false));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }

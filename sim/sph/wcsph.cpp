@@ -113,7 +113,8 @@ SphForcesArgs SphForcesArgs::of(const SphParticles& p, const cl::Buffer& rhop,
 
 void WcsphSolver::computeAccelerations(SphParticles& p, const SphPhysics& phys) {
   try {
-    p.profiler().launch("forces", forces_, p.laneLaunch(), SphForcesArgs::of(p, rhop_, acc_, phys, true));
+    p.profiler().launch("forces", forces_, p.laneLaunch(),
+                        SphForcesArgs::of(p, rhop_, acc_, phys, /*soundInDt=*/true));
   } catch (const cl::Error& e) {
     throw Error("SPH forces kernel: " + describe(e));
   }
