@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <tuple>
 
 using namespace eddy;
 
@@ -448,6 +449,53 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
       EXPECT_EQ(sim.readCounters().overflow - before, expectOverflow);
       if (cap == 8 && n > 100) {
         EXPECT_GT(expectOverflow, 0u);  // the case is exercised
+      }
+    }
+  }
+}
+
+// The neighbours phase keeps a lane's first SPH_NB_STAGE hits in local
+// memory and walks again only for the rest (kernels/sph/sph_neighbours.cl).
+// Every stage size gives the list of the plain two walks (stage 0), slot for
+// slot: stage 1 and 3 make most lanes take the second walk for their later
+// hits, also where the list overflows.
+TEST(SphKernels, NeighbourStageGivesTheSameListSlotForSlot) {
+  const unsigned seed = test::freshSeed();
+  for (int lb : {1, 2, 5})  // 2, 4 and 32 work-items per particle
+  for (size_t n : kSizes) {
+    for (unsigned cap : {96u, 8u}) {
+      const SphSetup s = randomSetup(n, seed + unsigned(n) + 7u);
+      auto build = [&](int stage) {
+        SphKernelConfig cfg;
+        cfg.neighbourList = true;
+        cfg.listCapacity = cap;
+        cfg.laneBits = lb;
+        cfg.fusedList = false;
+        cfg.neighbourStage = stage;
+        SphSim sim(test::context(), physicsParams(), s, cfg);
+        sim.writeState(toF4(s, false), toF4(s, true));
+        sim.runHash();
+        sim.runSort();
+        sim.runReorder();
+        sim.runCells();
+        sim.runNeighbours();
+        return std::make_tuple(sim.readNeighbourCounts(), sim.readNeighbourList(),
+                               sim.readCounters().overflow);
+      };
+      const auto plain = build(0);
+      for (int stage : {1, 3, -1}) {
+        SCOPED_TRACE("n = " + std::to_string(n) + ", cap " + std::to_string(cap) + ", lanes " +
+                     std::to_string(1 << lb) + ", stage " + std::to_string(stage) + ", seed " +
+                     std::to_string(seed));
+        const auto got = build(stage);
+        ASSERT_EQ(std::get<0>(got), std::get<0>(plain));
+        const auto& a = std::get<1>(got);
+        const auto& b = std::get<1>(plain);
+        const auto& cnt = std::get<0>(plain);
+        for (size_t i = 0; i < n; ++i)
+          for (cl_uint k = 0; k < cnt[i]; ++k)
+            ASSERT_EQ(a[size_t(k) * n + i], b[size_t(k) * n + i]) << "particle " << i << ", slot " << k;
+        EXPECT_EQ(std::get<2>(got), std::get<2>(plain));
       }
     }
   }

@@ -31,6 +31,16 @@
 #define SPH_NLIST 0
 #endif
 
+/* SPH_UNIFORM_RETURN (set by the host for GPU devices, SphParticles::
+ * buildOptions): a kernel whose whole launch has nothing to do (DFSPH's
+ * passes after the solve's done flag) returns at its first line, before its
+ * barriers. Legal OpenCL (no work-item of the group reaches the barrier),
+ * but PoCL 3.1 miscompiles a return before a barrier even when it is
+ * uniform, so CPU devices walk through the barriers with nothing to add. */
+#ifndef SPH_UNIFORM_RETURN
+#define SPH_UNIFORM_RETURN 0
+#endif
+
 /* Squared distance, evaluated exactly as written (no FMA contraction), so the
  * CPU reference reproduces the neighbour test r^2 < h^2 bit for bit. */
 inline float sph_r2(const float3 d)

@@ -459,6 +459,9 @@ void sph_dfsph_density(__global const float4* restrict pos,
  * flag. The sums were written by other work-groups of the same launch: read
  * through volatile (past any cache that is not coherent across compute
  * units). */
+#ifndef DFSPH_CHECK_LOADS
+#define DFSPH_CHECK_LOADS 8u
+#endif
 inline void dfsph_check(__local dfsph_sum_t* red, volatile __global const float* partial,
                         __global uint* restrict state, __global const float* restrict clock,
                         const uint slot, const uint done, const uint n, const float rho0,
@@ -466,7 +469,18 @@ inline void dfsph_check(__local dfsph_sum_t* red, volatile __global const float*
 {
     const uint lid = get_local_id(0), groups = get_num_groups(0);
     dfsph_sum_t x = (dfsph_sum_t)(0.0f);
-    for (uint g = lid; g < groups; g += SPH_WG)
+    /* DFSPH_CHECK_LOADS partials loaded before they are added (in the same
+     * order: the same bits), so that their loads are in flight together; one
+     * load, then its add, then the next made the whole device wait for ~25
+     * round trips at 100 000 particles (docs/PERFORMANCE.md, session 42). */
+    uint g = lid;
+    for (; g + (DFSPH_CHECK_LOADS - 1u) * SPH_WG < groups; g += DFSPH_CHECK_LOADS * SPH_WG) {
+        dfsph_sum_t v[DFSPH_CHECK_LOADS];
+        for (uint u = 0; u < DFSPH_CHECK_LOADS; ++u)
+            v[u] = *(volatile __global const dfsph_sum_t*)(partial + DFSPH_SUM_WORDS * (g + u * SPH_WG));
+        for (uint u = 0; u < DFSPH_CHECK_LOADS; ++u) x += v[u];
+    }
+    for (; g < groups; g += SPH_WG)
         x += *(volatile __global const dfsph_sum_t*)(partial + DFSPH_SUM_WORDS * g);
     red[lid] = x;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -544,6 +558,9 @@ void sph_dfsph_rate(__global const float4* restrict pos,
      * ticket's atomic (one per work-group, all on one word) and the check
      * are skipped. */
     const uint done = state[slot + EDDY_DFSPH_ST_DONE];
+#if SPH_UNIFORM_RETURN
+    if (done) return; /* the whole launch (sph_common.cl) */
+#endif
     SPH_LANE_ID(i, lane);
     const bool active = i < n && !done;
     float rate = 0.0f;
@@ -713,6 +730,9 @@ void sph_dfsph_velocity(__global const float4* restrict pos,
     __global const float* dk = kb + EDDY_DFSPH_K_DK * kstride;
     __global uint* state = ctl; /* the state words lead the control words */
     const uint done = state[slot + EDDY_DFSPH_ST_DONE];
+#if SPH_UNIFORM_RETURN
+    if (done) return; /* the whole launch (sph_common.cl) */
+#endif
     SPH_LANE_ID(i, lane);
     const bool active = i < n && !done;
     float3 a = (float3)(0.0f);

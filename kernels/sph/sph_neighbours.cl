@@ -5,8 +5,15 @@
  * adjacent in memory. Entries beyond the
  * capacity are not stored but counted in counters[EDDY_SPH_CNT_OVERFLOW].
  * With 2^lane_bits > 1 lanes per particle (sph_common.cl, "Lanes") each lane
- * counts its hits, the lanes' counts give each lane its first slot (lane
- * order), and a second walk stores them. */
+ * counts its hits and keeps its first SPH_NB_STAGE of them in local memory
+ * (stage[m][work-item]); the lanes' counts give each lane its first slot
+ * (lane order), and each lane copies its staged hits there. Only a lane with
+ * more hits than that walks its candidates a second time, for the rest (until
+ * session 42 every lane did: the second walk, for the stores alone, cost
+ * about as much as the first). The same list, slot for slot. */
+#ifndef SPH_NB_STAGE
+#define SPH_NB_STAGE 16
+#endif
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_neighbours(__global const float4* restrict pos,
                     __global const uint2* restrict cells,
@@ -17,14 +24,16 @@ void sph_neighbours(__global const float4* restrict pos,
                     const float h, const uint cap, const uint lane_bits)
 {
     __local uint red[SPH_WG];
+    __local uint stage[(SPH_NB_STAGE > 0 ? SPH_NB_STAGE : 1) * SPH_WG]; /* 0: never staged */
     SPH_LANE_ID(i, lane);
+    const uint lid = get_local_id(0);
     const uint lanes = 1u << lane_bits;
     const float h2 = h * h;
     const float3 p = i < n ? pos[i].xyz : (float3)(0.0f);
     uint total = 0u, cnt = 0u;
-    /* One lane: one walk storing as it goes. More: a walk counting, then
-     * (after the barrier, which every work-item reaches: PoCL) a walk storing
-     * from the slot the lanes before this one leave free. */
+    /* One lane: one walk storing as it goes. More: a walk counting and
+     * staging, then (after the barrier, which every work-item reaches: PoCL)
+     * the stores from the slot the lanes before this one leave free. */
     if (i < n) {
         if (lane_bits == 0u) {
             SPH_CANDIDATES_BEGIN(p, 0u, 1u)
@@ -35,11 +44,14 @@ void sph_neighbours(__global const float4* restrict pos,
             SPH_CANDIDATES_END(1u)
         } else {
             SPH_CANDIDATES_BEGIN(p, lane, lanes)
-                if (sph_r2(p - pos[j].xyz) < h2) ++cnt;
+                if (sph_r2(p - pos[j].xyz) < h2) {
+                    if (cnt < SPH_NB_STAGE) stage[cnt * SPH_WG + lid] = j;
+                    ++cnt;
+                }
             SPH_CANDIDATES_END(lanes)
         }
     }
-    const uint lid = get_local_id(0), first = lid & ~(lanes - 1u);
+    const uint first = lid & ~(lanes - 1u);
     red[lid] = cnt;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint k = 0u;
@@ -49,12 +61,19 @@ void sph_neighbours(__global const float4* restrict pos,
         total += c;
     }
     if (i < n && lane_bits != 0u) {
-        SPH_CANDIDATES_BEGIN(p, lane, lanes)
-            if (sph_r2(p - pos[j].xyz) < h2) {
-                if (k < cap) nlist[(size_t)k * n + i] = j;
-                ++k;
-            }
-        SPH_CANDIDATES_END(lanes)
+        /* Only this work-item wrote its column of stage: no barrier needed. */
+        const uint staged = min(cnt, (uint)SPH_NB_STAGE);
+        for (uint m = 0; m < staged && k + m < cap; ++m)
+            nlist[(size_t)(k + m) * n + i] = stage[m * SPH_WG + lid];
+        if (cnt > SPH_NB_STAGE) { /* the hits past the stage: walk again */
+            uint m = 0u;
+            SPH_CANDIDATES_BEGIN(p, lane, lanes)
+                if (sph_r2(p - pos[j].xyz) < h2) {
+                    if (m >= SPH_NB_STAGE && k + m < cap) nlist[(size_t)(k + m) * n + i] = j;
+                    ++m;
+                }
+            SPH_CANDIDATES_END(lanes)
+        }
     }
     if (i >= n || lane != 0u) return;
     nbcount[i] = min(total, cap);

@@ -35,6 +35,11 @@ cl::Program DfsphKernels::buildProgram(Context& ctx, bool crDivSqrt, bool thinWa
     opts += " -cl-fp32-correctly-rounded-divide-sqrt";
   if (twoSums) opts += " -DEDDY_DFSPH_TWO_SUMS=1";
   if (thinWalls) opts += " -DSPH_THIN_WALLS=1";  // SphKernelConfig::thinWalls
+  // GPU devices: the solve passes after the done flag return at their first
+  // line (kernels/sph/sph_common.cl, SPH_UNIFORM_RETURN; PoCL cannot). The
+  // developer aid EDDY_SPH_UNIFORM_RETURN=0 turns it off to measure it.
+  if ((ctx.info().type & CL_DEVICE_TYPE_GPU) != 0 && envSwitch("EDDY_SPH_UNIFORM_RETURN", true))
+    opts += " -DSPH_UNIFORM_RETURN=1";
   return ctx.buildProgram(sphProgramFiles({"sph_integrate.cl", "sph_dfsph.cl"}), opts);
 }
 

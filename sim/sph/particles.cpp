@@ -80,6 +80,7 @@ std::string SphParticles::buildOptions(const Context& ctx, const SphKernelConfig
   if (cfg.correctlyRoundedDivSqrt && ctx.info().correctlyRoundedDivSqrt)
     opts += " -cl-fp32-correctly-rounded-divide-sqrt";
   if (cfg.thinWalls) opts += " -DSPH_THIN_WALLS=1";
+  if (cfg.neighbourStage >= 0) opts += " -DSPH_NB_STAGE=" + std::to_string(cfg.neighbourStage);
   return opts;
 }
 

@@ -86,6 +86,11 @@ struct SphKernelConfig {
   // such an axis (kernels/sph/sph_common.cl, sph_walls). Set by SphSim from
   // its tank; other tanks get the plain nearer-wall code.
   bool thinWalls = false;
+  // Hits a lane of the neighbours phase keeps in local memory before it
+  // stores them (kernels/sph/sph_neighbours.cl, SPH_NB_STAGE); -1 = the
+  // kernel's default. Tests set small values (0: every lane walks twice) to
+  // check that the list is the same slot for slot.
+  int neighbourStage = -1;
 };
 
 // Values the kernels see (float on the device), derived from the parameters.
