@@ -200,6 +200,9 @@ inline float3 dfsph_gcorr(__global const uint* restrict ctl, const float3 a)
  * ctl's partials; the work-group that finishes last adds them in a fixed
  * order and writes C to EDDY_DFSPH_CTL_GRAD_NEXT. Every work-item of the
  * group must call it. */
+#ifndef DFSPH_GRAD_LOADS
+#define DFSPH_GRAD_LOADS 4u
+#endif
 inline void dfsph_gradient_measure(__local float4* red, __local uint* last, const float4 a,
                                    const float4 b, __global uint* restrict ctl)
 {
@@ -218,7 +221,22 @@ inline void dfsph_gradient_measure(__local float4* red, __local uint* last, cons
     barrier(CLK_LOCAL_MEM_FENCE);
     if (*last) { /* uniform in the group */
         float4 ta = (float4)(0.0f), tb = (float4)(0.0f);
-        for (uint g = lid; g < groups; g += SPH_WG) {
+        /* DFSPH_GRAD_LOADS groups' partials loaded before they are added (the
+         * same order, the same bits), as in dfsph_check. */
+        uint g = lid;
+        for (; g + (DFSPH_GRAD_LOADS - 1u) * SPH_WG < groups; g += DFSPH_GRAD_LOADS * SPH_WG) {
+            float4 va[DFSPH_GRAD_LOADS], vb[DFSPH_GRAD_LOADS];
+            for (uint u = 0; u < DFSPH_GRAD_LOADS; ++u) {
+                const uint o = (g + u * SPH_WG) * EDDY_DFSPH_GRAD_SUMS;
+                va[u] = (float4)(part[o + 0], part[o + 1], part[o + 2], part[o + 3]);
+                vb[u] = (float4)(part[o + 4], part[o + 5], part[o + 6], 0.0f);
+            }
+            for (uint u = 0; u < DFSPH_GRAD_LOADS; ++u) {
+                ta += va[u];
+                tb += vb[u];
+            }
+        }
+        for (; g < groups; g += SPH_WG) {
             const uint o = g * EDDY_DFSPH_GRAD_SUMS;
             ta += (float4)(part[o + 0], part[o + 1], part[o + 2], part[o + 3]);
             tb += (float4)(part[o + 4], part[o + 5], part[o + 6], 0.0f);
