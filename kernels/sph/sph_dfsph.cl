@@ -200,9 +200,6 @@ inline float3 dfsph_gcorr(__global const uint* restrict ctl, const float3 a)
  * ctl's partials; the work-group that finishes last adds them in a fixed
  * order and writes C to EDDY_DFSPH_CTL_GRAD_NEXT. Every work-item of the
  * group must call it. */
-#ifndef DFSPH_GRAD_LOADS
-#define DFSPH_GRAD_LOADS 4u
-#endif
 inline void dfsph_gradient_measure(__local float4* red, __local uint* last, const float4 a,
                                    const float4 b, __global uint* restrict ctl)
 {
@@ -221,22 +218,7 @@ inline void dfsph_gradient_measure(__local float4* red, __local uint* last, cons
     barrier(CLK_LOCAL_MEM_FENCE);
     if (*last) { /* uniform in the group */
         float4 ta = (float4)(0.0f), tb = (float4)(0.0f);
-        /* DFSPH_GRAD_LOADS groups' partials loaded before they are added (the
-         * same order, the same bits), as in dfsph_check. */
-        uint g = lid;
-        for (; g + (DFSPH_GRAD_LOADS - 1u) * SPH_WG < groups; g += DFSPH_GRAD_LOADS * SPH_WG) {
-            float4 va[DFSPH_GRAD_LOADS], vb[DFSPH_GRAD_LOADS];
-            for (uint u = 0; u < DFSPH_GRAD_LOADS; ++u) {
-                const uint o = (g + u * SPH_WG) * EDDY_DFSPH_GRAD_SUMS;
-                va[u] = (float4)(part[o + 0], part[o + 1], part[o + 2], part[o + 3]);
-                vb[u] = (float4)(part[o + 4], part[o + 5], part[o + 6], 0.0f);
-            }
-            for (uint u = 0; u < DFSPH_GRAD_LOADS; ++u) {
-                ta += va[u];
-                tb += vb[u];
-            }
-        }
-        for (; g < groups; g += SPH_WG) {
+        for (uint g = lid; g < groups; g += SPH_WG) {
             const uint o = g * EDDY_DFSPH_GRAD_SUMS;
             ta += (float4)(part[o + 0], part[o + 1], part[o + 2], part[o + 3]);
             tb += (float4)(part[o + 4], part[o + 5], part[o + 6], 0.0f);
@@ -477,9 +459,6 @@ void sph_dfsph_density(__global const float4* restrict pos,
  * flag. The sums were written by other work-groups of the same launch: read
  * through volatile (past any cache that is not coherent across compute
  * units). */
-#ifndef DFSPH_CHECK_LOADS
-#define DFSPH_CHECK_LOADS 8u
-#endif
 inline void dfsph_check(__local dfsph_sum_t* red, volatile __global const float* partial,
                         __global uint* restrict state, __global const float* restrict clock,
                         const uint slot, const uint done, const uint n, const float rho0,
@@ -487,18 +466,7 @@ inline void dfsph_check(__local dfsph_sum_t* red, volatile __global const float*
 {
     const uint lid = get_local_id(0), groups = get_num_groups(0);
     dfsph_sum_t x = (dfsph_sum_t)(0.0f);
-    /* DFSPH_CHECK_LOADS partials loaded before they are added (in the same
-     * order: the same bits), so that their loads are in flight together; one
-     * load, then its add, then the next made the whole device wait for ~25
-     * round trips at 100 000 particles (docs/PERFORMANCE.md, session 42). */
-    uint g = lid;
-    for (; g + (DFSPH_CHECK_LOADS - 1u) * SPH_WG < groups; g += DFSPH_CHECK_LOADS * SPH_WG) {
-        dfsph_sum_t v[DFSPH_CHECK_LOADS];
-        for (uint u = 0; u < DFSPH_CHECK_LOADS; ++u)
-            v[u] = *(volatile __global const dfsph_sum_t*)(partial + DFSPH_SUM_WORDS * (g + u * SPH_WG));
-        for (uint u = 0; u < DFSPH_CHECK_LOADS; ++u) x += v[u];
-    }
-    for (; g < groups; g += SPH_WG)
+    for (uint g = lid; g < groups; g += SPH_WG)
         x += *(volatile __global const dfsph_sum_t*)(partial + DFSPH_SUM_WORDS * g);
     red[lid] = x;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -571,10 +539,11 @@ void sph_dfsph_rate(__global const float4* restrict pos,
     __global float* dk = kb + EDDY_DFSPH_K_DK * kstride;
     __global uint* state = ctl;
     __global float* partial = (__global float*)(ctl + EDDY_DFSPH_CTL_PARTIAL);
-    /* Done: a no-op. Uniform, but no return before the barriers, nor
-     * barriers inside a branch (PoCL 3.1 miscompiles both); the loads, the
-     * ticket's atomic (one per work-group, all on one word) and the check
-     * are skipped. */
+    /* Done: a no-op. GPU devices return at once (SPH_UNIFORM_RETURN,
+     * sph_common.cl); elsewhere no return before the barriers, nor barriers
+     * inside a branch (PoCL 3.1 miscompiles both): the loads, the ticket's
+     * atomic (one per work-group, all on one word) and the check are
+     * skipped. */
     const uint done = state[slot + EDDY_DFSPH_ST_DONE];
 #if SPH_UNIFORM_RETURN
     if (done) return; /* the whole launch (sph_common.cl) */
