@@ -31,8 +31,8 @@
 #define SPH_NLIST 0
 #endif
 
-/* SPH_UNIFORM_RETURN (set by the host for GPU devices, SphParticles::
- * buildOptions): a kernel whose whole launch has nothing to do (DFSPH's
+/* SPH_UNIFORM_RETURN (set by the host for GPU devices, DfsphKernels::
+ * buildProgram): a kernel whose whole launch has nothing to do (DFSPH's
  * passes after the solve's done flag) returns at its first line, before its
  * barriers. Legal OpenCL (no work-item of the group reaches the barrier),
  * but PoCL 3.1 miscompiles a return before a barrier even when it is
