@@ -389,6 +389,18 @@ TEST(SphKernels, JacobiBoundIsTheLargestEigenvalueOfTheSolvesOperator) {
   EXPECT_LT(dfsphJacobiOmega(2.6), double(EDDY_DFSPH_OMEGA));  // where 0.5 diverged
 }
 
+namespace {
+// hash -> sort -> reorder -> cells -> neighbours: the list of the current
+// positions built by the separate "neighbours" phase.
+void runListPhases(SphSim& sim) {
+  sim.runHash();
+  sim.runSort();
+  sim.runReorder();
+  sim.runCells();
+  sim.runNeighbours();
+}
+}  // namespace
+
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
   const unsigned seed = test::freshSeed();
   enum Build { kPhase, kDensity, kContinuity };
@@ -413,11 +425,7 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
       sim.writeState(toF4(s, false), toF4(s, true));
       const auto before = sim.readCounters().overflow;
       if (build == kPhase) {
-        sim.runHash();
-        sim.runSort();
-        sim.runReorder();
-        sim.runCells();
-        sim.runNeighbours();
+        runListPhases(sim);
       } else {
         sim.refreshDensity();  // hash .. cells, then the density kernel(s)
       }
@@ -474,11 +482,7 @@ TEST(SphKernels, NeighbourStageGivesTheSameListSlotForSlot) {
         cfg.neighbourStage = stage;
         SphSim sim(test::context(), physicsParams(), s, cfg);
         sim.writeState(toF4(s, false), toF4(s, true));
-        sim.runHash();
-        sim.runSort();
-        sim.runReorder();
-        sim.runCells();
-        sim.runNeighbours();
+        runListPhases(sim);
         return std::make_tuple(sim.readNeighbourCounts(), sim.readNeighbourList(),
                                sim.readCounters().overflow);
       };
