@@ -1,6 +1,7 @@
 // Every SPH kernel against a CPU reference on the same inputs (random
 // particles from a fresh seed, awkward counts), and the smoothing kernel's
 // mathematical properties.
+#include "dfsph.hpp"
 #include "eddy_shared.h"
 #include "sph.hpp"
 #include "sph_run_cases.hpp"
@@ -399,6 +400,41 @@ void runListPhases(SphSim& sim) {
   sim.runCells();
   sim.runNeighbours();
 }
+
+// The list of every particle against all pairs with the kernels' float
+// distance test (sphIsNeighbour): the same set, or (over the capacity cap)
+// cap distinct true neighbours. Returns the overflow the counter must show.
+uint64_t expectListsEqualBruteForce(SphSim& sim, size_t n, unsigned cap) {
+  const auto pos = sim.readPositions();
+  const auto cnt = sim.readNeighbourCounts();
+  const auto list = sim.readNeighbourList();
+  const float h = float(sim.physics().h);
+  uint64_t expectOverflow = 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::set<cl_uint> brute;
+    for (size_t j = 0; j < n; ++j)
+      if (sphIsNeighbour(pos[i], pos[j], h)) brute.insert(cl_uint(j));
+    std::set<cl_uint> got;
+    if (brute.size() <= cap) {
+      for (cl_uint k = 0; k < cnt[i]; ++k) got.insert(list[size_t(k) * n + i]);
+      EXPECT_EQ(cnt[i], brute.size()) << "particle " << i;
+      EXPECT_EQ(got, brute) << "particle " << i;
+    } else {
+      EXPECT_EQ(cnt[i], cap);
+      for (cl_uint k = 0; k < cap; ++k) {
+        EXPECT_TRUE(brute.count(list[size_t(k) * n + i]));
+        got.insert(list[size_t(k) * n + i]);
+      }
+      EXPECT_EQ(got.size(), size_t(cap)) << "particle " << i << ": a neighbour stored twice";
+      expectOverflow += brute.size() - cap;
+    }
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "first wrong list: particle " << i;
+      break;
+    }
+  }
+  return expectOverflow;
+}
 }  // namespace
 
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
@@ -429,36 +465,74 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
       } else {
         sim.refreshDensity();  // hash .. cells, then the density kernel(s)
       }
-      const auto pos = sim.readPositions();
-      const auto cnt = sim.readNeighbourCounts();
-      const auto list = sim.readNeighbourList();
-      const float h = float(sim.physics().h);
-      uint64_t expectOverflow = 0;
-      for (size_t i = 0; i < n; ++i) {
-        std::set<cl_uint> brute;
-        for (size_t j = 0; j < n; ++j)
-          if (sphIsNeighbour(pos[i], pos[j], h)) brute.insert(cl_uint(j));
-        if (brute.size() <= cap) {
-          std::set<cl_uint> got;
-          for (cl_uint k = 0; k < cnt[i]; ++k) got.insert(list[size_t(k) * n + i]);
-          ASSERT_EQ(cnt[i], brute.size()) << "particle " << i;
-          ASSERT_EQ(got, brute) << "particle " << i;
-        } else {
-          ASSERT_EQ(cnt[i], cap);
-          std::set<cl_uint> got;
-          for (cl_uint k = 0; k < cap; ++k) {
-            ASSERT_TRUE(brute.count(list[size_t(k) * n + i]));
-            got.insert(list[size_t(k) * n + i]);
-          }
-          ASSERT_EQ(got.size(), size_t(cap)) << "particle " << i << ": a neighbour stored twice";
-          expectOverflow += brute.size() - cap;
-        }
-      }
+      const uint64_t expectOverflow = expectListsEqualBruteForce(sim, n, cap);
       EXPECT_EQ(sim.readCounters().overflow - before, expectOverflow);
       if (cap == 8 && n > 100) {
         EXPECT_GT(expectOverflow, 0u);  // the case is exercised
       }
     }
+  }
+}
+
+// The list builds walk only the cells a sphere of radius h around p reaches
+// (sph_common.cl, SPH_NEAR_ROWS_BEGIN): pairs placed across a cell's face,
+// edge and corner at distances of h (1 -+ 1e-7 ... 1e-4), often with one of
+// them within a hair of the face, edge or corner, particles on
+// cell faces and particles beyond the grid (clamped into its edge cells)
+// still find exactly the neighbours of the kernels' own float test.
+TEST(SphKernels, NeighbourListsAcrossCellFacesEdgesAndCornersEqualBruteForce) {
+  const unsigned seed = test::freshSeed();
+  for (size_t n : {size_t(2), size_t(131), size_t(2003)})
+  for (int build = 0; build < 2; ++build)  // the neighbours phase, the build fused in density
+  for (int lb : {0, 2, 5}) {
+    SCOPED_TRACE("n = " + std::to_string(n) + (build ? ", fused" : ", phase") + ", lanes " +
+                 std::to_string(1 << lb) + ", seed " + std::to_string(seed));
+    const SphSetup s = randomSetup(n, seed + unsigned(n));
+    SphKernelConfig cfg;
+    cfg.neighbourList = true;
+    cfg.listCapacity = 256;
+    cfg.laneBits = lb;
+    cfg.fusedList = build != 0;
+    Params params = physicsParams();
+    params.set("density_diffusion", 0.0);
+    SphSim sim(test::context(), params, s, cfg);
+    const double h = sim.physics().h;
+    const double cell = h * double(EDDY_SPH_CELL_SLACK);  // SphParticles' grid
+    int cells[3];
+    for (int a = 0; a < 3; ++a) cells[a] = std::max(1, int(s.tank[a] / cell));
+    std::mt19937_64 rng(seed + 99u + unsigned(n));
+    std::uniform_real_distribution<double> u(0, 1);
+    const double fs[] = {1 - 1e-7, 1 - 1e-6, 1 - 1e-5, 1 - 1e-4, 1 + 1e-7, 1 + 1e-6};
+    std::vector<cl_float4> pos = toF4(s, false);
+    for (size_t i = 0; i + 1 < n; i += 2) {
+      // A grid point C (a corner of up to 8 cells), a direction d across a face
+      // (1 axis), an edge (2) or a corner (3), p = C - t d, q = C + (f h - t) d.
+      double c[3], d[3] = {0, 0, 0};
+      for (int a = 0; a < 3; ++a) c[a] = cell * double(int(u(rng) * (cells[a] + 1)));
+      const int axes = 1 + int(u(rng) * 3) % 3;
+      const int first = int(u(rng) * 3) % 3;
+      for (int k = 0; k < axes; ++k)
+        d[(first + k) % 3] = (u(rng) < 0.5 ? -1.0 : 1.0) / std::sqrt(double(axes));
+      // t: anywhere, or with q (then p) within 1e-7 .. 1e-2 of f h of C.
+      const double f = fs[size_t(u(rng) * 6) % 6] * h;
+      const double e = std::pow(10.0, -1.0 - 6.0 * u(rng));
+      const int where = int(u(rng) * 3) % 3;
+      const double t = where == 0 ? u(rng) * f : (where == 1 ? f * (1 - e) : f * e);
+      for (int a = 0; a < 3; ++a) {
+        pos[i].s[a] = cl_float(c[a] - t * d[a]);
+        pos[i + 1].s[a] = cl_float(c[a] + (f - t) * d[a]);
+      }
+      if (i % 10 == 4) pos[i].s[1] = cl_float(-0.3 * h);                 // below the grid
+      if (i % 10 == 6) pos[i + 1].s[0] = cl_float(s.tank[0] + 0.6 * h);  // beyond its end
+      if (i % 14 == 8) pos[i].s[2] = cl_float(cell * double(int(u(rng) * cells[2])));  // on a face
+    }
+    sim.writeState(pos, toF4(s, true));
+    if (build) {
+      sim.refreshDensity();
+    } else {
+      runListPhases(sim);
+    }
+    EXPECT_EQ(expectListsEqualBruteForce(sim, n, cfg.listCapacity), 0u);
   }
 }
 
@@ -771,11 +845,16 @@ TEST(SphKernels, CellsAndListModesAgree) {
 // past it both leave the same neighbours out).
 TEST(SphKernels, FusedListGivesTheSameBitsAsTheNeighboursPhase) {
   const SphSetup s = randomSetup(1500, test::freshSeed());
+  // WCSPH's density (delta 0) and continuity (0.1); DFSPH's dfsph_density
+  // with the solves reading the pair gradients it stores, or not.
+  enum Case { kDensity, kContinuity, kDfsph, kDfsphPairs };
   for (unsigned cap : {1024u, 8u})
-  for (double delta : {0.0, 0.1}) {
-    SCOPED_TRACE("density_diffusion " + std::to_string(delta) + ", capacity " + std::to_string(cap));
+  for (Case c : {kDensity, kContinuity, kDfsph, kDfsphPairs}) {
+    const char* names[] = {"wcsph density", "wcsph continuity", "dfsph", "dfsph, pair gradients"};
+    SCOPED_TRACE(std::string(names[c]) + ", capacity " + std::to_string(cap));
     Params params = physicsParams();
-    params.set("density_diffusion", delta);
+    params.set("density_diffusion", c == kContinuity ? 0.1 : 0.0);
+    if (c >= kDfsph) params.setAssignment("solver=dfsph");
     SphKernelConfig fused, phase;
     fused.laneBits = phase.laneBits = 0;
     fused.listCapacity = phase.listCapacity = cap;
@@ -783,6 +862,9 @@ TEST(SphKernels, FusedListGivesTheSameBitsAsTheNeighboursPhase) {
     SphSim a(test::context(), params, s, fused), b(test::context(), params, s, phase);
     ASSERT_TRUE(a.solver().buildsNeighbourList(a.particles()));
     ASSERT_FALSE(b.solver().buildsNeighbourList(b.particles()));
+    if (c >= kDfsph)
+      for (SphSim* x : {&a, &b})
+        dynamic_cast<DfsphSolver&>(x->solver()).kernels().setPairGradients(c == kDfsphPairs);
     for (int k = 0; k < 10; ++k) {
       a.step();
       b.step();
@@ -794,7 +876,14 @@ TEST(SphKernels, FusedListGivesTheSameBitsAsTheNeighboursPhase) {
     EXPECT_TRUE(sameBits(a.readPositions(), b.readPositions()));
     EXPECT_TRUE(sameBits(a.readVelocities(), b.readVelocities()));
     EXPECT_TRUE(sameBits(a.readDensityPressure(), b.readDensityPressure()));
-    EXPECT_EQ(a.readNeighbourCounts(), b.readNeighbourCounts());
+    const auto cnt = a.readNeighbourCounts();
+    EXPECT_EQ(cnt, b.readNeighbourCounts());
+    const auto la = a.readNeighbourList(), lb = b.readNeighbourList();
+    size_t sameSlots = 0, slots = 0;  // the lists' entries (past a count: stale)
+    for (size_t i = 0; i < cnt.size(); ++i)
+      for (size_t k = 0; k < cnt[i]; ++k, ++slots)
+        sameSlots += la[k * cnt.size() + i] == lb[k * cnt.size() + i];
+    EXPECT_EQ(sameSlots, slots);
     EXPECT_EQ(a.readCounters().overflow, b.readCounters().overflow);
     if (cap == 8) {
       EXPECT_GT(a.readCounters().overflow, 0u);  // the case is exercised

@@ -256,14 +256,70 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
 #define SPH_NEIGHBOURS_END SPH_CELLS_END
 #endif
 
-/* The candidates of p: every particle j in the 3 x 3 x 3 cells around p (each
- * row of 3 cells one contiguous range of the sorted arrays), dealt round-robin
- * over the `lanes` lanes of a particle in one running order (rows one after
- * the other), so that every lane gets the same share. */
+/* The rows of cells that can hold a particle within hh of p: as
+ * SPH_ROWS_BEGIN, but a row (y_, z_) is left out when its cells' box is at
+ * least hh away from p across y and z, and the row's end cells x - 1 and
+ * x + 1 are left out when they are that far across x, y and z together. In
+ * units of cells (u = p inv_cell, the coordinates whose floor gives the cell:
+ * sph_cell), the box of cell k along an axis is [k, k + 1), so its distance
+ * from u, for the cell k = c - 1, c, c + 1 next to u's own cell c, is
+ * u - c, 0, c + 1 - u (the faces p's cell shares with them; an edge cell of the
+ * grid also holds the particles clamped into it from beyond the grid, which
+ * are farther still). Which cells a sphere of radius h reaches, for cells of
+ * side h:
+ *
+ *     z_, y_ -1   0  +1          (a cut at x = c: the 9 rows; # walked,
+ *        -1   .   #   .           . walked when p sits within h of that
+ *         0   #   #   #           edge, on average 79 % of the time; each
+ *        +1   .   #   .           row's end cells likewise, 52 % for a corner)
+ *
+ * so a walk visits on average 20.6 of the 27 cells' volume. A cell is only
+ * left out when the bound exceeds hh by a margin that covers the rounding of
+ * u and of the distance test (1e-4 hh + 8 ulps of |u|): the hits, and their
+ * order, are those of the full walk. Only the list builds use it: they run
+ * on the positions the cells were made from. */
+#define SPH_NEAR_ROWS_BEGIN(table, p, hh)                                      \
+        const float3 u_ = (p) * inv_cell;                                       \
+        const int4 c_ = sph_cell(p, dims, inv_cell);                            \
+        const float3 lo_ = u_ - convert_float3(c_.xyz);  /* to cell c - 1 */   \
+        const float3 hi_ = convert_float3(c_.xyz + 1) - u_; /* to c + 1 */     \
+        const float rh_ = (hh) * inv_cell * 1.0001f +                           \
+                          1e-6f * (fabs(u_.x) + fabs(u_.y) + fabs(u_.z) + 1.0f); \
+        const float rh2_ = rh_ * rh_;                                           \
+        for (int z_ = max(c_.z - 1, 0); z_ <= min(c_.z + 1, dims.z - 1); ++z_)  \
+        for (int y_ = max(c_.y - 1, 0); y_ <= min(c_.y + 1, dims.y - 1); ++y_) { \
+            const float dz_ = z_ < c_.z ? lo_.z : (z_ > c_.z ? hi_.z : 0.0f);   \
+            const float dy_ = y_ < c_.y ? lo_.y : (y_ > c_.y ? hi_.y : 0.0f);   \
+            const float rem_ = rh2_ - (dy_ * dy_ + dz_ * dz_);                  \
+            if (rem_ <= 0.0f) continue;                                         \
+            const int x0_ = c_.x > 0 && lo_.x * lo_.x < rem_ ? c_.x - 1 : c_.x; \
+            const int x1_ = c_.x < dims.x - 1 && hi_.x * hi_.x < rem_ ? c_.x + 1 : c_.x; \
+            const int row_ = dims.x * (y_ + dims.y * z_);                       \
+            uint s_ = EDDY_SPH_EMPTY_CELL, e_ = 0u;                             \
+            for (int x_ = x0_; x_ <= x1_; ++x_) {                               \
+                const uint2 r_ = table[row_ + x_];                              \
+                s_ = min(s_, r_.x);                                             \
+                e_ = max(e_, r_.y);                                             \
+            }
+
+/* The candidates of p: every particle j in the cells around p that can hold
+ * a neighbour (SPH_NEAR_ROWS_BEGIN; each row of up to 3 cells one contiguous
+ * range of the sorted arrays), dealt round-robin over the `lanes` lanes of a
+ * particle in one running order (rows one after the other), so that every
+ * lane gets the same share. Kernels using it have arguments cells, dims,
+ * inv_cell and h. */
+#ifndef SPH_PRUNE_ROWS
+#define SPH_PRUNE_ROWS 1
+#endif
+#if SPH_PRUNE_ROWS
+#define SPH_CAND_ROWS_(p) SPH_NEAR_ROWS_BEGIN(cells, p, h)
+#else
+#define SPH_CAND_ROWS_(p) SPH_ROWS_BEGIN(cells, p)
+#endif
 #define SPH_CANDIDATES_BEGIN(p, lane, lanes)                                    \
     {                                                                           \
         uint phase_ = 0u; /* candidates dealt so far, mod lanes */              \
-        SPH_ROWS_BEGIN(cells, p)                                                \
+        SPH_CAND_ROWS_(p)                                                       \
             if (e_ <= s_) continue;                                             \
             for (uint j = s_ + (((lane) - phase_) & ((lanes) - 1u)); j < e_; j += (lanes)) {
 #define SPH_CANDIDATES_END(lanes)                                               \
@@ -273,21 +329,23 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
     }
 
 /* Fused list (list mode, build_list = 1): the first density kernel of a
- * step (sph_density or sph_continuity; sim/sph/particles.hpp, update())
- * builds the neighbour list while it sums, instead of a "neighbours" phase
+ * step (sph_density, sph_continuity or sph_dfsph_density;
+ * sim/sph/particles.hpp, update()) builds the neighbour list while it sums,
+ * instead of a "neighbours" phase
  * before it. It walks the candidates of sph_neighbours (SPH_CANDIDATES_BEGIN)
  * and stores every j with |x_i - x_j|^2 < h^2 exactly as that phase does
  * (same slots, nbcount, overflow count), so the kernels after it walk the
- * same list; VISIT(j) sees each j it stores, in the order stored: the sums
+ * same list; VISIT(j, k) sees each j it stores, in the order stored, with
+ * its list slot k (cells mode: 0): the sums
  * are those of the list, also when it overflows (the neighbours past the
  * capacity are left out of both, as the kernels after it leave them out).
  * The list's loads of x_j, done once for the build and again for the sum,
  * are done once.
  *
  *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 and k < cap ? --+--> nlist[k n + i] = j
- *                                                                  +--> VISIT(j): the kernel's sums
+ *                                                                  +--> VISIT(j, k): the kernel's sums
  *
- * build_list = 0 (cells mode always): VISIT(j) for each j of the list (or
+ * build_list = 0 (cells mode always): VISIT(j, k) for each j of the list (or
  * of the cells), SPH_NEIGHBOURS_BEGIN. With lanes (2^lane_bits > 1) a lane's
  * first slot is the hits of the lanes before it: sph_list_slots counts them
  * in a walk of its own and adds them up in local memory, as sph_neighbours
@@ -341,7 +399,7 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
                                   (i) < n ? pos[i].xyz : (float3)(0.0f),         \
                                   (i) < n && build_list != 0u, dims, inv_cell, h, \
                                   lane, lane_bits, &list_total_)
-/* Inside `if (i < n)`: VISIT(j) for every neighbour candidate j of i at p.
+/* Inside `if (i < n)`: VISIT(j, k) for every neighbour j of i at p (slot k).
  * The walk at one lane is its own copy with constant lane and stride (the
  * compiler drops the dealing arithmetic: the neighbours kernel did the same,
  * and written with the lane count as a variable it took 6-10 % longer on the
@@ -351,7 +409,7 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
             if (sph_r2((p) - pos[j].xyz) < h * h) {                             \
                 if (list_k_ < list_cap) {                                       \
                     nlist[(size_t)list_k_ * n + (i)] = j;                       \
-                    VISIT(j);                                                   \
+                    VISIT(j, list_k_);                                          \
                 }                                                               \
                 ++list_k_;                                                      \
             }                                                                   \
@@ -363,7 +421,7 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
         SPH_FIRST_BUILD(i, p, lane, 1u << lane_bits, VISIT)                     \
     } else {                                                                    \
         SPH_NEIGHBOURS_BEGIN(i, p)                                              \
-            VISIT(j);                                                           \
+            VISIT(j, k_);                                                       \
         SPH_NEIGHBOURS_END                                                      \
     }
 /* Lane 0, after the sums: the list's length and overflow, as sph_neighbours. */
@@ -378,7 +436,7 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
 #define SPH_FIRST_PREPARE(i)
 #define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
     SPH_NEIGHBOURS_BEGIN(i, p)                                                  \
-        VISIT(j);                                                               \
+        VISIT(j, 0u);                                                           \
     SPH_NEIGHBOURS_END
 #define SPH_FIRST_FINISH(i)
 #endif
