@@ -308,18 +308,10 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * particle in one running order (rows one after the other), so that every
  * lane gets the same share. Kernels using it have arguments cells, dims,
  * inv_cell and h. */
-#ifndef SPH_PRUNE_ROWS
-#define SPH_PRUNE_ROWS 1
-#endif
-#if SPH_PRUNE_ROWS
-#define SPH_CAND_ROWS_(p) SPH_NEAR_ROWS_BEGIN(cells, p, h)
-#else
-#define SPH_CAND_ROWS_(p) SPH_ROWS_BEGIN(cells, p)
-#endif
 #define SPH_CANDIDATES_BEGIN(p, lane, lanes)                                    \
     {                                                                           \
         uint phase_ = 0u; /* candidates dealt so far, mod lanes */              \
-        SPH_CAND_ROWS_(p)                                                       \
+        SPH_NEAR_ROWS_BEGIN(cells, p, h)                                        \
             if (e_ <= s_) continue;                                             \
             for (uint j = s_ + (((lane) - phase_) & ((lanes) - 1u)); j < e_; j += (lanes)) {
 #define SPH_CANDIDATES_END(lanes)                                               \
