@@ -117,8 +117,7 @@ TEST(Profiler, SphSamplesOneStepInKAndComputesTheSame) {
   EXPECT_EQ(sampled.pending, 0u);
   EXPECT_EQ(sampled.history, 3u);
   // Phases launched once per step: in every step, or in one step of four.
-  // (No "neighbours": on a CPU device dfsph_density builds the list itself.)
-  for (const char* phase : {"hash", "reorder", "dfsph_density", "forces", "integrate"}) {
+  for (const char* phase : {"hash", "reorder", "neighbours", "dfsph_density", "integrate"}) {
     EXPECT_EQ(all.launches.count(phase) ? all.launches.at(phase) : 0u, 10u) << phase;
     EXPECT_EQ(sampled.launches.count(phase) ? sampled.launches.at(phase) : 0u, 3u) << phase;
   }

@@ -268,13 +268,12 @@ std::vector<cl_float4> moveBoundaryRandomly(SphBoundary& bd, size_t nb, unsigned
 // The pipeline's buffers of a kernel-level DFSPH test on `parts` (its
 // boundary included), with the test's own rhop and acc.
 // Lanes as the test asks; no list capacity, so no pair gradients (the
-// per-pair path of the kernels); the list is the one parts.update() built.
+// per-pair path of the kernels).
 DfsphBuffers dfsphTestBuffers(SphParticles& parts, const cl::Buffer& rhop, const cl::Buffer& acc,
                               unsigned laneBits) {
   DfsphBuffers b = dfsphBuffersOf(parts, rhop, acc);
   b.laneBits = laneBits;
   b.listCapacity = 0;
-  b.buildList = false;
   return b;
 }
 

@@ -276,8 +276,10 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * so a walk visits on average 20.6 of the 27 cells' volume. A cell is only
  * left out when the bound exceeds hh by a margin that covers the rounding of
  * u and of the distance test (1e-4 hh + 8 ulps of |u|): the hits, and their
- * order, are those of the full walk. Only the list builds use it: they run
- * on the positions the cells were made from. */
+ * order, are those of the full walk. Only the list builds use it (they run
+ * on the positions the cells were made from), and only at one lane per
+ * particle: with lanes, the particles of a warp skip different rows, and the
+ * walk was no faster (docs/PERFORMANCE.md, session 43). */
 #define SPH_NEAR_ROWS_BEGIN(table, p, hh)                                      \
         const float3 u_ = (p) * inv_cell;                                       \
         const int4 c_ = sph_cell(p, dims, inv_cell);                            \
@@ -302,16 +304,20 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
                 e_ = max(e_, r_.y);                                             \
             }
 
-/* The candidates of p: every particle j in the cells around p that can hold
- * a neighbour (SPH_NEAR_ROWS_BEGIN; each row of up to 3 cells one contiguous
- * range of the sorted arrays), dealt round-robin over the `lanes` lanes of a
- * particle in one running order (rows one after the other), so that every
- * lane gets the same share. Kernels using it have arguments cells, dims,
- * inv_cell and h. */
-#define SPH_CANDIDATES_BEGIN(p, lane, lanes)                                    \
+#define SPH_NEAR_ROWS_H(table, p) SPH_NEAR_ROWS_BEGIN(table, p, h)
+
+/* The candidates of p: every particle j in the 3 x 3 x 3 cells around p (each
+ * row of 3 cells one contiguous range of the sorted arrays), dealt round-robin
+ * over the `lanes` lanes of a particle in one running order (rows one after
+ * the other), so that every lane gets the same share. SPH_CANDIDATES1_BEGIN:
+ * one lane, only the cells within h (SPH_NEAR_ROWS_BEGIN). Kernels using
+ * them have arguments cells, dims, inv_cell (and h). */
+#define SPH_CANDIDATES_BEGIN(p, lane, lanes) SPH_CANDIDATES_ROWS_BEGIN(SPH_ROWS_BEGIN, p, lane, lanes)
+#define SPH_CANDIDATES1_BEGIN(p) SPH_CANDIDATES_ROWS_BEGIN(SPH_NEAR_ROWS_H, p, 0u, 1u)
+#define SPH_CANDIDATES_ROWS_BEGIN(ROWS, p, lane, lanes)                         \
     {                                                                           \
         uint phase_ = 0u; /* candidates dealt so far, mod lanes */              \
-        SPH_NEAR_ROWS_BEGIN(cells, p, h)                                        \
+        ROWS(cells, p)                                                          \
             if (e_ <= s_) continue;                                             \
             for (uint j = s_ + (((lane) - phase_) & ((lanes) - 1u)); j < e_; j += (lanes)) {
 #define SPH_CANDIDATES_END(lanes)                                               \
@@ -321,23 +327,21 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
     }
 
 /* Fused list (list mode, build_list = 1): the first density kernel of a
- * step (sph_density, sph_continuity or sph_dfsph_density;
- * sim/sph/particles.hpp, update()) builds the neighbour list while it sums,
- * instead of a "neighbours" phase
+ * step (sph_density or sph_continuity; sim/sph/particles.hpp, update())
+ * builds the neighbour list while it sums, instead of a "neighbours" phase
  * before it. It walks the candidates of sph_neighbours (SPH_CANDIDATES_BEGIN)
  * and stores every j with |x_i - x_j|^2 < h^2 exactly as that phase does
  * (same slots, nbcount, overflow count), so the kernels after it walk the
- * same list; VISIT(j, k) sees each j it stores, in the order stored, with
- * its list slot k (cells mode: 0): the sums
+ * same list; VISIT(j) sees each j it stores, in the order stored: the sums
  * are those of the list, also when it overflows (the neighbours past the
  * capacity are left out of both, as the kernels after it leave them out).
  * The list's loads of x_j, done once for the build and again for the sum,
  * are done once.
  *
  *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 and k < cap ? --+--> nlist[k n + i] = j
- *                                                                  +--> VISIT(j, k): the kernel's sums
+ *                                                                  +--> VISIT(j): the kernel's sums
  *
- * build_list = 0 (cells mode always): VISIT(j, k) for each j of the list (or
+ * build_list = 0 (cells mode always): VISIT(j) for each j of the list (or
  * of the cells), SPH_NEIGHBOURS_BEGIN. With lanes (2^lane_bits > 1) a lane's
  * first slot is the hits of the lanes before it: sph_list_slots counts them
  * in a walk of its own and adds them up in local memory, as sph_neighbours
@@ -391,29 +395,29 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
                                   (i) < n ? pos[i].xyz : (float3)(0.0f),         \
                                   (i) < n && build_list != 0u, dims, inv_cell, h, \
                                   lane, lane_bits, &list_total_)
-/* Inside `if (i < n)`: VISIT(j, k) for every neighbour j of i at p (slot k).
+/* Inside `if (i < n)`: VISIT(j) for every neighbour candidate j of i at p.
  * The walk at one lane is its own copy with constant lane and stride (the
  * compiler drops the dealing arithmetic: the neighbours kernel did the same,
  * and written with the lane count as a variable it took 6-10 % longer on the
  * H200). */
-#define SPH_FIRST_BUILD(i, p, lane_, lanes_, VISIT)                             \
-        SPH_CANDIDATES_BEGIN(p, lane_, lanes_)                                  \
+#define SPH_FIRST_BUILD(i, p, lane_, lanes_, VISIT, ROWS)                       \
+        SPH_CANDIDATES_ROWS_BEGIN(ROWS, p, lane_, lanes_)                       \
             if (sph_r2((p) - pos[j].xyz) < h * h) {                             \
                 if (list_k_ < list_cap) {                                       \
                     nlist[(size_t)list_k_ * n + (i)] = j;                       \
-                    VISIT(j, list_k_);                                          \
+                    VISIT(j);                                                   \
                 }                                                               \
                 ++list_k_;                                                      \
             }                                                                   \
         SPH_CANDIDATES_END(lanes_)
 #define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
     if (build_list != 0u && lane_bits == 0u) {                                  \
-        SPH_FIRST_BUILD(i, p, 0u, 1u, VISIT)                                    \
+        SPH_FIRST_BUILD(i, p, 0u, 1u, VISIT, SPH_NEAR_ROWS_H)                   \
     } else if (build_list != 0u) {                                              \
-        SPH_FIRST_BUILD(i, p, lane, 1u << lane_bits, VISIT)                     \
+        SPH_FIRST_BUILD(i, p, lane, 1u << lane_bits, VISIT, SPH_ROWS_BEGIN)     \
     } else {                                                                    \
         SPH_NEIGHBOURS_BEGIN(i, p)                                              \
-            VISIT(j, k_);                                                       \
+            VISIT(j);                                                           \
         SPH_NEIGHBOURS_END                                                      \
     }
 /* Lane 0, after the sums: the list's length and overflow, as sph_neighbours. */
@@ -428,7 +432,7 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
 #define SPH_FIRST_PREPARE(i)
 #define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
     SPH_NEIGHBOURS_BEGIN(i, p)                                                  \
-        VISIT(j, 0u);                                                           \
+        VISIT(j);                                                               \
     SPH_NEIGHBOURS_END
 #define SPH_FIRST_FINISH(i)
 #endif

@@ -120,7 +120,7 @@ void sph_continuity(__global const float4* restrict pos,
         const uint mask = sph_walls(p, tank, h, &w);
         /* (rho_ji^T - rho_ji^H) / rho_j (dyn): the dynamic density difference
          * times V_j / m */
-#define SPH_CONTINUITY_VISIT(j, k)                                               \
+#define SPH_CONTINUITY_VISIT(j)                                                 \
         {                                                                       \
             const float3 q = pos[j].xyz;                                        \
             const float3 d = p - q;                                             \

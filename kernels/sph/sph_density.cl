@@ -30,7 +30,7 @@ void sph_density(__global const float4* restrict pos,
         sph_walls_t w;
         const uint mask = sph_walls(p, tank, h, &w);
         const float inv_h = 1.0f / h;
-#define SPH_DENSITY_VISIT(j, k)                                                  \
+#define SPH_DENSITY_VISIT(j)                                                    \
         {                                                                       \
             const float3 q = pos[j].xyz;                                        \
             const float r2 = sph_r2(p - q);                                     \

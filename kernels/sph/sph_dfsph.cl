@@ -275,9 +275,7 @@ inline float dfsph_pressure(const float k, const float kv, __global const float*
 /* Phase "dfsph_density": rho_i (real neighbours and images, as sph_density)
  * and the factor 1 / (s D_i) (0 where D_i = 0: an isolated particle), with
  * the neighbour count (real and images, self excluded) for the deficiency
- * rule of the divergence solve; with build_list it builds the neighbour
- * list as it sums (sph_common.cl, "Fused list": one lane, from about 270 000
- * particles on the H200). rhop gets (rho_i, 0) during a step (the
+ * rule of the divergence solve. rhop gets (rho_i, 0) during a step (the
  * non-pressure forces are sph_forces without pressure) and (rho_i, p_i) with
  * with_pressure set (a refresh for output: the last step's pressure, see
  * dfsph_pressure), which changes nothing else: refreshes never alter the
@@ -303,10 +301,8 @@ inline float dfsph_pressure(const float k, const float kv, __global const float*
 __kernel __attribute__((reqd_work_group_size(SPH_WG, 1, 1)))
 void sph_dfsph_density(__global const float4* restrict pos,
                        __global float4* restrict vel,
-                       __global const uint2* restrict cells,
-                       __global uint* restrict nlist,
-                       __global uint* restrict nbcount,
-                       __global uint* restrict counters,
+                       __global const uint* restrict nlist,
+                       __global const uint* restrict nbcount,
                        __global float2* restrict rhop,
                        __global float* restrict kb,
                        __global uint* restrict ctl,
@@ -319,8 +315,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
                        const uint n, const float4 tank, const float h, const float mass,
                        const float grad_scale, const uint lane_bits, const uint kstride,
                        __global float* restrict pairs, const uint use_pairs,
-                       __global float4* restrict warm_acc, const uint list_cap,
-                       const uint count_overflow, const uint build_list)
+                       __global float4* restrict warm_acc)
 {
     __local float4 red[SPH_WG];
     __local uint last;
@@ -345,7 +340,6 @@ void sph_dfsph_density(__global const float4* restrict pos,
         state[EDDY_DFSPH_ST_DEN_DONE] = 0u;
     }
     SPH_LANE_ID(i, lane);
-    SPH_FIRST_PREPARE(i);
     float sw = 0.0f, g2 = 0.0f, cnt = 0.0f, bsw = 0.0f, bcnt = 0.0f, cb = 0.0f;
     float3 g = (float3)(0.0f), gb = (float3)(0.0f), a = (float3)(0.0f), ad = (float3)(0.0f);
     float kdi = 0.0f, kvi = 0.0f;
@@ -358,41 +352,37 @@ void sph_dfsph_density(__global const float4* restrict pos,
         kvi = kdiv[i];
         kdi = kden[i];
         /* DFSPH_PAIRS written out: the real pair's g_ij (s = 0, the last
-         * of j's terms) is stored for the solves (DFSPH_STORED_BEGIN) in
-         * j's list slot k. With build_list the walk builds the list as it
-         * sums (sph_common.cl, "Fused list"). */
-#define DFSPH_DENSITY_VISIT(j, k)                                               \
-        {                                                                       \
-            const float3 q_ = pos[j].xyz;                                       \
-            float gs = 0.0f;                                                    \
-            for (uint s = mask;; s = (s - 1u) & mask) {                         \
-                const float3 d = p - (s ? sph_mirror(q_, s, w) : q_);           \
-                const float r2 = sph_r2(d);                                     \
-                if (r2 < h * h) {                                               \
-                    const float q = sqrt(r2) * inv_h;                           \
-                    sw += sph_w_q(q);                                           \
-                    const float gw = sph_gradw_q(q);                            \
-                    const float3 gj = (gc * gw) * d;                            \
-                    g += gj;                                                    \
-                    g2 += dot(gj, gj);                                          \
-                    if (r2 > 0.0f) cnt += 1.0f;                                 \
-                    if (warm) {                                                 \
-                        a += ((kvi + kdiv[j]) * gw) * d;                        \
-                        ad += ((kdi + kden[j]) * gw) * d;                       \
-                    }                                                           \
-                    if (measure) {                                              \
-                        const float3 gd = gw * d;                               \
-                        mxx += gd.x * d.x; myy += gd.y * d.y; mzz += gd.z * d.z; \
-                        mxy += gd.x * d.y; mxz += gd.x * d.z; myz += gd.y * d.z; \
-                    }                                                           \
-                    gs = gc * gw; /* kept only from s = 0 */                    \
-                }                                                               \
-                if (s == 0u) break;                                             \
-                gs = 0.0f;                                                      \
-            }                                                                   \
-            if (use_pairs) pairs[(size_t)(k) * n + i] = gs;                     \
-        }
-        SPH_FIRST_NEIGHBOURS(i, p, DFSPH_DENSITY_VISIT)
+         * of j's terms) is stored for the solves (DFSPH_STORED_BEGIN). */
+        SPH_NEIGHBOURS_BEGIN(i, p)
+            const float3 q_ = pos[j].xyz;
+            float gs = 0.0f;
+            for (uint s = mask;; s = (s - 1u) & mask) {
+                const float3 d = p - (s ? sph_mirror(q_, s, w) : q_);
+                const float r2 = sph_r2(d);
+                if (r2 < h * h) {
+                    const float q = sqrt(r2) * inv_h;
+                    sw += sph_w_q(q);
+                    const float gw = sph_gradw_q(q);
+                    const float3 gj = (gc * gw) * d;
+                    g += gj;
+                    g2 += dot(gj, gj);
+                    if (r2 > 0.0f) cnt += 1.0f;
+                    if (warm) {
+                        a += ((kvi + kdiv[j]) * gw) * d;
+                        ad += ((kdi + kden[j]) * gw) * d;
+                    }
+                    if (measure) {
+                        const float3 gd = gw * d;
+                        mxx += gd.x * d.x; myy += gd.y * d.y; mzz += gd.z * d.z;
+                        mxy += gd.x * d.y; mxz += gd.x * d.z; myz += gd.y * d.z;
+                    }
+                    gs = gc * gw; /* kept only from s = 0 */
+                }
+                if (s == 0u) break;
+                gs = 0.0f;
+            }
+            if (use_pairs) pairs[(size_t)k_ * n + i] = gs;
+        SPH_NEIGHBOURS_END
         a *= gc;
         ad *= gc;
         const float gcu = sph_gradw_coef(h);
@@ -435,7 +425,6 @@ void sph_dfsph_density(__global const float4* restrict pos,
         dfsph_gradient_measure(red, &last, ma, mb, ctl);
     }
     if (i >= n || lane != 0u) return;
-    SPH_FIRST_FINISH(i);
     if (warm) {
         /* the boundary's share of the divergence warm start, f kv_i g_b, as
          * sph_dfsph_velocity adds it (and the density one below) */

@@ -38,7 +38,7 @@ void sph_neighbours(__global const float4* restrict pos,
      * the stores from the slot the lanes before this one leave free. */
     if (i < n) {
         if (lane_bits == 0u) {
-            SPH_CANDIDATES_BEGIN(p, 0u, 1u)
+            SPH_CANDIDATES1_BEGIN(p) /* only the cells within h */
                 if (sph_r2(p - pos[j].xyz) < h2) {
                     if (cnt < cap) nlist[(size_t)cnt * n + i] = j;
                     ++cnt;

@@ -166,15 +166,10 @@ EnqueueArgs DfsphKernels::lanes(const DfsphBuffers& b) const {
 void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool withPressure) {
   pairsOn_ = preparePairs(b);  // the solves after this launch read what it stores
   const SphBoundaryView bv = boundaryView(b);
-  if (b.buildList && !(b.cells && b.counters && b.listCapacity > 0))
-    throw Error("DFSPH density kernel: a fused list build needs the cell table, the counters "
-                "and the list's capacity");
   const DfsphDensityArgs a{.pos = *b.pos,
                            .vel = *b.vel,
-                           .cells = b.buildList ? *b.cells : *b.nlist,
                            .nlist = *b.nlist,
                            .nbcount = *b.nbcount,
-                           .counters = b.buildList ? *b.counters : *b.nbcount,
                            .rhop = *b.rhop,
                            .kb = kb_[cur_],
                            .ctl = ctl_,
@@ -197,10 +192,7 @@ void DfsphKernels::runDensity(const DfsphBuffers& b, const DfsphParams& p, bool 
                            .kstride = cl_uint(kstride_),
                            .pairs = pairsArg(),
                            .usePairs = cl_uint(pairsOn_),
-                           .warmAcc = warmAcc_,
-                           .listCap = cl_uint(b.listCapacity),
-                           .countOverflow = 1,
-                           .buildList = cl_uint(b.buildList ? 1 : 0)};
+                           .warmAcc = warmAcc_};
   try {
     prof_.launch("dfsph_density", density_, lanes(b), a);
   } catch (const cl::Error& e) {
@@ -792,7 +784,6 @@ DfsphBuffers dfsphBuffersOf(SphParticles& p, const cl::Buffer& rhop, const cl::B
   b.cells = &p.cells();
   b.dims = p.dims4();
   b.invCell = p.invCell();
-  b.buildList = p.fuseList();
   return b;
 }
 

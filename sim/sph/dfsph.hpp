@@ -84,10 +84,6 @@ struct DfsphBuffers {
   const cl::Buffer* cells = nullptr;
   cl_int4 dims{};
   cl_float invCell = 1;
-  // dfsph_density builds the neighbour list (nlist, nbcount, the overflow
-  // count) from the cell table as it sums, instead of reading the list of a
-  // "neighbours" phase (sph_common.cl, "Fused list"; SphParticles::fuseList).
-  bool buildList = false;
 };
 
 class SphParticles;
@@ -101,7 +97,7 @@ DfsphBuffers dfsphBuffersOf(SphParticles& p, const cl::Buffer& rhop, const cl::B
 // its control words (EDDY_DFSPH_CTL_*). One buffer each, not one per array:
 // a launch's host time grows with its buffer arguments (docs/PERFORMANCE.md).
 struct DfsphDensityArgs {
-  const cl::Buffer &pos, &vel, &cells, &nlist, &nbcount, &counters, &rhop, &kb, &ctl, &clock;
+  const cl::Buffer &pos, &vel, &nlist, &nbcount, &rhop, &kb, &ctl, &clock;
   const cl::Buffer &bpos, &bvel, &bcells;
   cl_uint nbound;
   cl_int4 dims;
@@ -115,12 +111,10 @@ struct DfsphDensityArgs {
   const cl::Buffer& pairs;
   cl_uint usePairs;
   const cl::Buffer& warmAcc;  // the density warm start's pressure term, for predict
-  cl_uint listCap, countOverflow, buildList;  // buildList: the fused list (sph_common.cl)
   auto args() const {
-    return std::tie(pos, vel, cells, nlist, nbcount, counters, rhop, kb, ctl, clock, bpos, bvel,
-                    bcells, nbound, dims, invCell, withPressure, correct, rho0, n, tank, h, mass,
-                    gradScale, laneBits, kstride, pairs, usePairs, warmAcc, listCap,
-                    countOverflow, buildList);
+    return std::tie(pos, vel, nlist, nbcount, rhop, kb, ctl, clock, bpos, bvel, bcells, nbound,
+                    dims, invCell, withPressure, correct, rho0, n, tank, h, mass, gradScale,
+                    laneBits, kstride, pairs, usePairs, warmAcc);
   }
 };
 struct DfsphRateArgs {
@@ -436,8 +430,6 @@ class DfsphSolver : public SphSolver {
   void step(SphParticles& p, const SphPhysics& phys) override;
   void reordered(SphParticles& p, bool stepStart) override;
   double wallClearance(double spacing) const override { return EDDY_DFSPH_WALL_CLEARANCE * spacing; }
-  // dfsph_density builds the list where the list may be fused (one lane).
-  bool buildsNeighbourList(const SphParticles& p) const override { return p.fuseList(); }
   bool solveStats(SphSolveStats& out) override;
   bool polledSolveStats(SphSolveStats& out) override;
   void settingsChanged(const SphPhysics& phys) override {

@@ -62,9 +62,8 @@ struct SphKernelConfig {
   // smoothing ratio (sphAutoListCapacity), resolved by SphSim.
   unsigned listCapacity = 0;
   // List mode: a solver whose first density kernel can build the list while
-  // it sums (WCSPH's sph_density and sph_continuity, DFSPH's
-  // sph_dfsph_density; kernels/sph/sph_common.cl, "Fused list") does so where
-  // it pays (SphParticles::fuseList), and
+  // it sums (WCSPH's sph_density and sph_continuity; kernels/sph/sph_common.cl,
+  // "Fused list") does so where it pays (SphParticles::fuseList), and
   // update() leaves out the "neighbours" phase. false (or the developer aid
   // EDDY_SPH_FUSED_LIST=0): always the separate phase, to measure the two
   // against each other (docs/PERFORMANCE.md).
