@@ -473,12 +473,13 @@ TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
   }
 }
 
-// The list builds walk only the cells a sphere of radius h around p reaches
-// (sph_common.cl, SPH_NEAR_ROWS_BEGIN): pairs placed across a cell's face,
-// edge and corner at distances of h (1 -+ 1e-7 ... 1e-4), often with one of
-// them within a hair of the face, edge or corner, particles on
-// cell faces and particles beyond the grid (clamped into its edge cells)
-// still find exactly the neighbours of the kernels' own float test.
+// The neighbours phase at one lane walks only the cells a sphere of radius h
+// around p reaches (sph_common.cl, SPH_NEAR_ROWS_BEGIN): pairs placed across
+// a cell's face, edge and corner at distances of h (1 -+ 1e-7 ... 1e-4),
+// often with one of them within a hair of the face, edge or corner,
+// particles on cell faces and particles beyond the grid (clamped into its
+// edge cells) still find exactly the neighbours of the kernels' own float
+// test; so do the whole walks (lanes, the build fused in density).
 TEST(SphKernels, NeighbourListsAcrossCellFacesEdgesAndCornersEqualBruteForce) {
   const unsigned seed = test::freshSeed();
   for (size_t n : {size_t(2), size_t(131), size_t(2003)})

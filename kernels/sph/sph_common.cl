@@ -215,9 +215,12 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
         const int x0_ = max(c_.x - 1, 0), x1_ = min(c_.x + 1, dims.x - 1);      \
         for (int z_ = max(c_.z - 1, 0); z_ <= min(c_.z + 1, dims.z - 1); ++z_)  \
         for (int y_ = max(c_.y - 1, 0); y_ <= min(c_.y + 1, dims.y - 1); ++y_) { \
+            SPH_ROW_RANGE_(table, x0_, x1_)
+/* s_, e_: the sorted range of the cells x0 .. x1 of row (y_, z_). */
+#define SPH_ROW_RANGE_(table, x0, x1)                                          \
             const int row_ = dims.x * (y_ + dims.y * z_);                       \
             uint s_ = EDDY_SPH_EMPTY_CELL, e_ = 0u;                             \
-            for (int x_ = x0_; x_ <= x1_; ++x_) {                               \
+            for (int x_ = (x0); x_ <= (x1); ++x_) {                             \
                 const uint2 r_ = table[row_ + x_];                              \
                 s_ = min(s_, r_.x);                                             \
                 e_ = max(e_, r_.y);                                             \
@@ -276,10 +279,11 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * so a walk visits on average 20.6 of the 27 cells' volume. A cell is only
  * left out when the bound exceeds hh by a margin that covers the rounding of
  * u and of the distance test (1e-4 hh + 8 ulps of |u|): the hits, and their
- * order, are those of the full walk. Only the list builds use it (they run
- * on the positions the cells were made from), and only at one lane per
- * particle: with lanes, the particles of a warp skip different rows, and the
- * walk was no faster (docs/PERFORMANCE.md, session 43). */
+ * order, are those of the full walk. Only the "neighbours" phase uses it (it
+ * runs on the positions the cells were made from), and only at one lane per
+ * particle: with lanes the particles of a warp skip different rows and the
+ * phase was no faster, and WCSPH's fused builds (sph_density, sph_continuity)
+ * were slower with it (H100, docs/PERFORMANCE.md, session 43). */
 #define SPH_NEAR_ROWS_BEGIN(table, p, hh)                                      \
         const float3 u_ = (p) * inv_cell;                                       \
         const int4 c_ = sph_cell(p, dims, inv_cell);                            \
@@ -296,13 +300,7 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
             if (rem_ <= 0.0f) continue;                                         \
             const int x0_ = c_.x > 0 && lo_.x * lo_.x < rem_ ? c_.x - 1 : c_.x; \
             const int x1_ = c_.x < dims.x - 1 && hi_.x * hi_.x < rem_ ? c_.x + 1 : c_.x; \
-            const int row_ = dims.x * (y_ + dims.y * z_);                       \
-            uint s_ = EDDY_SPH_EMPTY_CELL, e_ = 0u;                             \
-            for (int x_ = x0_; x_ <= x1_; ++x_) {                               \
-                const uint2 r_ = table[row_ + x_];                              \
-                s_ = min(s_, r_.x);                                             \
-                e_ = max(e_, r_.y);                                             \
-            }
+            SPH_ROW_RANGE_(table, x0_, x1_)
 
 #define SPH_NEAR_ROWS_H(table, p) SPH_NEAR_ROWS_BEGIN(table, p, h)
 
@@ -310,8 +308,8 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * row of 3 cells one contiguous range of the sorted arrays), dealt round-robin
  * over the `lanes` lanes of a particle in one running order (rows one after
  * the other), so that every lane gets the same share. SPH_CANDIDATES1_BEGIN:
- * one lane, only the cells within h (SPH_NEAR_ROWS_BEGIN). Kernels using
- * them have arguments cells, dims, inv_cell (and h). */
+ * one lane, only the cells within h (SPH_NEAR_ROWS_BEGIN; sph_neighbours).
+ * Kernels using them have arguments cells, dims, inv_cell (and h). */
 #define SPH_CANDIDATES_BEGIN(p, lane, lanes) SPH_CANDIDATES_ROWS_BEGIN(SPH_ROWS_BEGIN, p, lane, lanes)
 #define SPH_CANDIDATES1_BEGIN(p) SPH_CANDIDATES_ROWS_BEGIN(SPH_NEAR_ROWS_H, p, 0u, 1u)
 #define SPH_CANDIDATES_ROWS_BEGIN(ROWS, p, lane, lanes)                         \
@@ -400,8 +398,8 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
  * compiler drops the dealing arithmetic: the neighbours kernel did the same,
  * and written with the lane count as a variable it took 6-10 % longer on the
  * H200). */
-#define SPH_FIRST_BUILD(i, p, lane_, lanes_, VISIT, ROWS)                       \
-        SPH_CANDIDATES_ROWS_BEGIN(ROWS, p, lane_, lanes_)                       \
+#define SPH_FIRST_BUILD(i, p, lane_, lanes_, VISIT)                             \
+        SPH_CANDIDATES_BEGIN(p, lane_, lanes_)                                  \
             if (sph_r2((p) - pos[j].xyz) < h * h) {                             \
                 if (list_k_ < list_cap) {                                       \
                     nlist[(size_t)list_k_ * n + (i)] = j;                       \
@@ -412,9 +410,9 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
         SPH_CANDIDATES_END(lanes_)
 #define SPH_FIRST_NEIGHBOURS(i, p, VISIT)                                       \
     if (build_list != 0u && lane_bits == 0u) {                                  \
-        SPH_FIRST_BUILD(i, p, 0u, 1u, VISIT, SPH_NEAR_ROWS_H)                   \
+        SPH_FIRST_BUILD(i, p, 0u, 1u, VISIT)                                    \
     } else if (build_list != 0u) {                                              \
-        SPH_FIRST_BUILD(i, p, lane, 1u << lane_bits, VISIT, SPH_ROWS_BEGIN)     \
+        SPH_FIRST_BUILD(i, p, lane, 1u << lane_bits, VISIT)                     \
     } else {                                                                    \
         SPH_NEIGHBOURS_BEGIN(i, p)                                              \
             VISIT(j);                                                           \
