@@ -259,9 +259,9 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
 #define SPH_NEIGHBOURS_END SPH_CELLS_END
 #endif
 
-/* The rows of cells that can hold a particle within hh of p: as
+/* The rows of cells that can hold a particle within h of p: as
  * SPH_ROWS_BEGIN, but a row (y_, z_) is left out when its cells' box is at
- * least hh away from p across y and z, and the row's end cells x - 1 and
+ * least h away from p across y and z, and the row's end cells x - 1 and
  * x + 1 are left out when they are that far across x, y and z together. In
  * units of cells (u = p inv_cell, the coordinates whose floor gives the cell:
  * sph_cell), the box of cell k along an axis is [k, k + 1), so its distance
@@ -276,20 +276,23 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  *         0   #   #   #           edge, on average 79 % of the time; each
  *        +1   .   #   .           row's end cells likewise, 52 % for a corner)
  *
- * so a walk visits on average 20.6 of the 27 cells' volume. A cell is only
- * left out when the bound exceeds hh by a margin that covers the rounding of
- * u and of the distance test (1e-4 hh + 8 ulps of |u|): the hits, and their
- * order, are those of the full walk. Only the "neighbours" phase uses it (it
- * runs on the positions the cells were made from), and only at one lane per
- * particle: with lanes the particles of a warp skip different rows and the
- * phase was no faster, and WCSPH's fused builds (sph_density, sph_continuity)
- * were slower with it (H100, docs/PERFORMANCE.md, session 43). */
-#define SPH_NEAR_ROWS_BEGIN(table, p, hh)                                      \
+ * so a walk visits on average 20.6 of the 27 cells' volume (geometry: the
+ * volume of the cells a sphere of radius h reaches, not a count). A cell is
+ * only left out when the bound exceeds h by a margin that covers the
+ * rounding of u and of the distance test (1e-4 h + 1e-6 |u|_1, about 8 ulps):
+ * the hits, and their order, are those of the full walk. Only the
+ * "neighbours" phase uses it (it runs on the positions the cells were made
+ * from), and only at one lane per particle: with lanes the phase was no
+ * faster (perhaps because the particles of a warp skip different rows; not
+ * measured), and WCSPH's fused builds (sph_density, sph_continuity) were
+ * slower with it (H100, docs/PERFORMANCE.md, session 43). Kernels using it
+ * have arguments dims, inv_cell and h. */
+#define SPH_NEAR_ROWS_BEGIN(table, p)                                          \
         const float3 u_ = (p) * inv_cell;                                       \
         const int4 c_ = sph_cell(p, dims, inv_cell);                            \
         const float3 lo_ = u_ - convert_float3(c_.xyz);  /* to cell c - 1 */   \
         const float3 hi_ = convert_float3(c_.xyz + 1) - u_; /* to c + 1 */     \
-        const float rh_ = (hh) * inv_cell * 1.0001f +                           \
+        const float rh_ = h * inv_cell * 1.0001f +                              \
                           1e-6f * (fabs(u_.x) + fabs(u_.y) + fabs(u_.z) + 1.0f); \
         const float rh2_ = rh_ * rh_;                                           \
         for (int z_ = max(c_.z - 1, 0); z_ <= min(c_.z + 1, dims.z - 1); ++z_)  \
@@ -302,8 +305,6 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
             const int x1_ = c_.x < dims.x - 1 && hi_.x * hi_.x < rem_ ? c_.x + 1 : c_.x; \
             SPH_ROW_RANGE_(table, x0_, x1_)
 
-#define SPH_NEAR_ROWS_H(table, p) SPH_NEAR_ROWS_BEGIN(table, p, h)
-
 /* The candidates of p: every particle j in the 3 x 3 x 3 cells around p (each
  * row of 3 cells one contiguous range of the sorted arrays), dealt round-robin
  * over the `lanes` lanes of a particle in one running order (rows one after
@@ -311,7 +312,7 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * one lane, only the cells within h (SPH_NEAR_ROWS_BEGIN; sph_neighbours).
  * Kernels using them have arguments cells, dims, inv_cell (and h). */
 #define SPH_CANDIDATES_BEGIN(p, lane, lanes) SPH_CANDIDATES_ROWS_BEGIN(SPH_ROWS_BEGIN, p, lane, lanes)
-#define SPH_CANDIDATES1_BEGIN(p) SPH_CANDIDATES_ROWS_BEGIN(SPH_NEAR_ROWS_H, p, 0u, 1u)
+#define SPH_CANDIDATES1_BEGIN(p) SPH_CANDIDATES_ROWS_BEGIN(SPH_NEAR_ROWS_BEGIN, p, 0u, 1u)
 #define SPH_CANDIDATES_ROWS_BEGIN(ROWS, p, lane, lanes)                         \
     {                                                                           \
         uint phase_ = 0u; /* candidates dealt so far, mod lanes */              \
