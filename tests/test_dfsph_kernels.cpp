@@ -65,7 +65,7 @@ void finishFixture(Fixture& f, std::mt19937_64& rng, float dt) {
   f.ref.rho0 = 1000;
   f.ref.mass = double(float(sphLatticeMass(1000, dx, f.ref.h)));
   f.ref.gradScale = double(float(1.0 / sphLatticeGradientNorm(dx, f.ref.h)));
-  // Neighbour list, column-major nlist[k * n + i], self included.
+  // Neighbour list, entry k of i at EDDY_SPH_LIST_SLOT(k, i, n), self included.
   std::vector<std::vector<cl_uint>> nb(n);
   size_t cap = 1;
   for (size_t i = 0; i < n; ++i) {
@@ -74,10 +74,10 @@ void finishFixture(Fixture& f, std::mt19937_64& rng, float dt) {
     std::shuffle(nb[i].begin(), nb[i].end(), rng);  // order must not matter
     cap = std::max(cap, nb[i].size());
   }
-  f.nlist.assign(cap * n, 0);
+  f.nlist.assign(EDDY_SPH_LIST_ROUNDUP(cap) * n, 0);
   for (size_t i = 0; i < n; ++i) {
     f.nbcount.push_back(cl_uint(nb[i].size()));
-    for (size_t k = 0; k < nb[i].size(); ++k) f.nlist[k * n + i] = nb[i][k];
+    for (size_t k = 0; k < nb[i].size(); ++k) f.nlist[EDDY_SPH_LIST_SLOT(k, i, n)] = nb[i][k];
   }
   auto make = [&](const void* data, size_t bytes) {
     cl::Buffer b = ctx.createBuffer(CL_MEM_READ_WRITE, std::max<size_t>(bytes, 16), "test");

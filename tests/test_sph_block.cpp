@@ -126,7 +126,7 @@ TEST(SphBlock, CapacityFollowsTheFactorAndIsAllocated) {
   // and the memory check's estimate (7 float4 + 7 uint + float2 + list per
   // particle) is not below what is allocated.
   const long long a = withOne.bytes - before.bytes, b = withMore.bytes - withOne.bytes;
-  const double list = 4.0 * one->kernelConfig().listCapacity;
+  const double list = 4.0 * EDDY_SPH_LIST_ROUNDUP(one->kernelConfig().listCapacity);
   const double extra = double(more->capacity() - n);
   EXPECT_GE(double(b - a), (5 * 16 + 7 * 4 + 8 + list) * extra);
   EXPECT_LE(double(b - a), (7 * 16 + 7 * 4 + 8 + list) * extra);

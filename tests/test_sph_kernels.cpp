@@ -416,14 +416,14 @@ uint64_t expectListsEqualBruteForce(SphSim& sim, size_t n, unsigned cap) {
       if (sphIsNeighbour(pos[i], pos[j], h)) brute.insert(cl_uint(j));
     std::set<cl_uint> got;
     if (brute.size() <= cap) {
-      for (cl_uint k = 0; k < cnt[i]; ++k) got.insert(list[size_t(k) * n + i]);
+      for (cl_uint k = 0; k < cnt[i]; ++k) got.insert(list[EDDY_SPH_LIST_SLOT(k, i, n)]);
       EXPECT_EQ(cnt[i], brute.size()) << "particle " << i;
       EXPECT_EQ(got, brute) << "particle " << i;
     } else {
       EXPECT_EQ(cnt[i], cap);
       for (cl_uint k = 0; k < cap; ++k) {
-        EXPECT_TRUE(brute.count(list[size_t(k) * n + i]));
-        got.insert(list[size_t(k) * n + i]);
+        EXPECT_TRUE(brute.count(list[EDDY_SPH_LIST_SLOT(k, i, n)]));
+        got.insert(list[EDDY_SPH_LIST_SLOT(k, i, n)]);
       }
       EXPECT_EQ(got.size(), size_t(cap)) << "particle " << i << ": a neighbour stored twice";
       expectOverflow += brute.size() - cap;
@@ -436,6 +436,45 @@ uint64_t expectListsEqualBruteForce(SphSim& sim, size_t n, unsigned cap) {
   return expectOverflow;
 }
 }  // namespace
+
+// The list's slot map (eddy_shared.h, EDDY_SPH_LIST_SLOT): for every group
+// size a developer may choose (1, the default, to EDDY_SPH_LIST_GROUP_MAX),
+// the entries k < cap of particles i < n land on distinct slots inside the
+// n * EDDY_SPH_LIST_ROUNDUP(cap) entries the buffers hold; the default is
+// column-major k n + i. (The macro reads EDDY_SPH_LIST_GROUP where it is
+// expanded: redefined here for each group, then restored.)
+namespace {
+template <unsigned G>
+void expectListSlotsAreABijection(size_t n, unsigned cap) {
+#pragma push_macro("EDDY_SPH_LIST_GROUP")
+#undef EDDY_SPH_LIST_GROUP
+#define EDDY_SPH_LIST_GROUP G
+  const size_t size = n * EDDY_SPH_LIST_ROUNDUP(cap);
+  std::vector<char> used(size, 0);
+  for (unsigned k = 0; k < cap; ++k)
+    for (size_t i = 0; i < n; ++i) {
+      const size_t s = EDDY_SPH_LIST_SLOT(k, i, n);
+      ASSERT_LT(s, size) << "group " << G << ", n " << n << ", cap " << cap << ", k " << k;
+      EXPECT_FALSE(used[s]) << "group " << G << ", n " << n << ", slot " << s << " twice";
+      used[s] = 1;
+      if (G == 1) {
+        EXPECT_EQ(s, size_t(k) * n + i);
+      }
+    }
+#pragma pop_macro("EDDY_SPH_LIST_GROUP")
+}
+}  // namespace
+
+TEST(SphKernels, ListSlotsAreDistinctAndFitTheBufferForEveryGroup) {
+  EXPECT_EQ(EDDY_SPH_LIST_GROUP, 1u);  // the layout the host's readers assume
+  for (size_t n : {size_t(1), size_t(13), size_t(127), size_t(1000)})
+    for (unsigned cap : {1u, 5u, 8u, 96u, 140u}) {
+      expectListSlotsAreABijection<1>(n, cap);
+      expectListSlotsAreABijection<2>(n, cap);
+      expectListSlotsAreABijection<4>(n, cap);
+      expectListSlotsAreABijection<EDDY_SPH_LIST_GROUP_MAX>(n, cap);
+    }
+}
 
 TEST(SphKernels, NeighbourListsEqualBruteForceAndOverflowIsCounted) {
   const unsigned seed = test::freshSeed();
@@ -573,7 +612,7 @@ TEST(SphKernels, NeighbourStageGivesTheSameListSlotForSlot) {
         const auto& cnt = std::get<0>(plain);
         for (size_t i = 0; i < n; ++i)
           for (cl_uint k = 0; k < cnt[i]; ++k)
-            ASSERT_EQ(a[size_t(k) * n + i], b[size_t(k) * n + i]) << "particle " << i << ", slot " << k;
+            ASSERT_EQ(a[EDDY_SPH_LIST_SLOT(k, i, n)], b[EDDY_SPH_LIST_SLOT(k, i, n)]) << "particle " << i << ", slot " << k;
         EXPECT_EQ(std::get<2>(got), std::get<2>(plain));
       }
     }

@@ -38,7 +38,7 @@ class FreeFallSolver : public SphSolver {
     const size_t n = p.size(), cap = p.config().listCapacity;
     positions.resize(n);
     counts.resize(n);
-    list.resize(n * cap);
+    list.resize(n * EDDY_SPH_LIST_ROUNDUP(cap));
     auto& q = ctx_.queue();
     q.enqueueReadBuffer(p.positions(), CL_TRUE, 0, n * sizeof(cl_float4), positions.data());
     q.enqueueReadBuffer(p.neighbourCounts(), CL_TRUE, 0, n * sizeof(cl_uint), counts.data());
@@ -121,7 +121,7 @@ TEST(SphSolver, ToyFreeFallThroughThePipeline) {
     for (size_t j = 0; j < n; ++j)
       if (sphIsNeighbour(toy->positions[i], toy->positions[j], h)) want.push_back(cl_uint(j));
     ASSERT_EQ(toy->counts[i], want.size()) << "particle slot " << i;
-    for (size_t k = 0; k < toy->counts[i]; ++k) got.push_back(toy->list[k * n + i]);
+    for (size_t k = 0; k < toy->counts[i]; ++k) got.push_back(toy->list[EDDY_SPH_LIST_SLOT(k, i, n)]);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, want) << "particle slot " << i;
   }

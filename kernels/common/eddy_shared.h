@@ -80,6 +80,38 @@
 #define EDDY_SPH_CELL_TILE 2048
 /* Default capacity of the neighbour list (entries per particle, self included). */
 #define EDDY_SPH_NLIST_CAP 96
+/* Where entry k of particle i's neighbour list lies (and its pair gradient,
+ * sph_dfsph.cl), n particles: column-major in groups of G =
+ * EDDY_SPH_LIST_GROUP entries (a power of two),
+ *
+ *     slot(k, i) = ((k / G) n + i) G + k mod G
+ *
+ *     G = 1 (the default): k n + i, the k-th entries of consecutive
+ *            particles adjacent: a list round of 32 particles reads one
+ *            128-byte line, each round from a place n entries on;
+ *     G = 4: entries 0-3 of particle i are 16 contiguous bytes, those of
+ *            i + 1 the next 16, ...; entries 4-7 follow n G entries on:
+ *            a list round of 32 particles reads 512 contiguous bytes every
+ *            fourth round and the cache the other three.
+ *
+ * A developer switch (#ifndef: EDDY_CL_OPTIONS=-DEDDY_SPH_LIST_GROUP=4 sets
+ * it for the kernels of a binary built with 1; only host code that reads a
+ * list, i.e. the tests, then disagrees). Prepared in session 44 to measure
+ * whether a pass's two list streams (entry, pair gradient) gain from it;
+ * not measured yet (docs/PERFORMANCE.md, session 44). Buffers hold
+ * n * EDDY_SPH_LIST_ROUNDUP(cap) entries, a multiple of
+ * EDDY_SPH_LIST_GROUP_MAX, so that any group up to that fits. Plain
+ * unsigned arithmetic: the host (tests, readers) and the kernels use the
+ * same macro. */
+#ifndef EDDY_SPH_LIST_GROUP
+#define EDDY_SPH_LIST_GROUP 1u
+#endif
+#define EDDY_SPH_LIST_GROUP_MAX 8u
+#define EDDY_SPH_LIST_SLOT(k, i, n)                                                             \
+    (((size_t)((k) / EDDY_SPH_LIST_GROUP) * (size_t)(n) + (size_t)(i)) * EDDY_SPH_LIST_GROUP + \
+     (size_t)((k) % EDDY_SPH_LIST_GROUP))
+#define EDDY_SPH_LIST_ROUNDUP(cap)                                                              \
+    (((cap) + EDDY_SPH_LIST_GROUP_MAX - 1u) / EDDY_SPH_LIST_GROUP_MAX * EDDY_SPH_LIST_GROUP_MAX)
 /* Indices into the SPH counter buffer (uint each). */
 #define EDDY_SPH_CNT_ESCAPED 0     /* integrate: outside the tank or non-finite, put back */
 #define EDDY_SPH_CNT_OUT_OF_GRID 1 /* hash: outside the grid, clamped into it */

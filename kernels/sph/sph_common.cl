@@ -249,10 +249,10 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
         const uint nb_cnt_ = nbcount[i];                                        \
         const uint step_ = 1u << lane_bits;                                     \
         const uint last_ = nb_cnt_ != 0u ? nb_cnt_ - 1u : 0u;                   \
-        uint jn_ = nlist[(size_t)min(lane, last_) * n + (i)];                   \
+        uint jn_ = nlist[EDDY_SPH_LIST_SLOT(min(lane, last_), (i), n)];         \
         for (uint k_ = lane; k_ < nb_cnt_; k_ += step_) {                       \
             const uint j = jn_;                                                 \
-            jn_ = nlist[(size_t)min(k_ + step_, last_) * n + (i)];
+            jn_ = nlist[EDDY_SPH_LIST_SLOT(min(k_ + step_, last_), (i), n)];
 #define SPH_NEIGHBOURS_END }}
 #else
 #define SPH_NEIGHBOURS_BEGIN(i, p) SPH_CELLS_BEGIN(cells, p, j, lane, 1u << lane_bits)
@@ -337,7 +337,7 @@ inline float4 sph_lane_sum(__local float4* red, const float4 x, const uint lane_
  * The list's loads of x_j, done once for the build and again for the sum,
  * are done once.
  *
- *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 and k < cap ? --+--> nlist[k n + i] = j
+ *     cells of p (3 x 3 x 3) --walk--> j: r^2 < h^2 and k < cap ? --+--> nlist[slot(k, i)] = j
  *                                                                  +--> VISIT(j): the kernel's sums
  *
  * build_list = 0 (cells mode always): VISIT(j) for each j of the list (or
@@ -403,7 +403,7 @@ inline uint sph_list_slots(__local uint* red, __global const float4* restrict po
         SPH_CANDIDATES_BEGIN(p, lane_, lanes_)                                  \
             if (sph_r2((p) - pos[j].xyz) < h * h) {                             \
                 if (list_k_ < list_cap) {                                       \
-                    nlist[(size_t)list_k_ * n + (i)] = j;                       \
+                    nlist[EDDY_SPH_LIST_SLOT(list_k_, (i), n)] = j;             \
                     VISIT(j);                                                   \
                 }                                                               \
                 ++list_k_;                                                      \

@@ -83,7 +83,7 @@
 /* The pair gradients (use_pairs != 0; DfsphKernels::setPairGradients,
  * "Pair gradients" in docs/ARCHITECTURE.md): dfsph_density stores, for
  * every list slot k of i, the scalar of the real pair's kernel gradient
- *     pairs[k n + i] = g_ij = m c_g W'(q_ij)   (0 where |x_i - x_j| >= h),
+ *     pairs[slot(k, i)] = g_ij = m c_g W'(q_ij)   (0 where |x_i - x_j| >= h),
  * c_g = sph_gradw_coef(h), so that m grad_i W_ij = g_ij (x_i - x_j). The
  * positions do not move between dfsph_density and the end of the density
  * solve, so the solves' kernels take g_ij instead of a square root and the
@@ -99,13 +99,13 @@
         const uint nb_cnt_ = nbcount[i];                                        \
         const uint step_ = 1u << lane_bits;                                     \
         const uint last_ = nb_cnt_ != 0u ? nb_cnt_ - 1u : 0u;                   \
-        size_t sn_ = (size_t)min(lane, last_) * n + (i);                        \
+        size_t sn_ = EDDY_SPH_LIST_SLOT(min(lane, last_), (i), n);              \
         uint jn_ = nlist[sn_];                                                  \
         float gn_ = pairs[sn_];                                                 \
         for (uint k_ = lane; k_ < nb_cnt_; k_ += step_) {                       \
             const uint j = jn_;                                                 \
             const float g_ = gn_;                                               \
-            sn_ = (size_t)min(k_ + step_, last_) * n + (i);                     \
+            sn_ = EDDY_SPH_LIST_SLOT(min(k_ + step_, last_), (i), n);           \
             jn_ = nlist[sn_];                                                   \
             gn_ = pairs[sn_];                                                   \
             const float3 xj_ = pos[j].xyz;                                      \
@@ -381,7 +381,7 @@ void sph_dfsph_density(__global const float4* restrict pos,
                 if (s == 0u) break;
                 gs = 0.0f;
             }
-            if (use_pairs) pairs[(size_t)k_ * n + i] = gs;
+            if (use_pairs) pairs[EDDY_SPH_LIST_SLOT(k_, i, n)] = gs;
         SPH_NEIGHBOURS_END
         a *= gc;
         ad *= gc;

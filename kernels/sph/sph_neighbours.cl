@@ -1,8 +1,9 @@
 /* Phase "neighbours" (list mode, where the solver's first density kernel
  * does not build the list itself: sph_common.cl, "Fused list"): every j
- * with |x_i - x_j|^2 < h^2 (i itself included), stored column-major
- * nlist[k * n + i] so that the k-th entries of consecutive particles are
- * adjacent in memory. Entries beyond the
+ * with |x_i - x_j|^2 < h^2 (i itself included), stored column-major,
+ * nlist[EDDY_SPH_LIST_SLOT(k, i, n)] (k n + i by default: eddy_shared.h),
+ * so that the k-th entries of consecutive particles are adjacent in
+ * memory. Entries beyond the
  * capacity are not stored but counted in counters[EDDY_SPH_CNT_OVERFLOW].
  * At one lane the walk leaves out the cells that cannot hold a neighbour
  * (SPH_CANDIDATES1_BEGIN, sph_common.cl: 14 % less time at 1M particles on an
@@ -43,7 +44,7 @@ void sph_neighbours(__global const float4* restrict pos,
         if (lane_bits == 0u) {
             SPH_CANDIDATES1_BEGIN(p) /* only the cells within h */
                 if (sph_r2(p - pos[j].xyz) < h2) {
-                    if (cnt < cap) nlist[(size_t)cnt * n + i] = j;
+                    if (cnt < cap) nlist[EDDY_SPH_LIST_SLOT(cnt, i, n)] = j;
                     ++cnt;
                 }
             SPH_CANDIDATES_END(1u)
@@ -69,12 +70,12 @@ void sph_neighbours(__global const float4* restrict pos,
         /* Only this work-item wrote its column of stage: no barrier needed. */
         const uint staged = min(cnt, (uint)SPH_NB_STAGE);
         for (uint m = 0; m < staged && k + m < cap; ++m)
-            nlist[(size_t)(k + m) * n + i] = stage[m * SPH_WG + lid];
+            nlist[EDDY_SPH_LIST_SLOT(k + m, i, n)] = stage[m * SPH_WG + lid];
         if (cnt > SPH_NB_STAGE) { /* the hits past the stage: walk again */
             uint m = 0u;
             SPH_CANDIDATES_BEGIN(p, lane, lanes)
                 if (sph_r2(p - pos[j].xyz) < h2) {
-                    if (m >= SPH_NB_STAGE && k + m < cap) nlist[(size_t)(k + m) * n + i] = j;
+                    if (m >= SPH_NB_STAGE && k + m < cap) nlist[EDDY_SPH_LIST_SLOT(k + m, i, n)] = j;
                     ++m;
                 }
             SPH_CANDIDATES_END(lanes)

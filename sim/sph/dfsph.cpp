@@ -122,7 +122,7 @@ bool DfsphKernels::preparePairs(const DfsphBuffers& b) {
       (!(info.type & CL_DEVICE_TYPE_GPU) || b.n < kPairGradientsMinParticles))
     return false;
   if (pairs_() != nullptr && pairsCap_ >= b.listCapacity) return true;
-  const double bytes = double(b.listCapacity) * double(cap_) * sizeof(cl_float);
+  const double bytes = double(EDDY_SPH_LIST_ROUNDUP(b.listCapacity)) * double(cap_) * sizeof(cl_float);
   if (bytes > double(info.maxAlloc) || bytes > 0.25 * double(info.globalMem)) {
     pairsFailed_ = true;
     return false;

@@ -110,7 +110,7 @@ SphParticles::SphParticles(Context& ctx, Profiler& profiler, const SphSetup& set
 
   // Every per-particle buffer is allocated for cap_ particles; kernels use n_.
   const size_t v4 = cap_ * sizeof(cl_float4), u = cap_ * sizeof(cl_uint);
-  const size_t listBytes = cfg_.neighbourList ? u * cfg_.listCapacity : sizeof(cl_uint);
+  const size_t listBytes = cfg_.neighbourList ? u * EDDY_SPH_LIST_ROUNDUP(cfg_.listCapacity) : sizeof(cl_uint);
   try {
     for (int k = 0; k < 2; ++k) {
       pos_[k] = ctx.createBuffer(CL_MEM_READ_WRITE, v4, "SPH pos");

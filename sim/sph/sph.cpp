@@ -256,7 +256,7 @@ SphSizes sphSizes(size_t n, const std::array<double, 3>& tank, double h, const P
   // Every per-particle buffer is allocated for cap particles; kernels use n.
   const size_t v4 = z.cap * sizeof(cl_float4), u = z.cap * sizeof(cl_uint);
   const size_t listCap = cfg.listCapacity ? cfg.listCapacity : sphAutoListCapacity(params.get("smoothing_ratio"));
-  const size_t listBytes = cfg.neighbourList ? u * listCap : sizeof(cl_uint);
+  const size_t listBytes = cfg.neighbourList ? u * EDDY_SPH_LIST_ROUNDUP(listCap) : sizeof(cl_uint);
   // (+ DFSPH's own: factor float2, warm-start k x 4, dk; whichever solver runs)
   z.totalBytes = 7 * v4 + 7 * u + z.cap * sizeof(cl_float2) + z.cells * 8 + listBytes +
                  z.cap * (sizeof(cl_float2) + 5 * sizeof(cl_float));
@@ -1097,7 +1097,8 @@ std::vector<cl_uint> SphSim::readCells() { return readBuf<cl_uint>(ctx_.queue(),
 std::vector<cl_uint> SphSim::readNeighbourCounts() { return readBuf<cl_uint>(ctx_.queue(), particles_->neighbourCounts(), n_); }
 std::vector<cl_uint> SphSim::readNeighbourList() {
   if (!cfg_.neighbourList) return {};
-  return readBuf<cl_uint>(ctx_.queue(), particles_->neighbourList(), n_ * cfg_.listCapacity);
+  return readBuf<cl_uint>(ctx_.queue(), particles_->neighbourList(),
+                         n_ * EDDY_SPH_LIST_ROUNDUP(cfg_.listCapacity));
 }
 
 SphCounters SphSim::readCounters() {

@@ -348,7 +348,7 @@ class SphSim : public Simulation {
   std::vector<cl_uint> readIds();                // stable particle id of each slot
   std::vector<cl_uint> readCells();              // 2 per cell: start, end (EMPTY, 0 if empty)
   std::vector<cl_uint> readNeighbourCounts();    // real neighbours within h, self included
-  std::vector<cl_uint> readNeighbourList();      // list mode: cap * n, column-major
+  std::vector<cl_uint> readNeighbourList();      // list mode: entry k of i at EDDY_SPH_LIST_SLOT(k, i, n)
   SphCounters readCounters();
   // Device clock: time and the dt of the last step.
   std::array<double, 2> readClock();
