@@ -92,7 +92,8 @@
  *     G = 4: entries 0-3 of particle i are 16 contiguous bytes, those of
  *            i + 1 the next 16, ...; entries 4-7 follow n G entries on:
  *            a list round of 32 particles reads 512 contiguous bytes every
- *            fourth round and the cache the other three.
+ *            fourth round and, while those stay cached, nothing new the
+ *            other three.
  *
  * A developer switch (#ifndef: EDDY_CL_OPTIONS=-DEDDY_SPH_LIST_GROUP=4 sets
  * it for the kernels of a binary built with 1; only host code that reads a
