@@ -438,10 +438,10 @@ uint64_t expectListsEqualBruteForce(SphSim& sim, size_t n, unsigned cap) {
 }  // namespace
 
 // The list's slot map (eddy_shared.h, EDDY_SPH_LIST_SLOT): for every group
-// size a developer may choose (1, the default, to EDDY_SPH_LIST_GROUP_MAX),
+// size a developer may choose (1 to EDDY_SPH_LIST_GROUP_MAX; 2 the default),
 // the entries k < cap of particles i < n land on distinct slots inside the
-// n * EDDY_SPH_LIST_ROUNDUP(cap) entries the buffers hold; the default is
-// column-major k n + i. (The macro reads EDDY_SPH_LIST_GROUP where it is
+// n * EDDY_SPH_LIST_ROUNDUP(cap) entries the buffers hold; a group of 1 is
+// column-major k n + i, a group of 2 pairs entries 2m, 2m + 1 side by side. (The macro reads EDDY_SPH_LIST_GROUP where it is
 // expanded: redefined here for each group, then restored.)
 namespace {
 template <unsigned G>
@@ -460,13 +460,16 @@ void expectListSlotsAreABijection(size_t n, unsigned cap) {
       if (G == 1) {
         EXPECT_EQ(s, size_t(k) * n + i);
       }
+      if (G == 2) {
+        EXPECT_EQ(s, (size_t(k / 2) * n + i) * 2 + k % 2);
+      }
     }
 #pragma pop_macro("EDDY_SPH_LIST_GROUP")
 }
 }  // namespace
 
 TEST(SphKernels, ListSlotsAreDistinctAndFitTheBufferForEveryGroup) {
-  EXPECT_EQ(EDDY_SPH_LIST_GROUP, 1u);  // the layout the host's readers assume
+  EXPECT_EQ(EDDY_SPH_LIST_GROUP, 2u);  // the layout the host's readers assume
   for (size_t n : {size_t(1), size_t(13), size_t(127), size_t(1000)})
     for (unsigned cap : {1u, 5u, 8u, 96u, 140u}) {
       expectListSlotsAreABijection<1>(n, cap);

@@ -86,26 +86,28 @@
  *
  *     slot(k, i) = ((k / G) n + i) G + k mod G
  *
- *     G = 1 (the default): k n + i, the k-th entries of consecutive
- *            particles adjacent: a list round of 32 particles reads one
- *            128-byte line, each round from a place n entries on;
- *     G = 4: entries 0-3 of particle i are 16 contiguous bytes, those of
- *            i + 1 the next 16, ...; entries 4-7 follow n G entries on:
- *            a list round of 32 particles reads 512 contiguous bytes every
- *            fourth round and, while those stay cached, nothing new the
- *            other three.
+ *     G = 1: k n + i, the k-th entries of consecutive particles adjacent:
+ *            a list round of 32 particles reads one 128-byte line, each
+ *            round from a place n entries on;
+ *     G = 2 (the default): entries 0-1 of particle i are 8 contiguous
+ *            bytes, those of i + 1 the next 8, ...; entries 2-3 follow
+ *            n G entries on: a round of 32 particles reads 256 contiguous
+ *            bytes every second round;
+ *     G = 4: the same with 16-byte groups, 512 bytes every fourth round.
  *
- * A developer switch (#ifndef: EDDY_CL_OPTIONS=-DEDDY_SPH_LIST_GROUP=4 sets
- * it for the kernels of a binary built with 1; only host code that reads a
- * list, i.e. the tests, then disagrees). Prepared in session 44 to measure
- * whether a pass's two list streams (entry, pair gradient) gain from it;
- * not measured yet (docs/PERFORMANCE.md, session 44). Buffers hold
+ * Chosen by measurement (docs/PERFORMANCE.md, session 45, H100): against
+ * G = 1, G = 2 took 8-10 % off DFSPH's velocity passes and about 4 % off
+ * spheric_dam_break's DFSPH wall time; G = 4 made the rate passes and the
+ * neighbours phase slower (a net loss). A developer may try another group
+ * (#ifndef: EDDY_CL_OPTIONS=-DEDDY_SPH_LIST_GROUP=4u sets it for the
+ * kernels of a binary built with the default; only host code that reads a
+ * list, i.e. the tests, then disagrees). Buffers hold
  * n * EDDY_SPH_LIST_ROUNDUP(cap) entries, a multiple of
  * EDDY_SPH_LIST_GROUP_MAX, so that any group up to that fits. Plain
  * unsigned arithmetic: the host (tests, readers) and the kernels use the
  * same macro. */
 #ifndef EDDY_SPH_LIST_GROUP
-#define EDDY_SPH_LIST_GROUP 1u
+#define EDDY_SPH_LIST_GROUP 2u
 #endif
 #define EDDY_SPH_LIST_GROUP_MAX 8u
 #define EDDY_SPH_LIST_SLOT(k, i, n)                                                             \

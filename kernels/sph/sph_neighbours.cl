@@ -1,9 +1,9 @@
 /* Phase "neighbours" (list mode, where the solver's first density kernel
  * does not build the list itself: sph_common.cl, "Fused list"): every j
- * with |x_i - x_j|^2 < h^2 (i itself included), stored column-major,
- * nlist[EDDY_SPH_LIST_SLOT(k, i, n)] (k n + i by default: eddy_shared.h),
- * so that the k-th entries of consecutive particles are adjacent in
- * memory. Entries beyond the
+ * with |x_i - x_j|^2 < h^2 (i itself included), stored at
+ * nlist[EDDY_SPH_LIST_SLOT(k, i, n)] (eddy_shared.h: column-major in pairs
+ * of entries, so that the k-th entries of consecutive particles lie close
+ * in memory). Entries beyond the
  * capacity are not stored but counted in counters[EDDY_SPH_CNT_OVERFLOW].
  * At one lane the walk leaves out the cells that cannot hold a neighbour
  * (SPH_CANDIDATES1_BEGIN, sph_common.cl: 14 % less time at 1M particles on an
