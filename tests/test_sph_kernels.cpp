@@ -441,8 +441,9 @@ uint64_t expectListsEqualBruteForce(SphSim& sim, size_t n, unsigned cap) {
 // size a developer may choose (1 to EDDY_SPH_LIST_GROUP_MAX; 2 the default),
 // the entries k < cap of particles i < n land on distinct slots inside the
 // n * EDDY_SPH_LIST_ROUNDUP(cap) entries the buffers hold; a group of 1 is
-// column-major k n + i, a group of 2 pairs entries 2m, 2m + 1 side by side. (The macro reads EDDY_SPH_LIST_GROUP where it is
-// expanded: redefined here for each group, then restored.)
+// column-major k n + i, a group of 2 puts entries 2m, 2m + 1 side by side.
+// (The macro reads EDDY_SPH_LIST_GROUP where it is expanded: redefined here
+// for each group, then restored.)
 namespace {
 template <unsigned G>
 void expectListSlotsAreABijection(size_t n, unsigned cap) {

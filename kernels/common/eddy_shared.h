@@ -91,15 +91,15 @@
  *            round from a place n entries on;
  *     G = 2 (the default): entries 0-1 of particle i are 8 contiguous
  *            bytes, those of i + 1 the next 8, ...; entries 2-3 follow
- *            n G entries on: a round of 32 particles reads 256 contiguous
- *            bytes every second round;
- *     G = 4: the same with 16-byte groups, 512 bytes every fourth round.
+ *            n G entries on: two rounds of 32 particles read the same
+ *            256 contiguous bytes;
+ *     G = 4: the same with 16-byte groups: four rounds, 512 bytes.
  *
  * Chosen by measurement (docs/PERFORMANCE.md, session 45, H100): against
- * G = 1, G = 2 took 8-10 % off DFSPH's velocity passes and about 4 % off
+ * G = 1, G = 2 took 7.6-9.7 % off DFSPH's velocity passes and about 4 % off
  * spheric_dam_break's DFSPH wall time; G = 4 made the rate passes and the
- * neighbours phase slower (a net loss). A developer may try another group
- * (#ifndef: EDDY_CL_OPTIONS=-DEDDY_SPH_LIST_GROUP=4u sets it for the
+ * neighbours phase slower (a net loss); G = 8 was not measured. A
+ * developer may try another group (#ifndef: EDDY_CL_OPTIONS=-DEDDY_SPH_LIST_GROUP=4u sets it for the
  * kernels of a binary built with the default; only host code that reads a
  * list, i.e. the tests, then disagrees). Buffers hold
  * n * EDDY_SPH_LIST_ROUNDUP(cap) entries, a multiple of

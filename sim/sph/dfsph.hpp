@@ -64,7 +64,7 @@ struct DfsphParams {
 struct DfsphBuffers {
   const cl::Buffer* pos = nullptr;      // float4, read (integrate writes)
   const cl::Buffer* vel = nullptr;      // float4
-  const cl::Buffer* nlist = nullptr;    // uint, nlist[k * n + i]
+  const cl::Buffer* nlist = nullptr;    // uint, nlist[EDDY_SPH_LIST_SLOT(k, i, n)]
   const cl::Buffer* nbcount = nullptr;  // uint, list entries of i (self included)
   const cl::Buffer* rhop = nullptr;     // float2 (rho, p)
   const cl::Buffer* acc = nullptr;      // float4, non-pressure accelerations

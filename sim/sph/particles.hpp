@@ -199,7 +199,7 @@ class SphParticles {
   const cl::Buffer& keys() const { return keys_; }
   const cl::Buffer& order() const { return vals_; }
   const cl::Buffer& cells() const { return cells_; }         // uint2 (start, end) per cell
-  const cl::Buffer& neighbourList() const { return nlist_; }  // column-major, list mode
+  const cl::Buffer& neighbourList() const { return nlist_; }  // list mode, EDDY_SPH_LIST_SLOT layout
   const cl::Buffer& neighbourCounts() const { return nbcount_; }
   cl_uint listCapacity() const { return cl_uint(cfg_.listCapacity); }  // entries per particle
   const cl::Buffer& counters() const { return counters_; }
